@@ -1,0 +1,36 @@
+//! # rocketjudge-core
+//!
+//! The pure half of rocketjudge: everything between "a judge said p(Yes) = 0.83 for this checklist item"
+//! and "model A ranks above model B with 95% confidence". No I/O, no GPU, no threads, no clocks; the same
+//! inputs and seed give the same outputs on native and `wasm32-unknown-unknown`.
+//!
+//! The modules follow the data flow (see `ARCHITECTURE.md`):
+//!
+//! | step | module |
+//! |---|---|
+//! | read and check inputs (RocketEval/WildBench, FastChat MT-Bench, AlpacaEval, Arena) | [`formats`] |
+//! | turn a query + response + checklist item into the judge's prompt | [`prompt`] |
+//! | item probabilities → one score per response (mean, supervised) | [`score`] |
+//! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
+//! | compare a ranking or judgments to a reference | [`meta`] |
+//! | shared statistics (ranks, quantiles, seeded RNG) | [`stats`] |
+//!
+//! ```
+//! use rocketjudge_core::score::unsupervised_score;
+//! // Three checklist items, one of which the judge could not grade.
+//! let s = unsupervised_score(&[Some(0.9), None, Some(0.5)]).unwrap();
+//! assert_eq!(s.missing, 1);
+//! assert!((s.score - (0.7 * 9.0 + 1.0)).abs() < 1e-12);
+//! ```
+
+#![allow(clippy::needless_range_loop)] // numeric kernels index several arrays in step
+
+pub mod error;
+pub mod formats;
+pub mod meta;
+pub mod prompt;
+pub mod rank;
+pub mod score;
+pub mod stats;
+
+pub use error::{Error, FormatError, Result};

@@ -1,0 +1,586 @@
+//! Where response scores become ranks.
+//!
+//! 1. [`ScoreTable`]: one score per (model, query).
+//! 2. [`PairRule`]: pointwise → pairwise. For every query and every pair of models, the higher score
+//!    wins; a difference below the tie margin (RocketEval and WildBench use 0.1) is a tie; exactly equal
+//!    scores follow an explicit [`EqualScores`] policy.
+//! 3. [`Method`]: a rating per model — Bradley–Terry (the default; Chatbot Arena's MLE, ties half a win),
+//!    mean or median score, win rate, or online Elo (order-dependent, marked so).
+//! 4. Percentile bootstrap CIs: resample queries (default), or reweight unique battles with a multinomial
+//!    draw as Chatbot Arena does.
+
+pub mod bradley_terry;
+pub mod elo;
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{invalid, Error, Result};
+use crate::formats::{Battle, Score, Winner};
+use crate::stats::{self, Rng};
+
+/// Scores of each model on each query (`None` where a model did not answer or was not graded).
+#[derive(Debug, Clone, Default)]
+pub struct ScoreTable {
+    pub models: Vec<String>,
+    pub sessions: Vec<String>,
+    /// `cells[model][session]`.
+    cells: Vec<Vec<Option<f64>>>,
+}
+
+impl ScoreTable {
+    /// Build from score records. Models and sessions are sorted by name so results never depend on
+    /// input order. A repeated (model, session) pair is an error.
+    pub fn new(scores: &[Score]) -> Result<Self> {
+        let mut models: Vec<String> = scores.iter().map(|s| s.model_test.clone()).collect();
+        let mut sessions: Vec<String> = scores.iter().map(|s| s.session_id.clone()).collect();
+        models.sort();
+        models.dedup();
+        sessions.sort();
+        sessions.dedup();
+        let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+        let si: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let mut cells = vec![vec![None; sessions.len()]; models.len()];
+        for s in scores {
+            if !s.score.is_finite() {
+                return invalid!("score of `{}` on `{}` is not a finite number", s.model_test, s.session_id);
+            }
+            let cell = &mut cells[mi[s.model_test.as_str()]][si[s.session_id.as_str()]];
+            if cell.is_some() {
+                return invalid!("two scores for model `{}` on session `{}`", s.model_test, s.session_id);
+            }
+            *cell = Some(s.score);
+        }
+        Ok(Self { models, sessions, cells })
+    }
+
+    pub fn get(&self, model: usize, session: usize) -> Option<f64> {
+        self.cells[model][session]
+    }
+}
+
+/// What to do when two responses get exactly the same score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EqualScores {
+    /// A tie: half a win each (the default; seed 001 App A's "=" rule).
+    Tie,
+    /// No battle.
+    Skip,
+}
+
+impl FromStr for EqualScores {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "tie" => Ok(Self::Tie),
+            "skip" => Ok(Self::Skip),
+            _ => invalid!("equal-score policy must be `tie` or `skip`, not `{s}`"),
+        }
+    }
+}
+
+/// Pointwise → pairwise conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PairRule {
+    /// Score differences strictly below this are ties (RocketEval: 0.1).
+    pub tie_margin: f64,
+    pub equal: EqualScores,
+}
+
+impl Default for PairRule {
+    fn default() -> Self {
+        Self { tie_margin: 0.1, equal: EqualScores::Tie }
+    }
+}
+
+impl PairRule {
+    /// The outcome of A (score `a`) against B (score `b`), or `None` for no battle.
+    pub fn outcome(&self, a: f64, b: f64) -> Option<Winner> {
+        let d = a - b;
+        if d == 0.0 {
+            return match self.equal {
+                EqualScores::Tie => Some(Winner::Tie),
+                EqualScores::Skip => None,
+            };
+        }
+        // "Smaller than the margin", with a little slack so that 7.0 − 6.9 (0.0999…96 in binary) is not a tie.
+        if d.abs() < self.tie_margin - 1e-9 {
+            Some(Winner::Tie)
+        } else if d > 0.0 {
+            Some(Winner::A)
+        } else {
+            Some(Winner::B)
+        }
+    }
+}
+
+/// A battle between models by index.
+type IndexBattle = (usize, usize, Winner);
+
+/// Battles of each session: every pair (a < b by model order) that both have a score.
+fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<IndexBattle>> {
+    (0..table.sessions.len())
+        .map(|s| {
+            let mut out = Vec::new();
+            for a in 0..table.models.len() {
+                let Some(sa) = table.get(a, s) else { continue };
+                for b in a + 1..table.models.len() {
+                    if let Some(sb) = table.get(b, s) {
+                        if let Some(w) = rule.outcome(sa, sb) {
+                            out.push((a, b, w));
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// All pairwise battles implied by the scores, in Chatbot Arena's format (query order, then model order).
+pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
+    session_battles(table, rule)
+        .into_iter()
+        .enumerate()
+        .flat_map(|(s, bs)| {
+            bs.into_iter().map(move |(a, b, w)| Battle {
+                model_a: table.models[a].clone(),
+                model_b: table.models[b].clone(),
+                winner: w,
+                question_id: Some(table.sessions[s].clone()),
+            })
+        })
+        .collect()
+}
+
+/// How a model's rating is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Bradley–Terry MLE on the pairwise battles, Elo scale (the default).
+    #[serde(rename = "bt")]
+    BradleyTerry,
+    Mean,
+    Median,
+    /// Points (wins + ½ ties) per battle.
+    WinRate,
+    /// Online Elo with K = 4 in battle order: order-dependent.
+    Elo,
+}
+
+impl FromStr for Method {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "bt" => Ok(Self::BradleyTerry),
+            "mean" => Ok(Self::Mean),
+            "median" => Ok(Self::Median),
+            "winrate" => Ok(Self::WinRate),
+            "elo" => Ok(Self::Elo),
+            _ => invalid!("ranking method must be one of bt, mean, median, winrate, elo; not `{s}`"),
+        }
+    }
+}
+
+impl Method {
+    fn is_pairwise(self) -> bool {
+        matches!(self, Method::BradleyTerry | Method::WinRate | Method::Elo)
+    }
+}
+
+/// What the bootstrap resamples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resample {
+    /// Queries with replacement (all of a query's responses move together).
+    Sessions,
+    /// Chatbot Arena's reweighting: multinomial counts over the unique (model_a, model_b, winner) battles.
+    Battles,
+}
+
+impl FromStr for Resample {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "sessions" => Ok(Self::Sessions),
+            "battles" => Ok(Self::Battles),
+            _ => invalid!("bootstrap resampling must be `sessions` or `battles`, not `{s}`"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankOptions {
+    pub method: Method,
+    pub pairs: PairRule,
+    /// Bootstrap replicates; 0 for no intervals.
+    pub bootstrap: usize,
+    pub resample: Resample,
+    pub level: f64,
+    pub seed: u64,
+    /// Shift ratings so this model has this rating (Elo-scale methods only).
+    pub anchor: Option<(String, f64)>,
+    pub elo_k: f64,
+}
+
+impl Default for RankOptions {
+    fn default() -> Self {
+        Self {
+            method: Method::BradleyTerry,
+            pairs: PairRule::default(),
+            bootstrap: 1000,
+            resample: Resample::Sessions,
+            level: 0.95,
+            seed: 42,
+            anchor: None,
+            elo_k: elo::DEFAULT_K,
+        }
+    }
+}
+
+/// One row of a leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankedModel {
+    pub model: String,
+    pub score: f64,
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    /// 1 + the number of models with a strictly higher score.
+    pub rank: usize,
+    /// Responses of this model that have a score.
+    pub responses: usize,
+    /// Pairwise methods: battles this model took part in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub battles: Option<usize>,
+    /// Notes about this row, e.g. "undefeated: rating held finite by a weak prior".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ranking {
+    pub method: Method,
+    /// Online Elo depends on the order of battles; every other method does not.
+    pub order_dependent: bool,
+    pub entries: Vec<RankedModel>,
+}
+
+/// Rank the models of `table`.
+pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
+    let n = table.models.len();
+    if n < 2 {
+        return invalid!("ranking needs at least two models with scores, found {n}");
+    }
+    if opts.resample == Resample::Battles && !opts.method.is_pairwise() {
+        return invalid!("battle resampling applies to pairwise methods (bt, winrate, elo), not {:?}", opts.method);
+    }
+    let per_session = session_battles(table, &opts.pairs);
+    let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
+    let point = estimate(table, &per_session, &all_sessions, opts)?;
+
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
+    if opts.bootstrap > 0 {
+        let mut rng = Rng::new(opts.seed);
+        let unique = unique_battles(&per_session);
+        let total: usize = unique.iter().map(|u| u.1).sum();
+        for _ in 0..opts.bootstrap {
+            let est = match opts.resample {
+                Resample::Sessions => estimate(table, &per_session, &rng.resample(table.sessions.len()), opts).map(|e| e.ratings),
+                Resample::Battles => {
+                    let p: Vec<f64> = unique.iter().map(|u| u.1 as f64).collect();
+                    let counts = rng.multinomial(total, &p);
+                    let weighted: Vec<(IndexBattle, f64)> =
+                        unique.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(u, c)| (u.0, c as f64)).collect();
+                    pairwise_estimate(n, &weighted, opts, Some(&mut rng)).map(|(r, _)| r.ratings)
+                }
+            };
+            // A resample without comparisons (tiny inputs) has no estimate; it is skipped, not faked.
+            if let Ok(ratings) = est {
+                for (m, v) in ratings.iter().enumerate() {
+                    if v.is_finite() {
+                        samples[m].push(*v);
+                    }
+                }
+            }
+        }
+    }
+
+    let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
+    let mut battles_per_model = vec![0usize; n];
+    for &(a, b, _) in per_session.iter().flatten() {
+        battles_per_model[a] += 1;
+        battles_per_model[b] += 1;
+    }
+    let a = (1.0 - opts.level) / 2.0;
+    let mut entries: Vec<RankedModel> = (0..n)
+        .map(|m| {
+            let (lower, upper) = if samples[m].len() * 2 >= opts.bootstrap.max(1) && !samples[m].is_empty() {
+                (Some(stats::quantile(&samples[m], a) + point.shift), Some(stats::quantile(&samples[m], 1.0 - a) + point.shift))
+            } else {
+                (None, None)
+            };
+            RankedModel {
+                model: table.models[m].clone(),
+                score: point.ratings[m] + point.shift,
+                lower,
+                upper,
+                rank: 0,
+                responses: responses[m],
+                battles: opts.method.is_pairwise().then_some(battles_per_model[m]),
+                notes: point.notes[m].clone(),
+            }
+        })
+        .collect();
+    // Bootstrap ratings were computed before the anchor shift; `shift` moves point and interval alike.
+    entries.retain(|e| e.score.is_finite());
+    entries.sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| x.model.cmp(&y.model)));
+    let scores: Vec<f64> = entries.iter().map(|e| e.score).collect();
+    for e in entries.iter_mut() {
+        e.rank = 1 + scores.iter().filter(|&&s| s > e.score).count();
+    }
+    Ok(Ranking { method: opts.method, order_dependent: opts.method == Method::Elo, entries })
+}
+
+struct Estimate {
+    ratings: Vec<f64>,
+    /// Added to every rating (and interval) to honour the anchor.
+    shift: f64,
+    notes: Vec<Vec<String>>,
+}
+
+fn estimate(table: &ScoreTable, per_session: &[Vec<IndexBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
+    let n = table.models.len();
+    let ratings = match opts.method {
+        Method::Mean | Method::Median => {
+            let mut r = Vec::with_capacity(n);
+            for m in 0..n {
+                let xs: Vec<f64> = sessions.iter().filter_map(|&s| table.get(m, s)).collect();
+                r.push(match (xs.is_empty(), opts.method) {
+                    (true, _) => f64::NAN,
+                    (false, Method::Mean) => stats::mean(&xs),
+                    (false, _) => stats::median(&xs),
+                });
+            }
+            r
+        }
+        _ => {
+            let weighted: Vec<(IndexBattle, f64)> = sessions.iter().flat_map(|&s| per_session[s].iter().map(|b| (*b, 1.0))).collect();
+            let (est, notes) = pairwise_estimate(n, &weighted, opts, None)?;
+            return Ok(Estimate { shift: anchor_shift(table, &est.ratings, opts), ratings: est.ratings, notes });
+        }
+    };
+    Ok(Estimate { ratings, shift: 0.0, notes: vec![Vec::new(); n] })
+}
+
+struct PairwiseEstimate {
+    ratings: Vec<f64>,
+}
+
+/// Ratings from weighted battles. For online Elo the battles are replayed in the given order, or in a
+/// random order when `shuffle` is given (bootstrap replicates, as Arena's bootstrap does).
+fn pairwise_estimate(
+    n: usize,
+    weighted: &[(IndexBattle, f64)],
+    opts: &RankOptions,
+    shuffle: Option<&mut Rng>,
+) -> Result<(PairwiseEstimate, Vec<Vec<String>>)> {
+    if weighted.is_empty() {
+        return invalid!("no pairwise comparisons between the models (do they answer the same queries?)");
+    }
+    let mut wins = vec![vec![0.0; n]; n];
+    let mut games = vec![0.0; n];
+    for &((a, b, w), weight) in weighted {
+        wins[a][b] += weight * w.score_a();
+        wins[b][a] += weight * (1.0 - w.score_a());
+        games[a] += weight;
+        games[b] += weight;
+    }
+    let mut notes = vec![Vec::new(); n];
+    let ratings = match opts.method {
+        Method::BradleyTerry => {
+            let fit = bradley_terry::fit(&wins)?;
+            if fit.regularized {
+                for m in 0..n {
+                    let lost = (0..n).any(|o| wins[o][m] > 0.0);
+                    let won = (0..n).any(|o| wins[m][o] > 0.0);
+                    if !lost {
+                        notes[m].push("undefeated: rating held finite by a weak prior (one virtual tie with an average model)".into());
+                    } else if !won {
+                        notes[m].push("never won: rating held finite by a weak prior (one virtual tie with an average model)".into());
+                    }
+                }
+            }
+            // Models without any battle have no rating.
+            fit.ratings.iter().enumerate().map(|(m, r)| if games[m] > 0.0 { *r } else { f64::NAN }).collect()
+        }
+        Method::WinRate => (0..n).map(|m| if games[m] > 0.0 { wins[m].iter().sum::<f64>() / games[m] } else { f64::NAN }).collect(),
+        Method::Elo => {
+            let mut seq: Vec<IndexBattle> = Vec::new();
+            for &(b, weight) in weighted {
+                for _ in 0..weight.round() as usize {
+                    seq.push(b);
+                }
+            }
+            if let Some(rng) = shuffle {
+                rng.shuffle(&mut seq);
+            }
+            elo::online_elo(n, seq, opts.elo_k).into_iter().enumerate().map(|(m, r)| if games[m] > 0.0 { r } else { f64::NAN }).collect()
+        }
+        Method::Mean | Method::Median => unreachable!("pointwise methods do not use battles"),
+    };
+    Ok((PairwiseEstimate { ratings }, notes))
+}
+
+fn anchor_shift(table: &ScoreTable, ratings: &[f64], opts: &RankOptions) -> f64 {
+    match &opts.anchor {
+        Some((model, value)) if matches!(opts.method, Method::BradleyTerry | Method::Elo) => {
+            table.models.iter().position(|m| m == model).map(|i| value - ratings[i]).unwrap_or(0.0)
+        }
+        _ => 0.0,
+    }
+}
+
+/// Distinct battles and how often each occurred (for multinomial reweighting).
+fn unique_battles(per_session: &[Vec<IndexBattle>]) -> Vec<(IndexBattle, usize)> {
+    let mut counts: HashMap<(usize, usize, u8), usize> = HashMap::new();
+    for &(a, b, w) in per_session.iter().flatten() {
+        *counts.entry((a, b, w as u8)).or_insert(0) += 1;
+    }
+    let mut out: Vec<(IndexBattle, usize)> = counts
+        .into_iter()
+        .map(|((a, b, w), c)| {
+            let w = match w {
+                x if x == Winner::A as u8 => Winner::A,
+                x if x == Winner::B as u8 => Winner::B,
+                _ => Winner::Tie,
+            };
+            ((a, b, w), c)
+        })
+        .collect();
+    // HashMap order is random per process; sort so the seeded draw is reproducible.
+    out.sort_by_key(|&((a, b, w), _)| (a, b, w as u8));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(m: &str, s: &str, v: f64) -> Score {
+        Score { session_id: s.into(), model_test: m.into(), score: v, judge: None }
+    }
+
+    /// Three models on four queries; "a" is best, "c" worst.
+    fn table() -> ScoreTable {
+        ScoreTable::new(&table_scores()).unwrap()
+    }
+
+    fn table_scores() -> Vec<Score> {
+        let mut v = Vec::new();
+        for (i, s) in ["q1", "q2", "q3", "q4"].iter().enumerate() {
+            v.push(score("a", s, 8.0 + i as f64 * 0.1));
+            v.push(score("b", s, if i == 0 { 9.0 } else { 6.0 }));
+            v.push(score("c", s, 3.0 + if i == 3 { 3.95 } else { 0.0 }));
+        }
+        v
+    }
+
+    #[test]
+    fn tie_margin_and_equal_policy() {
+        let r = PairRule::default();
+        assert_eq!(r.outcome(7.0, 6.95), Some(Winner::Tie));
+        assert_eq!(r.outcome(7.0, 6.9), Some(Winner::A));
+        assert_eq!(r.outcome(6.0, 7.0), Some(Winner::B));
+        let skip = PairRule { tie_margin: 0.0, equal: EqualScores::Skip };
+        assert_eq!(skip.outcome(5.0, 5.0), None);
+        assert_eq!(skip.outcome(5.0, 4.99), Some(Winner::A));
+    }
+
+    #[test]
+    fn swapping_a_and_b_flips_outcomes() {
+        let r = PairRule::default();
+        for (a, b) in [(1.0, 2.0), (3.0, 3.05), (9.0, 1.0), (4.0, 4.0)] {
+            assert_eq!(r.outcome(a, b).map(Winner::swapped), r.outcome(b, a));
+        }
+    }
+
+    #[test]
+    fn battles_cover_every_pair_of_every_session() {
+        let b = battles(&table(), &PairRule::default());
+        assert_eq!(b.len(), 4 * 3);
+        // q4: b=6.0, c=6.95 → c wins; a=8.3 beats both.
+        let q4: Vec<_> = b.iter().filter(|x| x.question_id.as_deref() == Some("q4")).collect();
+        assert_eq!(q4.iter().find(|x| x.model_a == "b" && x.model_b == "c").unwrap().winner, Winner::B);
+    }
+
+    #[test]
+    fn every_method_ranks_a_first() {
+        for m in [Method::BradleyTerry, Method::Mean, Method::Median, Method::WinRate, Method::Elo] {
+            let opts = RankOptions { method: m, bootstrap: 50, ..Default::default() };
+            let r = rank(&table(), &opts).unwrap();
+            assert_eq!(r.entries[0].model, "a", "{m:?}");
+            assert_eq!(r.order_dependent, m == Method::Elo);
+            for e in &r.entries {
+                let (lo, hi) = (e.lower.unwrap(), e.upper.unwrap());
+                assert!(lo <= hi, "{m:?} {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn undefeated_model_is_noted_and_bootstrap_is_seeded() {
+        let opts = RankOptions { bootstrap: 100, ..Default::default() };
+        let r1 = rank(&table(), &opts).unwrap();
+        let r2 = rank(&table(), &opts).unwrap();
+        assert_eq!(r1, r2);
+        assert!(r1.entries.iter().all(|e| e.notes.is_empty()));
+        let mut v = vec![score("top", "q1", 9.5), score("top", "q2", 9.5)];
+        v.extend(table_scores());
+        let with_top = rank(&ScoreTable::new(&v).unwrap(), &RankOptions { bootstrap: 0, ..Default::default() }).unwrap();
+        assert_eq!(with_top.entries[0].model, "top");
+        assert!(with_top.entries[0].notes[0].starts_with("undefeated"), "{:?}", with_top.entries[0]);
+        let battles = RankOptions { resample: Resample::Battles, ..opts };
+        assert!(rank(&table(), &battles).is_ok());
+        let bad = RankOptions { method: Method::Mean, resample: Resample::Battles, ..Default::default() };
+        assert!(rank(&table(), &bad).is_err());
+    }
+
+    #[test]
+    fn anchor_shifts_points_and_intervals() {
+        let base = RankOptions { bootstrap: 30, ..Default::default() };
+        let r0 = rank(&table(), &base).unwrap();
+        let anchored = rank(&table(), &RankOptions { anchor: Some(("b".into(), 1200.0)), ..base }).unwrap();
+        let b = anchored.entries.iter().find(|e| e.model == "b").unwrap();
+        assert!((b.score - 1200.0).abs() < 1e-9);
+        let b0 = r0.entries.iter().find(|e| e.model == "b").unwrap();
+        assert!((b.upper.unwrap() - b.score - (b0.upper.unwrap() - b0.score)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bt_equals_win_ratio_order_on_a_balanced_round_robin() {
+        // Every pair meets on every query (complete, balanced): BT order = win-ratio order (seed 001).
+        let mut rng = Rng::new(11);
+        let mut v = Vec::new();
+        let strength = [0.0, 0.5, 1.0, 1.5, 2.5];
+        for q in 0..40 {
+            for (m, s) in strength.iter().enumerate() {
+                v.push(score(&format!("m{m}"), &format!("q{q}"), s + rng.uniform(-2.0, 2.0)));
+            }
+        }
+        let t = ScoreTable::new(&v).unwrap();
+        let order = |m| rank(&t, &RankOptions { method: m, bootstrap: 0, ..Default::default() }).unwrap();
+        let bt = order(Method::BradleyTerry);
+        let wr = order(Method::WinRate);
+        let names = |r: &Ranking| r.entries.iter().map(|e| e.model.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&bt), names(&wr));
+        assert!(bt.entries.iter().all(|e| e.lower.is_none()));
+    }
+
+    #[test]
+    fn duplicate_scores_are_rejected() {
+        assert!(ScoreTable::new(&[score("a", "q", 1.0), score("a", "q", 2.0)]).is_err());
+    }
+}

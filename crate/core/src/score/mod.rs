@@ -1,0 +1,50 @@
+//! Where item probabilities become response scores.
+//!
+//! - [`unsupervised_score`]: RocketEval's unsupervised score, the mean of the graded items' normalised
+//!   p(Yes) mapped to 1–10 as `mean·9 + 1` (the `Mean` predictor in the authors' `score.py`).
+//!   Items the judge could not grade are counted in `missing`, never replaced by 0.5.
+//! - [`supervised`]: RocketEval §3.3 — per query, Extremely Randomized Trees fitted on the item
+//!   probabilities of training models against their labels, blended with the mean by the KL weight α.
+
+pub mod supervised;
+
+use serde::Serialize;
+
+use crate::error::{invalid, Result};
+
+/// RocketEval maps the mean probability in [0, 1] to a 1–10 score: `mean * SCALE + BIAS`.
+pub const SCALE: f64 = 9.0;
+pub const BIAS: f64 = 1.0;
+
+/// A response's score and how many of its checklist items went into it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ResponseScore {
+    pub score: f64,
+    pub graded: usize,
+    pub missing: usize,
+}
+
+/// The mean of the graded items' probabilities on the 1–10 scale.
+/// Fails when no item was graded: there is no score to give, and 5.5 would be a guess.
+pub fn unsupervised_score(probs: &[Option<f64>]) -> Result<ResponseScore> {
+    let graded: Vec<f64> = probs.iter().flatten().copied().filter(|p| p.is_finite()).collect();
+    if graded.is_empty() {
+        return invalid!("no checklist item of this response was graded ({} items)", probs.len());
+    }
+    let mean = graded.iter().sum::<f64>() / graded.len() as f64;
+    Ok(ResponseScore { score: mean * SCALE + BIAS, graded: graded.len(), missing: probs.len() - graded.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_on_the_one_to_ten_scale() {
+        let s = unsupervised_score(&[Some(1.0), Some(0.0), Some(0.5)]).unwrap();
+        assert_eq!((s.score, s.graded, s.missing), (5.5, 3, 0));
+        assert_eq!(unsupervised_score(&[Some(1.0)]).unwrap().score, 10.0);
+        assert!(unsupervised_score(&[None, None]).is_err());
+        assert!(unsupervised_score(&[]).is_err());
+    }
+}
