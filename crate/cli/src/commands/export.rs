@@ -1,0 +1,51 @@
+//! `rocketjudge export battles`: judgments → Chatbot Arena battles.
+
+use std::path::PathBuf;
+
+use rocketjudge_core::formats::arena;
+use rocketjudge_core::rank::{self, EqualScores, PairRule, ScoreTable};
+
+use super::write_atomic;
+use crate::{inputs, CliResult};
+
+#[derive(clap::Subcommand)]
+pub enum Export {
+    /// Write the pairwise battles implied by the judgments, in Chatbot Arena's format: a JSON array of
+    /// {model_a, model_b, winner, question_id}, winner ∈ model_a / model_b / tie.
+    Battles(BattlesArgs),
+}
+
+#[derive(clap::Args)]
+pub struct BattlesArgs {
+    /// Folder (or file) of RocketEval judgments JSONL.
+    #[arg(long)]
+    judgments: PathBuf,
+    /// Where to write the battles (JSON array).
+    #[arg(long)]
+    out: PathBuf,
+    /// Score differences below this are ties.
+    #[arg(long, default_value_t = 0.1)]
+    tie_margin: f64,
+    /// Exactly equal scores: `tie` or `skip`.
+    #[arg(long, default_value = "tie", value_parser = ["tie", "skip"])]
+    equal: String,
+}
+
+pub fn run(e: Export) -> CliResult {
+    let Export::Battles(a) = e;
+    let scores = inputs::scores_of_judgments(&a.judgments)?;
+    let table = ScoreTable::new(&scores)?;
+    let rule = PairRule {
+        tie_margin: a.tie_margin,
+        equal: a.equal.parse::<EqualScores>()?,
+    };
+    let battles = rank::battles(&table, &rule);
+    write_atomic(&a.out, &arena::battles_to_json(&battles))?;
+    eprintln!(
+        "wrote {} battles between {} models to {}",
+        battles.len(),
+        table.models.len(),
+        a.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,321 @@
+//! `rocketjudge grade`: a judge model grades every response against its query's checklist.
+//!
+//! Output: one RocketEval judgments JSONL per responding model in --out. Each finished response is
+//! appended as one line and flushed to disk before the next starts, so an interrupted run loses at
+//! most the response in flight; a run with the same arguments resumes: a torn last line is cut off,
+//! finished lines are kept as they are and never rewritten, and only missing responses are graded.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use rocketjudge_core::formats::{self, jsonl, Benchmark, Judgment, Lined, Query, Response};
+use rocketjudge_core::prompt::GRADING_PROMPT_VERSION;
+use serde_json::json;
+
+use super::score::safe_file_name;
+use crate::{inputs, judges, CliResult};
+
+/// Grade responses with a local judge model.
+///
+/// Reads queries (RocketEval JSONL with `checklist`, or add --checklists), and RocketEval responses
+/// (files or folders; the model is each record's `generator`, else the file name). Writes
+/// `<out>/<model>.jsonl`: one judgment per response with `norm_probability` and `judgment` per item,
+/// the judge's name and the Yes/No token ids it read. Interrupted runs resume where they stopped.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Judge: a model name from `rocketjudge models list`, a GGUF path, or an http(s) URL.
+    #[arg(long)]
+    model: String,
+    /// Queries (RocketEval JSONL).
+    #[arg(long)]
+    queries: PathBuf,
+    /// Checklists (RocketEval `checklist.jsonl`), replacing the queries' own.
+    #[arg(long)]
+    checklists: Option<PathBuf>,
+    /// Response files or folders (RocketEval JSONL).
+    #[arg(long, num_args = 1.., required = true)]
+    responses: Vec<PathBuf>,
+    /// Output folder.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    judge: judges::JudgeArgs,
+    /// Grade only share I of N (0-based, `I/N`): a deterministic split of the work for parallel runs;
+    /// run all N shards into the same or different folders and rank them together.
+    #[arg(long)]
+    shard: Option<String>,
+    /// Write one JSON line per graded item with the exact token ids fed to the model.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Grade the valid responses even when some inputs have problems (they are listed either way).
+    #[arg(long)]
+    allow_problems: bool,
+}
+
+struct Work<'a> {
+    query: &'a Query,
+    response: &'a Response,
+    model: String,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
+    let (i, n): (usize, usize) = (
+        i.parse().context("--shard: I is not a number")?,
+        n.parse().context("--shard: N is not a number")?,
+    );
+    if n == 0 || i >= n {
+        bail!("--shard {s}: need 0 <= I < N");
+    }
+    Ok((i, n))
+}
+
+/// Read the judgments already in `path` (resume), cutting off a torn last line.
+fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(HashSet::new());
+    };
+    let name = path.display().to_string();
+    // Everything up to the last newline is complete; a tail without one was cut by an interruption.
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() {
+        eprintln!(
+            "{name}: discarding an unfinished last line ({} bytes) from an interrupted run",
+            bytes.len() - complete
+        );
+        let f = OpenOptions::new().write(true).open(path)?;
+        f.set_len(complete as u64)?;
+        f.sync_all()?;
+    }
+    let rows: Vec<Lined<Judgment>> =
+        formats::rocketeval::read_judgments(&name, &bytes[..complete])?;
+    let mut done = HashSet::new();
+    for r in rows {
+        if r.value.judge != judge {
+            bail!("{name}:{}: judged by `{}`, but this run's judge is `{judge}`; use another --out folder", r.line, r.value.judge);
+        }
+        done.insert(r.value.session_id);
+    }
+    Ok(done)
+}
+
+pub fn run(a: Args) -> CliResult {
+    let qname = a.queries.display().to_string();
+    let (mut bench, mut problems) = Benchmark::new(
+        &qname,
+        jsonl::read_jsonl::<Query>(&qname, &inputs::read(&a.queries)?)?,
+    );
+    if let Some(c) = &a.checklists {
+        let cname = c.display().to_string();
+        problems
+            .extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &inputs::read(c)?)?));
+    }
+    problems.extend(bench.check_checklists(&qname));
+    let mut responses: Vec<(String, Vec<Lined<Response>>)> = Vec::new();
+    for r in &a.responses {
+        for f in inputs::files_in(r)? {
+            let name = f.display().to_string();
+            let rows = jsonl::read_jsonl::<Response>(&name, &inputs::read(&f)?)?;
+            problems.extend(bench.check_responses(&name, &rows));
+            responses.push((name, rows));
+        }
+    }
+    let has_errors = problems
+        .iter()
+        .any(|p| p.severity == formats::Severity::Error);
+    if has_errors && !a.allow_problems {
+        return inputs::report(problems);
+    } else {
+        for p in &problems {
+            eprintln!("{p}");
+        }
+    }
+    let bad: HashSet<&str> = problems
+        .iter()
+        .filter(|p| p.severity == formats::Severity::Error)
+        .map(|p| p.session_id.as_str())
+        .collect();
+
+    // The work, in a deterministic order: files as given, records in file order.
+    let mut work = Vec::new();
+    let mut seen = HashSet::new();
+    for (file, rows) in &responses {
+        let stem = Path::new(file)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("model")
+            .to_string();
+        for r in rows {
+            let model = if r.value.generator.is_empty() {
+                stem.clone()
+            } else {
+                r.value.generator.clone()
+            };
+            let Some(query) = bench.get(&r.value.session_id) else {
+                continue;
+            };
+            if bad.contains(r.value.session_id.as_str())
+                || !seen.insert((model.clone(), r.value.session_id.clone()))
+            {
+                continue;
+            }
+            work.push(Work {
+                query,
+                response: &r.value,
+                model,
+            });
+        }
+    }
+    if let Some(s) = &a.shard {
+        let (i, n) = parse_shard(s)?;
+        work = work
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i)
+            .map(|(_, w)| w)
+            .collect();
+        eprintln!("shard {i}/{n}: {} responses", work.len());
+    }
+
+    let mut judge = judges::load(&a.model, &a.judge)?;
+    let judge_name = judge.name();
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    let out_path = |model: &str| -> PathBuf {
+        let base = safe_file_name(model);
+        match &a.shard {
+            Some(s) => a
+                .out
+                .join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
+            None => a.out.join(format!("{base}.jsonl")),
+        }
+    };
+    let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
+    for w in &work {
+        if !done.contains_key(&w.model) {
+            done.insert(
+                w.model.clone(),
+                resume_file(&out_path(&w.model), &judge_name)?,
+            );
+        }
+    }
+    let todo: Vec<&Work> = work
+        .iter()
+        .filter(|w| !done[&w.model].contains(&w.response.session_id))
+        .collect();
+    let already = work.len() - todo.len();
+    if already > 0 {
+        eprintln!(
+            "resuming: {already} of {} responses are already graded in {}",
+            work.len(),
+            a.out.display()
+        );
+    }
+    let mut trace = match &a.trace {
+        Some(p) => Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let tokens = judge.answer_tokens();
+    let mut files: BTreeMap<String, File> = BTreeMap::new();
+    let start = Instant::now();
+    let (mut items_done, mut truncated) = (0usize, 0usize);
+    let tty = std::io::stderr().is_terminal();
+    for (n, w) in todo.iter().enumerate() {
+        let prepared = judge
+            .prepare(w.query, w.response)
+            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
+        let grades = judge
+            .grade_prepared(&prepared)
+            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
+        let mut j = Judgment::new(
+            &w.response.session_id,
+            &w.model,
+            &judge_name,
+            grades.iter().map(|g| Some(g.p_yes)).collect(),
+        );
+        j.tokens = Some(tokens.clone());
+        j.prompt_version = Some(GRADING_PROMPT_VERSION.to_string());
+        if prepared.truncated_chars > 0 {
+            j.truncated_chars = Some(prepared.truncated_chars);
+            truncated += 1;
+        }
+        if let Some(t) = trace.as_mut() {
+            let mut lines = String::new();
+            for (i, g) in grades.iter().enumerate() {
+                lines.push_str(&jsonl::to_jsonl_line(&json!({
+                    "session_id": w.response.session_id, "model_test": w.model, "item": i,
+                    "prefix_tokens": prepared.prefix, "suffix_tokens": prepared.suffixes[i],
+                    "yes_id": tokens.yes[0], "no_id": tokens.no[0],
+                    "logit_yes": g.logit_yes, "logit_no": g.logit_no, "p_yes": g.p_yes,
+                })));
+            }
+            t.write_all(lines.as_bytes())?;
+        }
+        let f = match files.get_mut(&w.model) {
+            Some(f) => f,
+            None => {
+                let p = out_path(&w.model);
+                let f = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&p)
+                    .with_context(|| format!("cannot open {}", p.display()))?;
+                files.entry(w.model.clone()).or_insert(f)
+            }
+        };
+        // One write per line, then fsync: a crash leaves at most a torn last line, cut on resume.
+        f.write_all(jsonl::to_jsonl_line(&j).as_bytes())?;
+        f.sync_data()?;
+        items_done += grades.len();
+        let secs = start.elapsed().as_secs_f64();
+        let rate = items_done as f64 / secs;
+        let left = (todo.len() - n - 1) as f64 * secs / (n + 1) as f64;
+        let line = format!(
+            "[{}/{}] {} {}: {:.2} items/s, {:.1} s per response, ETA {}",
+            n + 1 + already,
+            work.len(),
+            w.model,
+            w.response.session_id,
+            rate,
+            secs / (n + 1) as f64,
+            eta(left)
+        );
+        if tty {
+            eprint!("\r\x1b[K{line}");
+        } else if n % 10 == 0 || n + 1 == todo.len() {
+            eprintln!("{line}");
+        }
+    }
+    if tty && !todo.is_empty() {
+        eprintln!();
+    }
+    if truncated > 0 {
+        eprintln!("note: {truncated} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)");
+    }
+    eprintln!(
+        "graded {} responses ({items_done} items) in {:.1} s into {}",
+        todo.len(),
+        start.elapsed().as_secs_f64(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+fn eta(secs: f64) -> String {
+    let s = secs.round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}

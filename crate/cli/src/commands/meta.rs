@@ -1,0 +1,164 @@
+//! `rocketjudge meta`: how well a judge agrees with a reference, at system and instance level.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use rocketjudge_core::formats::{arena, rocketeval};
+use rocketjudge_core::meta::{self, Estimate, MetaOptions};
+use rocketjudge_core::rank::{self, PairRule, ScoreTable};
+use serde_json::json;
+
+use super::Format;
+use crate::{inputs, CliResult};
+
+/// Meta-evaluate a judge.
+///
+/// System level: --ranking FILE --reference FILE gives Spearman ρ, Kendall τ-b and Pearson r between
+/// the two rankings' ratings on their common models, and τ_u (seed 001) when the reference has
+/// lower/upper bounds; bootstrap CIs resample models.
+/// Instance level: --judgments DIR --pairs FILE gives the judge's agreement with pairwise labels
+/// (Arena battles with question_id = session id); --judgments DIR --labels PATH gives the correlation
+/// of its scores with reference scores and its pairwise agreement with them within each query.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Our ranking (JSON list of {model|name, score|rating, lower?, upper?}).
+    #[arg(long, requires = "reference", conflicts_with = "judgments")]
+    ranking: Option<PathBuf>,
+    /// The reference ranking, same format (e.g. Chatbot Arena ratings with CIs).
+    #[arg(long)]
+    reference: Option<PathBuf>,
+    /// τ_u's rating-gap threshold (reference points); default: every separable pair.
+    #[arg(long)]
+    u: Option<f64>,
+    /// Folder (or file) of judgments, for instance-level agreement.
+    #[arg(long)]
+    judgments: Option<PathBuf>,
+    /// Pairwise labels: Arena battles {model_a, model_b, winner, question_id}.
+    #[arg(long, requires = "judgments")]
+    pairs: Option<PathBuf>,
+    /// Reference scores (RocketEval score files or FastChat `*_single.jsonl`).
+    #[arg(long, requires = "judgments")]
+    labels: Option<PathBuf>,
+    /// Tie margin when the judge's scores are compared pairwise.
+    #[arg(long, default_value_t = 0.1)]
+    tie_margin: f64,
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+fn est(e: &Estimate) -> String {
+    match (e.lower, e.upper) {
+        (Some(l), Some(u)) => format!("{:.3} [{:.3}, {:.3}]", e.value, l, u),
+        _ => format!("{:.3}", e.value),
+    }
+}
+
+pub fn run(a: Args) -> CliResult {
+    let opts = MetaOptions {
+        bootstrap: a.bootstrap,
+        seed: a.seed,
+        u: a.u,
+        ..Default::default()
+    };
+    let rule = PairRule {
+        tie_margin: a.tie_margin,
+        ..Default::default()
+    };
+    let report = if let (Some(r), Some(reference)) = (&a.ranking, &a.reference) {
+        let ours = rocketeval::read_ranking(&r.display().to_string(), &inputs::read(r)?)?;
+        let theirs =
+            rocketeval::read_ranking(&reference.display().to_string(), &inputs::read(reference)?)?;
+        let c = meta::compare_rankings(&ours, &theirs, &opts)?;
+        if !c.only_ours.is_empty() || !c.only_reference.is_empty() {
+            eprintln!(
+                "note: compared {} common models; only in ours: {:?}; only in the reference: {:?}",
+                c.models.len(),
+                c.only_ours,
+                c.only_reference
+            );
+        }
+        if a.format == Format::Table {
+            println!("models compared  {}", c.models.len());
+            println!("Spearman rho     {}", est(&c.spearman));
+            println!("Kendall tau-b    {}", est(&c.kendall_tau_b));
+            println!("Pearson r        {}", est(&c.pearson));
+            if let (Some(t), Some(p)) = (&c.tau_u, c.tau_u_pairs) {
+                println!(
+                    "tau_u            {} over {p} separable pairs{}",
+                    est(t),
+                    a.u.map(|u| format!(" (gap <= {u})")).unwrap_or_default()
+                );
+            }
+            return Ok(());
+        }
+        serde_json::to_value(&c)?
+    } else if let Some(j) = &a.judgments {
+        let table = ScoreTable::new(&inputs::scores_of_judgments(j)?)?;
+        let mut out = serde_json::Map::new();
+        if let Some(p) = &a.pairs {
+            let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?
+                .into_iter()
+                .map(|l| l.value)
+                .collect();
+            let agr = meta::pairwise_agreement(&table, &labels, &rule, &opts)?;
+            if agr.unmatched > 0 {
+                eprintln!("note: {} of {} labelled pairs have no scores for both responses and were not counted", agr.unmatched, labels.len());
+            }
+            if a.format == Format::Table {
+                print_agreement("pairwise labels", &agr);
+            }
+            out.insert("pairs".into(), serde_json::to_value(&agr)?);
+        }
+        if let Some(l) = &a.labels {
+            let reference = ScoreTable::new(&inputs::labels(l)?)?;
+            let corr = meta::score_correlation(&table, &reference, &opts)?;
+            // Within each query, every pair of responses: the label scores' verdict (equal labels tie).
+            let label_pairs = rank::battles(
+                &reference,
+                &PairRule {
+                    tie_margin: 1e-9,
+                    ..Default::default()
+                },
+            );
+            let agr = meta::pairwise_agreement(&table, &label_pairs, &rule, &opts)?;
+            if a.format == Format::Table {
+                println!(
+                    "score correlation over {} responses: Pearson {}, Spearman {}, Kendall tau-b {}",
+                    corr.n,
+                    est(&corr.pearson),
+                    est(&corr.spearman),
+                    est(&corr.kendall_tau_b)
+                );
+                print_agreement("pairs derived from the labels", &agr);
+            }
+            out.insert("score_correlation".into(), serde_json::to_value(&corr)?);
+            out.insert("pairwise_vs_labels".into(), serde_json::to_value(&agr)?);
+        }
+        if out.is_empty() {
+            bail!("with --judgments, give --pairs FILE and/or --labels PATH");
+        }
+        if a.format == Format::Table {
+            return Ok(());
+        }
+        serde_json::Value::Object(out)
+    } else {
+        bail!("give --ranking with --reference, or --judgments with --pairs and/or --labels");
+    };
+    println!("{}", serde_json::to_string_pretty(&json!(report))?);
+    Ok(())
+}
+
+fn print_agreement(what: &str, p: &meta::PairwiseAgreement) {
+    println!(
+        "{what}: {} pairs; agreement (ties must match) {}; accuracy (tie = 1/2) {}; judge ties {}, label ties {}",
+        p.pairs,
+        est(&p.agreement),
+        est(&p.accuracy),
+        p.judge_ties,
+        p.label_ties
+    );
+}

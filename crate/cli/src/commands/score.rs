@@ -1,0 +1,181 @@
+//! `rocketjudge score`: judgments → one score per response, unsupervised or supervised.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use anyhow::bail;
+use rocketjudge_core::score::supervised::{ExtraTreesParams, SupervisedScorer, TrainingExample};
+use rocketjudge_core::score::unsupervised_score;
+use serde::Serialize;
+
+use super::write_atomic;
+use crate::{inputs, CliResult};
+
+/// Score graded responses (RocketEval §3.3).
+///
+/// Unsupervised (default): the mean of a response's item probabilities on 1–10 (mean·9+1).
+/// Supervised (--labels with --train-models): per query, Extremely Randomized Trees fitted on the
+/// training models' item probabilities against their labels, blended with the mean by the KL weight
+/// α; the other models are scored. Writes `<out>/<model>.json` (RocketEval's score layout: a JSON array
+/// of {session_id, model_test, score, judge, unsupervised, alpha}).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Folder (or file) of RocketEval judgments JSONL.
+    #[arg(long)]
+    judgments: PathBuf,
+    /// Labels of the training models: RocketEval score files (folder or file) or a FastChat
+    /// `gpt-4_single.jsonl`.
+    #[arg(long, requires = "train_models")]
+    labels: Option<PathBuf>,
+    /// Comma-separated training models (their responses train the predictor and are not scored).
+    #[arg(long, value_delimiter = ',', requires = "labels")]
+    train_models: Vec<String>,
+    /// Trees per query (RocketEval: 10).
+    #[arg(long, default_value_t = 10)]
+    trees: usize,
+    /// Maximum tree depth (RocketEval: 2).
+    #[arg(long, default_value_t = 2)]
+    max_depth: usize,
+    /// Number of label classes for α (10 for a 1–10 scale).
+    #[arg(long, default_value_t = 10)]
+    classes: usize,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Output folder.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    session_id: &'a str,
+    model_test: &'a str,
+    score: f64,
+    judge: &'a str,
+    unsupervised: f64,
+    alpha: f64,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let files = inputs::judgments(&a.judgments)?;
+    let all: Vec<_> = files
+        .iter()
+        .flat_map(|(_, js)| js.iter().map(|l| &l.value))
+        .collect();
+    let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
+    let known: HashSet<&str> = all.iter().map(|j| j.model_test.as_str()).collect();
+    if let Some(missing) = train.iter().find(|m| !known.contains(**m)) {
+        bail!(
+            "training model `{missing}` has no judgments in {}",
+            a.judgments.display()
+        );
+    }
+    let scorer = match &a.labels {
+        Some(path) => {
+            let labels: HashMap<(String, String), f64> = inputs::labels(path)?
+                .into_iter()
+                .map(|s| ((s.model_test, s.session_id), s.score))
+                .collect();
+            let mut examples = Vec::new();
+            let mut unlabelled = 0;
+            for j in all.iter().filter(|j| train.contains(j.model_test.as_str())) {
+                match labels.get(&(j.model_test.clone(), j.session_id.clone())) {
+                    Some(&label) => examples.push(TrainingExample {
+                        session_id: j.session_id.clone(),
+                        probs: j.norm_probability.clone(),
+                        label,
+                    }),
+                    None => unlabelled += 1,
+                }
+            }
+            if examples.is_empty() {
+                bail!("no judgment of the training models has a label (check model names and session ids)");
+            }
+            if unlabelled > 0 {
+                eprintln!(
+                    "warning: {unlabelled} training judgments have no label and were not used"
+                );
+            }
+            let params = ExtraTreesParams {
+                n_estimators: a.trees,
+                max_depth: Some(a.max_depth),
+                seed: a.seed,
+                ..Default::default()
+            };
+            let s = SupervisedScorer::fit(&examples, &params, a.classes)?;
+            eprintln!(
+                "trained predictors for {} queries on {} labelled responses",
+                s.trained_queries(),
+                examples.len()
+            );
+            Some(s)
+        }
+        None => None,
+    };
+    let mut per_model: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
+    let mut untrained = 0;
+    for j in all
+        .iter()
+        .filter(|j| !train.contains(j.model_test.as_str()))
+    {
+        let row = match &scorer {
+            Some(s) => {
+                let r = s.score(&j.session_id, &j.norm_probability)?;
+                untrained += usize::from(!r.trained);
+                Row {
+                    session_id: &j.session_id,
+                    model_test: &j.model_test,
+                    score: r.score,
+                    judge: &j.judge,
+                    unsupervised: r.unsupervised,
+                    alpha: r.alpha,
+                }
+            }
+            None => {
+                let s = unsupervised_score(&j.norm_probability)
+                    .map_err(|e| anyhow::anyhow!("{} on `{}`: {e}", j.model_test, j.session_id))?;
+                Row {
+                    session_id: &j.session_id,
+                    model_test: &j.model_test,
+                    score: s.score,
+                    judge: &j.judge,
+                    unsupervised: s.score,
+                    alpha: 0.0,
+                }
+            }
+        };
+        per_model.entry(&j.model_test).or_default().push(row);
+    }
+    if untrained > 0 {
+        eprintln!("note: {untrained} responses are to queries without training data; they keep their unsupervised score (α = 0)");
+    }
+    for (model, rows) in &per_model {
+        let path = a.out.join(format!("{}.json", safe_file_name(model)));
+        write_atomic(&path, &serde_json::to_string_pretty(rows)?)?;
+    }
+    eprintln!(
+        "wrote scores of {} models to {}",
+        per_model.len(),
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// A model name as a file name: path separators and control characters replaced.
+pub fn safe_file_name(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() || c == ':' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("_{s}")
+    } else {
+        s
+    }
+}

@@ -1,0 +1,72 @@
+//! `rocketjudge`: the command-line face of the judge. Glue only: argument parsing, files, progress and
+//! exit codes live here; everything that decides a number lives in `rocketjudge-core` (and the engine).
+//!
+//! Exit codes: 0 success, 1 failure, 2 usage error, 3 malformed or inconsistent input, 4 I/O error.
+
+mod commands;
+mod inputs;
+mod judges;
+mod models;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "rocketjudge", version, about = "A private LLM judge: grade responses against instance-specific checklists with a small local model, then score, rank and meta-evaluate.", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Grade(commands::grade::Args),
+    Bench(commands::bench::Args),
+    Rank(commands::rank::Args),
+    Score(commands::score::Args),
+    Meta(commands::meta::Args),
+    #[command(subcommand)]
+    Export(commands::export::Export),
+    /// Judge models: list, fetch, verify.
+    #[command(subcommand)]
+    Models(commands::models::Models),
+}
+
+pub type CliResult = anyhow::Result<()>;
+
+/// The exit code an error maps to: 3 for bad input data, 4 for I/O, 1 otherwise.
+fn exit_code(error: &anyhow::Error) -> u8 {
+    if error
+        .downcast_ref::<rocketjudge_core::FormatError>()
+        .is_some()
+        || error.downcast_ref::<inputs::InputProblems>().is_some()
+    {
+        3
+    } else if error.downcast_ref::<std::io::Error>().is_some() {
+        4
+    } else {
+        1
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Grade(a) => commands::grade::run(a),
+        Command::Bench(a) => commands::bench::run(a),
+        Command::Rank(a) => commands::rank::run(a),
+        Command::Score(a) => commands::score::run(a),
+        Command::Meta(a) => commands::meta::run(a),
+        Command::Export(e) => commands::export::run(e),
+        Command::Models(m) => commands::models::run(m),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the cause chain joined, so scripts and people see what went wrong where.
+            eprintln!("rocketjudge: error: {e:#}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The compute backends behind one trait: the model ([`crate::model`]) is written once against
+//! [`Backend`], and runs on the CPU ([`cpu`]) or on WebGPU ([`crate::backend`]'s `webgpu` module).
+//!
+//! Activations are row-major `[rows, cols]` f32 matrices (`rows` = tokens). Weight matrices are
+//! `[n_out, n_in]` in GGUF's layout and stay quantized on the backend.
+
+pub mod cpu;
+
+use crate::gguf::TensorInfo;
+use crate::model::config::Activation;
+use crate::EngineError;
+
+/// Which keys a query row may attend to, besides the cached prefix (which every query sees, subject
+/// to the sliding window): new keys of the same segment at positions up to its own.
+#[derive(Debug, Clone)]
+pub struct AttnLayout {
+    /// Position of each new row (token) in the sequence.
+    pub positions: Vec<u32>,
+    /// Segment of each new row: one for a prefix chunk, one per checklist item for suffixes.
+    pub segments: Vec<u32>,
+    /// The rows that are queries (all rows except in a pruned last layer).
+    pub query_rows: Vec<usize>,
+}
+
+/// Per-layer attention parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct AttnParams {
+    pub n_head: usize,
+    pub n_head_kv: usize,
+    pub head_dim: usize,
+    pub scale: f32,
+    /// Scale Q before the product (Gemma) instead of the scores after it (llama.cpp's graphs differ).
+    pub scale_q_first: bool,
+    pub softcap: Option<f32>,
+    pub window: Option<usize>,
+}
+
+pub trait Backend {
+    /// Activations `[rows, cols]`.
+    type Tensor;
+    /// A weight matrix `[n_out, n_in]` (quantized) or vector.
+    type Weight;
+    /// One layer's cached keys and values of the shared prefix.
+    type Cache;
+
+    /// Short description for logs and results ("cpu (2 threads)", "webgpu: NVIDIA H100").
+    fn describe(&self) -> String;
+
+    /// Upload one tensor from its GGUF bytes.
+    fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError>;
+
+    /// An empty cache for `capacity` tokens of `kv_dim` keys and values.
+    fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Self::Cache, EngineError>;
+    /// Forget everything after the first `len` cached tokens.
+    fn truncate_cache(&mut self, cache: &mut Self::Cache, len: usize);
+    fn cache_len(&self, cache: &Self::Cache) -> usize;
+
+    /// Rows of the embedding table for `tokens`, times `scale`.
+    fn embed(
+        &mut self,
+        table: &Self::Weight,
+        tokens: &[u32],
+        scale: f32,
+    ) -> Result<Self::Tensor, EngineError>;
+    /// RMSNorm over each row (`head_dim`-sized groups when `group` is given: per-head Q/K norm).
+    fn rms_norm(
+        &mut self,
+        x: &Self::Tensor,
+        w: &Self::Weight,
+        eps: f32,
+        group: Option<usize>,
+    ) -> Self::Tensor;
+    /// `x · Wᵀ (+ bias)`.
+    fn matmul(
+        &mut self,
+        x: &Self::Tensor,
+        w: &Self::Weight,
+        bias: Option<&Self::Weight>,
+    ) -> Self::Tensor;
+    /// Rotary position embedding applied in place to each `head_dim` group of each row.
+    fn rope(
+        &mut self,
+        x: &mut Self::Tensor,
+        positions: &[u32],
+        head_dim: usize,
+        base: f32,
+        scale: f32,
+        neox: bool,
+    );
+    /// `x + y`.
+    fn add(&mut self, x: &Self::Tensor, y: &Self::Tensor) -> Self::Tensor;
+    /// `act(gate) * up`.
+    fn gated_activation(
+        &mut self,
+        gate: &Self::Tensor,
+        up: &Self::Tensor,
+        act: Activation,
+    ) -> Self::Tensor;
+    /// The given rows of `x`.
+    fn select_rows(&mut self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;
+    /// Append keys and values (one row per token) to the cache.
+    fn append_cache(
+        &mut self,
+        cache: &mut Self::Cache,
+        k: &Self::Tensor,
+        v: &Self::Tensor,
+    ) -> Result<(), EngineError>;
+    /// Attention of the query rows `q` over the cached prefix and the new keys `k`/`v` (all new rows),
+    /// masked by `layout`. Returns one row per query.
+    fn attention(
+        &mut self,
+        q: &Self::Tensor,
+        k: &Self::Tensor,
+        v: &Self::Tensor,
+        cache: &Self::Cache,
+        layout: &AttnLayout,
+        p: &AttnParams,
+    ) -> Self::Tensor;
+    /// Wait until all submitted work has finished (for timing; a no-op on the CPU).
+    fn sync(&mut self) {}
+    /// Logits of the given vocabulary rows for each row of `x` (the only read-back of a forward).
+    fn logits(
+        &mut self,
+        x: &Self::Tensor,
+        head: &Self::Weight,
+        ids: &[u32],
+        softcap: Option<f32>,
+    ) -> Result<Vec<Vec<f32>>, EngineError>;
+}

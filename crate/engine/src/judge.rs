@@ -1,0 +1,384 @@
+//! Where a prompt becomes a probability: the [`Judge`] trait and its model-backed implementation.
+//!
+//! Grading one response:
+//! 1. Each checklist item's full prompt (RocketEval's grading prompt, wrapped in the judge's chat
+//!    template) is tokenized exactly as llama.cpp would tokenize it.
+//! 2. The longest common token prefix of all items is the shared prefix; the rest of each item is
+//!    its suffix. (Splitting in token space, not text space, means the batched path sees exactly the
+//!    tokens a from-scratch run would.)
+//! 3. The prefix runs once, in chunks, filling the KV cache. All suffixes then run in one forward:
+//!    each attends to the whole prefix and causally to itself only, with positions continuing after
+//!    the prefix; the last layer is computed only for each suffix's final row.
+//! 4. At those rows only the Yes/No rows of the output head are evaluated:
+//!    p(Yes) / (p(Yes) + p(No)) = σ(logit_yes − logit_no), no softmax over the vocabulary.
+//!
+//! A response too long for the context is cut (keeping its beginning) and marked in the prompt with
+//! [`TRUNCATION_MARKER`]; the grade records that it was truncated.
+
+use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
+use rocketjudge_core::prompt::{grading_prompt_for, GradingPrompt, TRUNCATION_MARKER};
+use serde::Serialize;
+
+use crate::backend::Backend;
+use crate::chat::ChatTemplate;
+use crate::model::Model;
+use crate::tokenizer::Tokenizer;
+use crate::EngineError;
+
+/// One checklist item's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ItemGrade {
+    /// The largest logit among the "Yes" tokens (RocketEval takes the best-scoring variant).
+    pub logit_yes: f32,
+    pub logit_no: f32,
+    /// σ(logit_yes − logit_no).
+    pub p_yes: f64,
+}
+
+impl ItemGrade {
+    pub fn from_logits(logit_yes: f32, logit_no: f32) -> Self {
+        let d = (logit_yes - logit_no) as f64;
+        ItemGrade {
+            logit_yes,
+            logit_no,
+            p_yes: 1.0 / (1.0 + (-d).exp()),
+        }
+    }
+}
+
+/// The tokens a response was graded from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedResponse {
+    pub prefix: Vec<u32>,
+    pub suffixes: Vec<Vec<u32>>,
+    /// Characters of the answer that were cut to fit (0 when it fit).
+    pub truncated_chars: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResponseGrade {
+    pub items: Vec<ItemGrade>,
+    pub prefix_tokens: usize,
+    pub suffix_tokens: usize,
+    pub truncated_chars: usize,
+}
+
+/// Anything that grades checklist items: a real model on some backend, or a fixed-probability judge
+/// for pipeline tests.
+pub trait Judge {
+    /// Name recorded in judgments.
+    fn name(&self) -> String;
+    /// Which token ids count as Yes / No.
+    fn answer_tokens(&self) -> AnswerTokens;
+    /// Tokenize a response's item prompts into a shared prefix and per-item suffixes.
+    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError>;
+    /// Grade prepared tokens.
+    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError>;
+
+    fn grade(&mut self, query: &Query, response: &Response) -> Result<ResponseGrade, EngineError> {
+        let p = self.prepare(query, response)?;
+        let items = self.grade_prepared(&p)?;
+        Ok(ResponseGrade {
+            items,
+            prefix_tokens: p.prefix.len(),
+            suffix_tokens: p.suffixes.iter().map(Vec::len).sum(),
+            truncated_chars: p.truncated_chars,
+        })
+    }
+}
+
+/// The variants whose best logit counts as the answer (RocketEval strips and capitalises the decoded
+/// top tokens, so " yes" and "YES" count as Yes). Only single-token variants are used.
+const YES: [&str; 6] = ["Yes", " Yes", "yes", " yes", "YES", " YES"];
+const NO: [&str; 6] = ["No", " No", "no", " no", "NO", " NO"];
+
+/// Prompt rendering and tokenization for one model: chat template + tokenizer + answer ids.
+pub struct PromptCodec {
+    pub tokenizer: Tokenizer,
+    pub template: ChatTemplate,
+    pub answers: AnswerTokens,
+}
+
+impl PromptCodec {
+    pub fn new(tokenizer: Tokenizer, template: ChatTemplate) -> Result<Self, EngineError> {
+        let ids = |variants: &[&str]| -> Result<Vec<u32>, EngineError> {
+            let mut out = Vec::new();
+            for v in variants {
+                let t = tokenizer.encode_plain(v)?;
+                if t.len() == 1 && !out.contains(&t[0]) {
+                    out.push(t[0]);
+                }
+            }
+            Ok(out)
+        };
+        let (yes, no) = (ids(&YES)?, ids(&NO)?);
+        for (word, set) in [("Yes", &yes), ("No", &no)] {
+            let primary = tokenizer.encode_plain(word)?;
+            if primary.len() != 1 || set.first() != primary.first() {
+                return Err(EngineError::Unsupported(format!(
+                    "this judge's tokenizer splits \"{word}\" into {} tokens; a judge needs single-token Yes and No answers",
+                    primary.len()
+                )));
+            }
+        }
+        Ok(PromptCodec {
+            tokenizer,
+            template,
+            answers: AnswerTokens { yes, no },
+        })
+    }
+
+    /// Token ids of a user message, wrapped in the chat template with the generation prompt.
+    pub fn encode_user_message(&self, content: &str) -> Result<Vec<u32>, EngineError> {
+        let rendered = self
+            .template
+            .render(&[Message::new(Role::User, content)], self.tokenizer.add_bos)?;
+        self.tokenizer.encode(&rendered.segments(), true)
+    }
+
+    /// Tokenize every item of `prompt` and split at the longest common prefix.
+    pub fn split(&self, prompt: &GradingPrompt) -> Result<(Vec<u32>, Vec<Vec<u32>>), EngineError> {
+        if prompt.suffixes.is_empty() {
+            return Err(EngineError::Input(
+                "the query has no checklist items to grade".into(),
+            ));
+        }
+        let items: Vec<Vec<u32>> = (0..prompt.suffixes.len())
+            .map(|i| self.encode_user_message(&prompt.item(i)))
+            .collect::<Result<_, _>>()?;
+        let shortest = items.iter().map(Vec::len).min().unwrap_or(0);
+        let mut lcp = 0;
+        while lcp + 1 < shortest && items.iter().all(|t| t[lcp] == items[0][lcp]) {
+            lcp += 1;
+        }
+        let prefix = items[0][..lcp].to_vec();
+        Ok((
+            prefix,
+            items.into_iter().map(|t| t[lcp..].to_vec()).collect(),
+        ))
+    }
+
+    /// Prepare a response, cutting its answer when the longest item exceeds `max_tokens`.
+    pub fn prepare(
+        &self,
+        query: &Query,
+        response: &Response,
+        max_tokens: usize,
+    ) -> Result<PreparedResponse, EngineError> {
+        let answer = response.answer();
+        let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| {
+            p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens
+        };
+        let whole = self.split(&grading_prompt_for(query, response, answer))?;
+        if fits(&whole) {
+            return Ok(PreparedResponse {
+                prefix: whole.0,
+                suffixes: whole.1,
+                truncated_chars: 0,
+            });
+        }
+        // Binary search on the kept length (in characters) of the answer.
+        let chars: Vec<usize> = answer
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([answer.len()])
+            .collect();
+        let (mut lo, mut hi) = (0usize, chars.len() - 1);
+        let mut best = None;
+        while lo <= hi {
+            let mid = (lo + hi) / 2;
+            let cut = format!("{}{}", &answer[..chars[mid]], TRUNCATION_MARKER);
+            let s = self.split(&grading_prompt_for(query, response, &cut))?;
+            if fits(&s) {
+                best = Some((mid, s));
+                lo = mid + 1;
+            } else if mid == 0 {
+                break;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        match best {
+            Some((kept, (prefix, suffixes))) => Ok(PreparedResponse { prefix, suffixes, truncated_chars: chars.len() - 1 - kept }),
+            None => Err(EngineError::Input(format!(
+                "even without the response the prompt exceeds the judge's context of {max_tokens} tokens (is the query or a checklist item very long?)"
+            ))),
+        }
+    }
+}
+
+/// A judge backed by a model on some backend.
+pub struct ModelJudge<B: Backend> {
+    pub name: String,
+    pub codec: PromptCodec,
+    pub model: Model<B>,
+    pub backend: B,
+    caches: Vec<B::Cache>,
+    /// Tokens per item prompt (prefix + suffix) at most; longer answers are truncated.
+    pub max_tokens: usize,
+    /// Prefix tokens per forward pass (bounds activation memory).
+    pub chunk: usize,
+}
+
+impl<B: Backend> ModelJudge<B> {
+    pub fn new(
+        name: String,
+        codec: PromptCodec,
+        model: Model<B>,
+        mut backend: B,
+        max_tokens: usize,
+    ) -> Result<Self, EngineError> {
+        let max_tokens = max_tokens.min(model.config.context_length);
+        let caches = model.new_caches(&mut backend, max_tokens)?;
+        Ok(ModelJudge {
+            name,
+            codec,
+            model,
+            backend,
+            caches,
+            max_tokens,
+            chunk: 512,
+        })
+    }
+
+    /// Run the shared prefix into the KV cache, in chunks.
+    pub fn prefill(&mut self, prefix: &[u32]) -> Result<(), EngineError> {
+        for c in self.caches.iter_mut() {
+            self.backend.truncate_cache(c, 0);
+        }
+        for (ci, chunk) in prefix.chunks(self.chunk.max(1)).enumerate() {
+            let start = ci * self.chunk;
+            let positions: Vec<u32> = (start..start + chunk.len()).map(|p| p as u32).collect();
+            let segments = vec![0u32; chunk.len()];
+            self.model.forward(
+                &mut self.backend,
+                &mut self.caches,
+                chunk,
+                &positions,
+                &segments,
+                true,
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Grade suffixes against the cached prefix, all in one forward.
+    pub fn grade_suffixes(
+        &mut self,
+        prefix_len: usize,
+        suffixes: &[Vec<u32>],
+    ) -> Result<Vec<ItemGrade>, EngineError> {
+        let mut tokens = Vec::new();
+        let mut positions = Vec::new();
+        let mut segments = Vec::new();
+        let mut last_rows = Vec::new();
+        for (i, s) in suffixes.iter().enumerate() {
+            if s.is_empty() {
+                return Err(EngineError::Input(format!(
+                    "checklist item {} has an empty prompt suffix",
+                    i + 1
+                )));
+            }
+            for (j, &t) in s.iter().enumerate() {
+                tokens.push(t);
+                positions.push((prefix_len + j) as u32);
+                segments.push(i as u32);
+            }
+            last_rows.push(tokens.len() - 1);
+        }
+        let hidden = self
+            .model
+            .forward(
+                &mut self.backend,
+                &mut self.caches,
+                &tokens,
+                &positions,
+                &segments,
+                false,
+                Some(&last_rows),
+            )?
+            .expect("rows were requested");
+        let ids: Vec<u32> = self
+            .codec
+            .answers
+            .yes
+            .iter()
+            .chain(&self.codec.answers.no)
+            .copied()
+            .collect();
+        let logits = self.model.logits(&mut self.backend, &hidden, &ids)?;
+        let ny = self.codec.answers.yes.len();
+        Ok(logits
+            .iter()
+            .map(|l| {
+                let best = |xs: &[f32]| xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                ItemGrade::from_logits(best(&l[..ny]), best(&l[ny..]))
+            })
+            .collect())
+    }
+
+    /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference
+    /// path the batched one is tested against).
+    pub fn grade_from_scratch(&mut self, tokens: &[u32]) -> Result<ItemGrade, EngineError> {
+        let (prefix, last) = tokens.split_at(tokens.len() - 1);
+        self.prefill(prefix)?;
+        Ok(self.grade_suffixes(prefix.len(), &[last.to_vec()])?[0])
+    }
+}
+
+impl<B: Backend> Judge for ModelJudge<B> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn answer_tokens(&self) -> AnswerTokens {
+        self.codec.answers.clone()
+    }
+
+    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
+        self.codec.prepare(query, response, self.max_tokens)
+    }
+
+    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+        self.prefill(&p.prefix)?;
+        self.grade_suffixes(p.prefix.len(), &p.suffixes)
+    }
+}
+
+/// A judge that answers every item with the same probability: for testing the pipeline around the
+/// engine (resume, files, ranking), never for demonstrating grading.
+pub struct FixedJudge {
+    pub p_yes: f64,
+}
+
+impl Judge for FixedJudge {
+    fn name(&self) -> String {
+        format!("fixed-{}", self.p_yes)
+    }
+    fn answer_tokens(&self) -> AnswerTokens {
+        AnswerTokens {
+            yes: vec![1],
+            no: vec![0],
+        }
+    }
+    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
+        let _ = response;
+        Ok(PreparedResponse {
+            prefix: vec![],
+            suffixes: vec![vec![0]; query.checklist.len()],
+            truncated_chars: 0,
+        })
+    }
+    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+        let l = (self.p_yes / (1.0 - self.p_yes)).ln() as f32;
+        Ok(p.suffixes
+            .iter()
+            .map(|_| ItemGrade {
+                logit_yes: l,
+                logit_no: 0.0,
+                p_yes: self.p_yes,
+            })
+            .collect())
+    }
+}

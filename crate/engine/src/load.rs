@@ -1,0 +1,117 @@
+//! Loading a judge: the GGUF header from a growing prefix, then tensor by tensor.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::backend::Backend;
+use crate::chat::ChatTemplate;
+use crate::gguf::{Gguf, GgufError, TensorInfo, Value};
+use crate::judge::{ModelJudge, PromptCodec};
+use crate::model::{LoadProgress, Model, TensorSource};
+use crate::tokenizer::Tokenizer;
+use crate::EngineError;
+
+/// Parse a GGUF header from anything that can hand out a prefix of the file.
+pub fn read_header(
+    mut prefix: impl FnMut(usize) -> Result<Vec<u8>, EngineError>,
+    file_len: Option<u64>,
+) -> Result<Gguf, EngineError> {
+    let mut want = 1 << 20;
+    loop {
+        let bytes = prefix(want)?;
+        match Gguf::parse(&bytes, file_len) {
+            Ok(g) => return Ok(g),
+            Err(GgufError::NeedMore(n)) if bytes.len() >= want && n > bytes.len() => want = n,
+            Err(GgufError::NeedMore(_)) => {
+                return Err(GgufError::Invalid(
+                    "the file ends inside its header (truncated)".into(),
+                )
+                .into())
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Tensors read from a seekable file.
+pub struct FileSource<R: Read + Seek>(pub R);
+
+impl<R: Read + Seek> TensorSource for FileSource<R> {
+    fn read(&mut self, info: &TensorInfo) -> Result<Vec<u8>, EngineError> {
+        let io =
+            |e: std::io::Error| EngineError::Io(format!("reading tensor `{}`: {e}", info.name));
+        self.0.seek(SeekFrom::Start(info.offset)).map_err(io)?;
+        let mut buf = vec![0u8; info.n_bytes as usize];
+        self.0.read_exact(&mut buf).map_err(io)?;
+        Ok(buf)
+    }
+}
+
+/// Tensors read from the whole file in memory (tests, small models).
+pub struct BytesSource<'a>(pub &'a [u8]);
+
+impl TensorSource for BytesSource<'_> {
+    fn read(&mut self, info: &TensorInfo) -> Result<Vec<u8>, EngineError> {
+        let (a, b) = (info.offset as usize, (info.offset + info.n_bytes) as usize);
+        self.0.get(a..b).map(<[u8]>::to_vec).ok_or_else(|| {
+            EngineError::Model(format!("tensor `{}` lies outside the file", info.name))
+        })
+    }
+}
+
+/// The tokenizer, chat template and Yes/No ids of a model, from its header alone.
+pub fn codec(g: &Gguf) -> Result<PromptCodec, EngineError> {
+    let tokenizer = Tokenizer::from_gguf(g)?;
+    let text = |id: Option<u32>| {
+        id.and_then(|i| tokenizer.token_text(i))
+            .unwrap_or("")
+            .to_string()
+    };
+    let template = ChatTemplate::for_model(
+        g.get("tokenizer.chat_template").and_then(Value::as_str),
+        g.architecture().unwrap_or(""),
+        &text(tokenizer.bos),
+        &text(tokenizer.eos),
+    );
+    PromptCodec::new(tokenizer, template)
+}
+
+/// A judge from a GGUF file on disk.
+pub fn judge_from_file<B: Backend>(
+    path: &Path,
+    backend: B,
+    max_tokens: usize,
+    progress: LoadProgress<'_>,
+) -> Result<ModelJudge<B>, EngineError> {
+    let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", path.display()));
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
+    let g = read_header(
+        |n| {
+            let mut buf = Vec::with_capacity(n.min(len as usize));
+            f.seek(SeekFrom::Start(0)).map_err(io)?;
+            (&mut f).take(n as u64).read_to_end(&mut buf).map_err(io)?;
+            Ok(buf)
+        },
+        Some(len),
+    )?;
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("judge")
+        .to_string();
+    judge_from_header(name, &g, &mut FileSource(f), backend, max_tokens, progress)
+}
+
+pub fn judge_from_header<B: Backend>(
+    name: String,
+    g: &Gguf,
+    src: &mut dyn TensorSource,
+    mut backend: B,
+    max_tokens: usize,
+    progress: LoadProgress<'_>,
+) -> Result<ModelJudge<B>, EngineError> {
+    let codec = codec(g)?;
+    let model = Model::load(&mut backend, g, src, progress)?;
+    ModelJudge::new(name, codec, model, backend, max_tokens)
+}

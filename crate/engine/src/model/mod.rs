@@ -1,0 +1,280 @@
+//! One transformer implementation for every supported family, written against [`Backend`].
+//!
+//! The forward pass takes new tokens with their positions and segments, attends to the cached
+//! prefix plus the new tokens (segment-masked), optionally stores their keys and values, and — when
+//! only some rows are read — computes the last layer for those rows only.
+
+pub mod config;
+
+use crate::backend::{AttnLayout, AttnParams, Backend};
+use crate::gguf::{Gguf, TensorInfo};
+use crate::EngineError;
+use config::{Arch, Config};
+
+/// Where tensor bytes come from: a file, an HTTP stream, a browser Blob.
+pub trait TensorSource {
+    fn read(&mut self, info: &TensorInfo) -> Result<Vec<u8>, EngineError>;
+}
+
+pub struct Layer<W> {
+    attn_norm: W,
+    wq: W,
+    wk: W,
+    wv: W,
+    wo: W,
+    bq: Option<W>,
+    bk: Option<W>,
+    bv: Option<W>,
+    q_norm: Option<W>,
+    k_norm: Option<W>,
+    post_attn_norm: Option<W>,
+    ffn_norm: W,
+    gate: W,
+    up: W,
+    down: W,
+    post_ffn_norm: Option<W>,
+}
+
+pub struct Model<B: Backend> {
+    pub config: Config,
+    embed: B::Weight,
+    /// The output head; `None` when tied to the embeddings.
+    output: Option<B::Weight>,
+    output_norm: B::Weight,
+    layers: Vec<Layer<B::Weight>>,
+}
+
+/// Progress callback while loading: (bytes loaded, total bytes).
+pub type LoadProgress<'a> = &'a mut dyn FnMut(u64, u64);
+
+impl<B: Backend> Model<B> {
+    /// Load every tensor the architecture needs, one at a time (peak extra memory: one tensor).
+    pub fn load(
+        b: &mut B,
+        g: &Gguf,
+        src: &mut dyn TensorSource,
+        progress: LoadProgress<'_>,
+    ) -> Result<Self, EngineError> {
+        let config = Config::from_gguf(g)?;
+        let total: u64 = g.tensors.iter().map(|t| t.n_bytes).sum();
+        let mut done = 0u64;
+        let mut load =
+            |name: &str, shape: Option<(usize, usize)>| -> Result<B::Weight, EngineError> {
+                let info = g
+                    .tensor(name)
+                    .ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
+                if let Some((rows, cols)) = shape {
+                    let got = info.rows_cols();
+                    if got != (rows, cols) {
+                        return Err(EngineError::Model(format!(
+                            "tensor `{name}` is {}×{}, expected {rows}×{cols}",
+                            got.0, got.1
+                        )));
+                    }
+                }
+                let bytes = src.read(info)?;
+                let w = b.load(info, &bytes)?;
+                done += info.n_bytes;
+                progress(done, total);
+                Ok(w)
+            };
+        let c = &config;
+        let (e, hd, q_dim, kv_dim) = (
+            c.n_embd,
+            c.head_dim,
+            c.n_head * c.head_dim,
+            c.n_head_kv * c.head_dim,
+        );
+        let vec = |n| Some((1, n));
+        let embed = load("token_embd.weight", Some((c.vocab.max(1), e)))
+            .or_else(|_| load("token_embd.weight", None))?;
+        let output = if g.tensor("output.weight").is_some() {
+            Some(load("output.weight", None)?)
+        } else {
+            None
+        };
+        let output_norm = load("output_norm.weight", vec(e))?;
+        let mut layers = Vec::with_capacity(c.n_layer);
+        let opt = |load: &mut dyn FnMut(
+            &str,
+            Option<(usize, usize)>,
+        ) -> Result<B::Weight, EngineError>,
+                   name: String,
+                   shape| {
+            if g.tensor(&name).is_some() {
+                load(&name, shape).map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        for il in 0..c.n_layer {
+            let n = |s: &str| format!("blk.{il}.{s}.weight");
+            let bias = |s: &str| format!("blk.{il}.{s}.bias");
+            let gemma = matches!(c.arch, Arch::Gemma2 | Arch::Gemma3);
+            let layer = Layer {
+                attn_norm: load(&n("attn_norm"), vec(e))?,
+                wq: load(&n("attn_q"), Some((q_dim, e)))?,
+                wk: load(&n("attn_k"), Some((kv_dim, e)))?,
+                wv: load(&n("attn_v"), Some((kv_dim, e)))?,
+                wo: load(&n("attn_output"), Some((e, q_dim)))?,
+                bq: opt(&mut load, bias("attn_q"), vec(q_dim))?,
+                bk: opt(&mut load, bias("attn_k"), vec(kv_dim))?,
+                bv: opt(&mut load, bias("attn_v"), vec(kv_dim))?,
+                q_norm: if c.qk_norm {
+                    Some(load(&n("attn_q_norm"), vec(hd))?)
+                } else {
+                    None
+                },
+                k_norm: if c.qk_norm {
+                    Some(load(&n("attn_k_norm"), vec(hd))?)
+                } else {
+                    None
+                },
+                post_attn_norm: if gemma {
+                    Some(load(&n("post_attention_norm"), vec(e))?)
+                } else {
+                    None
+                },
+                ffn_norm: load(&n("ffn_norm"), vec(e))?,
+                gate: load(&n("ffn_gate"), Some((c.n_ff, e)))?,
+                up: load(&n("ffn_up"), Some((c.n_ff, e)))?,
+                down: load(&n("ffn_down"), Some((e, c.n_ff)))?,
+                post_ffn_norm: if gemma {
+                    Some(load(&n("post_ffw_norm"), vec(e))?)
+                } else {
+                    None
+                },
+            };
+            layers.push(layer);
+        }
+        Ok(Model {
+            config,
+            embed,
+            output,
+            output_norm,
+            layers,
+        })
+    }
+
+    /// Fresh per-layer caches for `capacity` tokens.
+    pub fn new_caches(&self, b: &mut B, capacity: usize) -> Result<Vec<B::Cache>, EngineError> {
+        let kv = self.config.n_head_kv * self.config.head_dim;
+        (0..self.config.n_layer)
+            .map(|_| b.new_cache(capacity, kv))
+            .collect()
+    }
+
+    fn attn_params(&self, il: usize) -> AttnParams {
+        let c = &self.config;
+        AttnParams {
+            n_head: c.n_head,
+            n_head_kv: c.n_head_kv,
+            head_dim: c.head_dim,
+            scale: c.attn_scale,
+            scale_q_first: matches!(c.arch, Arch::Gemma2 | Arch::Gemma3),
+            softcap: c.attn_softcap,
+            window: if c.is_local(il) {
+                c.sliding_window
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Run `tokens` through the model. Returns the final-normed hidden states of `out_rows` (if any).
+    /// With `store`, the tokens' keys and values are appended to `caches`.
+    pub fn forward(
+        &self,
+        b: &mut B,
+        caches: &mut [B::Cache],
+        tokens: &[u32],
+        positions: &[u32],
+        segments: &[u32],
+        store: bool,
+        out_rows: Option<&[usize]>,
+    ) -> Result<Option<B::Tensor>, EngineError> {
+        let c = &self.config;
+        let all: Vec<usize> = (0..tokens.len()).collect();
+        let mut x = b.embed(&self.embed, tokens, c.embed_scale.unwrap_or(1.0))?;
+        for (il, w) in self.layers.iter().enumerate() {
+            let last = il + 1 == self.layers.len();
+            let pruned = if last { out_rows } else { None };
+            let h = b.rms_norm(&x, &w.attn_norm, c.rms_eps, None);
+            let mut q = match pruned {
+                Some(rows) => {
+                    let h_rows = b.select_rows(&h, rows);
+                    b.matmul(&h_rows, &w.wq, w.bq.as_ref())
+                }
+                None => b.matmul(&h, &w.wq, w.bq.as_ref()),
+            };
+            let mut k = b.matmul(&h, &w.wk, w.bk.as_ref());
+            let v = b.matmul(&h, &w.wv, w.bv.as_ref());
+            if let (Some(qn), Some(kn)) = (&w.q_norm, &w.k_norm) {
+                q = b.rms_norm(&q, qn, c.rms_eps, Some(c.head_dim));
+                k = b.rms_norm(&k, kn, c.rms_eps, Some(c.head_dim));
+            }
+            let query_rows: Vec<usize> =
+                pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
+            let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
+            let base = if c.is_local(il) {
+                c.rope_base_local
+            } else {
+                c.rope_base
+            };
+            b.rope(&mut q, &q_pos, c.head_dim, base, c.rope_scale, c.rope_neox);
+            b.rope(
+                &mut k,
+                positions,
+                c.head_dim,
+                base,
+                c.rope_scale,
+                c.rope_neox,
+            );
+            let layout = AttnLayout {
+                positions: positions.to_vec(),
+                segments: segments.to_vec(),
+                query_rows,
+            };
+            let a = b.attention(&q, &k, &v, &caches[il], &layout, &self.attn_params(il));
+            if store {
+                b.append_cache(&mut caches[il], &k, &v)?;
+            }
+            let mut o = b.matmul(&a, &w.wo, None);
+            if let Some(pn) = &w.post_attn_norm {
+                o = b.rms_norm(&o, pn, c.rms_eps, None);
+            }
+            if let Some(rows) = pruned {
+                x = b.select_rows(&x, rows);
+            }
+            x = b.add(&x, &o);
+            let h = b.rms_norm(&x, &w.ffn_norm, c.rms_eps, None);
+            let gate = b.matmul(&h, &w.gate, None);
+            let up = b.matmul(&h, &w.up, None);
+            let f = b.gated_activation(&gate, &up, c.activation);
+            let mut d = b.matmul(&f, &w.down, None);
+            if let Some(pn) = &w.post_ffn_norm {
+                d = b.rms_norm(&d, pn, c.rms_eps, None);
+            }
+            x = b.add(&x, &d);
+        }
+        if out_rows.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(b.rms_norm(&x, &self.output_norm, c.rms_eps, None)))
+    }
+
+    /// Logits of vocabulary `ids` for each row of final hidden states `x`.
+    pub fn logits(
+        &self,
+        b: &mut B,
+        x: &B::Tensor,
+        ids: &[u32],
+    ) -> Result<Vec<Vec<f32>>, EngineError> {
+        b.logits(
+            x,
+            self.output.as_ref().unwrap_or(&self.embed),
+            ids,
+            self.config.final_softcap,
+        )
+    }
+}

@@ -1,0 +1,512 @@
+//! The judge's tokenizer, built from GGUF metadata so that token ids match llama.cpp's exactly.
+//!
+//! - Special tokens (control, user-defined, unknown) are split out of the text first, longest first,
+//!   every occurrence, as llama.cpp's `tokenizer_st_partition` does. Control tokens are only recognised
+//!   in text the caller marks as trusted (the chat template), never inside message contents, so a
+//!   response that contains `<|im_end|>` cannot end the judge's turn.
+//! - BPE vocabularies (`tokenizer.ggml.model = gpt2`: SmolLM2, Qwen2, Llama 3): the HF `tokenizers`
+//!   BPE model with llama.cpp's pre-tokenizer regexes per `tokenizer.ggml.pre`, then byte-level encoding.
+//! - SentencePiece vocabularies (`llama`: Gemma): llama.cpp's greedy bigram merge by score, with
+//!   `<0xXX>` byte fallback — not HF's Unigram, which segments differently.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+use tokenizers::models::bpe::BPE;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::{PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer as HfTokenizer};
+
+use crate::gguf::{Gguf, Value};
+use crate::EngineError;
+
+const TYPE_NORMAL: i32 = 1;
+const TYPE_UNKNOWN: i32 = 2;
+const TYPE_CONTROL: i32 = 3;
+const TYPE_USER_DEFINED: i32 = 4;
+
+/// Token texts llama.cpp always treats as control tokens, whatever the GGUF says.
+const FORCED_CONTROL: &[&str] = &[
+    "<|eot_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<end_of_turn>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<EOT>",
+    "_<EOT>",
+    "<|eom_id|>",
+    "<end_of_utterance>",
+    "<|fim_prefix|>",
+    "<|fim_suffix|>",
+    "<|fim_middle|>",
+    "<|fim_pad|>",
+    "<|fim_repo|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+];
+
+// llama.cpp's pre-tokenizer regexes (src/llama-vocab.cpp), applied in order.
+const R_GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
+const R_QWEN2: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const R_LLAMA3: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const R_D1: &str = r"[\p{P}\$\+<=>\^~\|]+";
+
+enum Model {
+    Bpe(Box<HfTokenizer>),
+    Spm {
+        scores: Vec<f32>,
+        byte_tokens: Vec<Option<u32>>,
+    },
+}
+
+/// A piece of text to tokenize, and whether control tokens may be recognised in it.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    pub text: &'a str,
+    pub trusted: bool,
+}
+
+pub struct Tokenizer {
+    model: Model,
+    tokens: Vec<String>,
+    ids: HashMap<String, u32>,
+    /// Control/user-defined/unknown tokens, longest text first: (id, text, is_user_defined).
+    specials: Vec<(u32, String, bool)>,
+    pub bos: Option<u32>,
+    pub eos: Option<u32>,
+    pub add_bos: bool,
+    add_space_prefix: bool,
+    /// `tokenizer.ggml.pre` (BPE) or "spm".
+    pub kind: String,
+}
+
+fn strings(g: &Gguf, key: &str) -> Result<Vec<String>, EngineError> {
+    let arr = g
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| EngineError::Model(format!("GGUF has no `{key}` array")))?;
+    arr.iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| EngineError::Model(format!("`{key}` holds a non-string")))
+        })
+        .collect()
+}
+
+impl Tokenizer {
+    pub fn from_gguf(g: &Gguf) -> Result<Self, EngineError> {
+        let model_kind = g
+            .get("tokenizer.ggml.model")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let tokens = strings(g, "tokenizer.ggml.tokens")?;
+        if tokens.is_empty() {
+            return Err(EngineError::Model("the GGUF vocabulary is empty".into()));
+        }
+        let types: Vec<i32> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
+            Some(a) if a.len() == tokens.len() => {
+                a.iter().map(|v| v.as_f64().unwrap_or(1.0) as i32).collect()
+            }
+            Some(a) => {
+                return Err(EngineError::Model(format!(
+                    "{} token types for {} tokens",
+                    a.len(),
+                    tokens.len()
+                )))
+            }
+            None => vec![TYPE_NORMAL; tokens.len()],
+        };
+        let id_key = |k: &str| {
+            g.get(k)
+                .and_then(Value::as_u64)
+                .map(|v| v as u32)
+                .filter(|&v| (v as usize) < tokens.len())
+        };
+        let flag = |k: &str| g.get(k).and_then(Value::as_bool);
+        let mut ids = HashMap::with_capacity(tokens.len());
+        for (i, t) in tokens.iter().enumerate() {
+            ids.entry(t.clone()).or_insert(i as u32);
+        }
+        let mut specials: Vec<(u32, String, bool)> = tokens
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let ty = types[i];
+                let control = ty == TYPE_CONTROL
+                    || ty == TYPE_UNKNOWN
+                    || FORCED_CONTROL.contains(&t.as_str());
+                let user = ty == TYPE_USER_DEFINED;
+                (!t.is_empty() && (control || user))
+                    .then(|| (i as u32, t.clone(), user && !control))
+            })
+            .collect();
+        // Longest first; ties by id, a deterministic stand-in for llama.cpp's unstable sort.
+        specials.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+
+        let (model, kind, add_bos_default, add_space_prefix_default) = match model_kind {
+            "gpt2" => {
+                let pre = g
+                    .get("tokenizer.ggml.pre")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    .to_string();
+                let (regexes, ignore_merges, add_bos): (Vec<&str>, bool, bool) = match pre.as_str()
+                {
+                    "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone"
+                    | "minerva-7b" => (vec![r"\p{N}", R_GPT2], false, false),
+                    "qwen2" | "deepseek-r1-qwen" | "stablelm2" | "megrez" => {
+                        (vec![R_QWEN2], false, false)
+                    }
+                    "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "pixtral" => {
+                        (vec![R_LLAMA3], true, true)
+                    }
+                    "gpt-2" | "phi-2" | "mpt" | "olmo" | "jais" => (vec![R_GPT2], false, false),
+                    "default" => (
+                        vec![R_D1, R_GPT2, r"\p{N}+", "[0-9][0-9][0-9]"],
+                        false,
+                        false,
+                    ),
+                    other => {
+                        return Err(EngineError::Unsupported(format!(
+                            "BPE pre-tokenizer `{other}` is not supported"
+                        )))
+                    }
+                };
+                let merges_raw = strings(g, "tokenizer.ggml.merges")?;
+                let mut seen = std::collections::HashSet::new();
+                let mut merges = Vec::with_capacity(merges_raw.len());
+                for m in &merges_raw {
+                    // llama.cpp splits at the first space after byte 0 and keeps the first of duplicates.
+                    let Some(pos) = m.bytes().skip(1).position(|b| b == b' ').map(|p| p + 1) else {
+                        continue;
+                    };
+                    let (a, b) = (&m[..pos], &m[pos + 1..]);
+                    if !ids.contains_key(a)
+                        || !ids.contains_key(b)
+                        || !ids.contains_key(&format!("{a}{b}"))
+                    {
+                        continue;
+                    }
+                    if seen.insert((a.to_string(), b.to_string())) {
+                        merges.push((a.to_string(), b.to_string()));
+                    }
+                }
+                let vocab: tokenizers::models::bpe::Vocab = tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.clone(), i as u32))
+                    .collect();
+                let bpe = BPE::builder()
+                    .vocab_and_merges(vocab, merges)
+                    .ignore_merges(ignore_merges)
+                    .build()
+                    .map_err(|e| {
+                        EngineError::Model(format!("cannot build the BPE tokenizer: {e}"))
+                    })?;
+                let mut tk = HfTokenizer::new(bpe);
+                let mut pts: Vec<PreTokenizerWrapper> = Vec::new();
+                for r in regexes {
+                    let split = Split::new(
+                        SplitPattern::Regex(r.to_string()),
+                        SplitDelimiterBehavior::Isolated,
+                        false,
+                    )
+                    .map_err(|e| EngineError::Model(format!("pre-tokenizer regex: {e}")))?;
+                    pts.push(split.into());
+                }
+                pts.push(ByteLevel::new(false, false, false).into());
+                tk.with_pre_tokenizer(Some(Sequence::new(pts)));
+                (Model::Bpe(Box::new(tk)), pre, add_bos, false)
+            }
+            "llama" => {
+                let scores: Vec<f32> =
+                    match g.get("tokenizer.ggml.scores").and_then(Value::as_array) {
+                        Some(a) if a.len() == tokens.len() => {
+                            a.iter().map(|v| v.as_f64().unwrap_or(0.0) as f32).collect()
+                        }
+                        _ => {
+                            return Err(EngineError::Model(
+                                "SentencePiece vocabulary without matching `tokenizer.ggml.scores`"
+                                    .into(),
+                            ))
+                        }
+                    };
+                let byte_tokens = (0..=255u8)
+                    .map(|b| {
+                        ids.get(&format!("<0x{b:02X}>"))
+                            .or_else(|| ids.get(&String::from_utf8_lossy(&[b]).to_string()))
+                            .copied()
+                    })
+                    .collect();
+                (
+                    Model::Spm {
+                        scores,
+                        byte_tokens,
+                    },
+                    "spm".to_string(),
+                    true,
+                    true,
+                )
+            }
+            other => return Err(EngineError::Unsupported(format!(
+                "tokenizer model `{other}` is not supported (gpt2 BPE and llama SentencePiece are)"
+            ))),
+        };
+        let (def_bos, def_eos) = if model_kind == "llama" {
+            (Some(1), Some(2))
+        } else {
+            (None, None)
+        };
+        Ok(Tokenizer {
+            bos: id_key("tokenizer.ggml.bos_token_id").or(def_bos),
+            eos: id_key("tokenizer.ggml.eos_token_id").or(def_eos),
+            add_bos: flag("tokenizer.ggml.add_bos_token").unwrap_or(add_bos_default),
+            add_space_prefix: flag("tokenizer.ggml.add_space_prefix")
+                .unwrap_or(add_space_prefix_default),
+            model,
+            tokens,
+            ids,
+            specials,
+            kind,
+        })
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn token_text(&self, id: u32) -> Option<&str> {
+        self.tokens.get(id as usize).map(String::as_str)
+    }
+
+    /// Tokenize segments in order. `add_special` adds BOS when the model asks for it.
+    pub fn encode(
+        &self,
+        segments: &[Segment<'_>],
+        add_special: bool,
+    ) -> Result<Vec<u32>, EngineError> {
+        enum Frag {
+            Raw(String),
+            Tok(u32),
+        }
+        // Partition each segment, then join neighbouring raw text across segments so that text is
+        // tokenized exactly as if it were one string (what llama.cpp sees).
+        let mut frags: Vec<Frag> = Vec::new();
+        for seg in segments {
+            let mut parts: Vec<Result<&str, u32>> = if seg.text.is_empty() {
+                vec![]
+            } else {
+                vec![Ok(seg.text)]
+            };
+            for (id, text, user_defined) in &self.specials {
+                if !seg.trusted && !user_defined {
+                    continue;
+                }
+                if !parts
+                    .iter()
+                    .any(|p| matches!(p, Ok(s) if s.contains(text.as_str())))
+                {
+                    continue;
+                }
+                let mut out = Vec::with_capacity(parts.len() + 2);
+                for p in parts {
+                    match p {
+                        Ok(mut rest) => {
+                            while let Some(at) = rest.find(text.as_str()) {
+                                if at > 0 {
+                                    out.push(Ok(&rest[..at]));
+                                }
+                                out.push(Err(*id));
+                                rest = &rest[at + text.len()..];
+                            }
+                            if !rest.is_empty() {
+                                out.push(Ok(rest));
+                            }
+                        }
+                        tok => out.push(tok),
+                    }
+                }
+                parts = out;
+            }
+            for p in parts {
+                match (p, frags.last_mut()) {
+                    (Ok(s), Some(Frag::Raw(prev))) => prev.push_str(s),
+                    (Ok(s), _) => frags.push(Frag::Raw(s.to_string())),
+                    (Err(id), _) => frags.push(Frag::Tok(id)),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if add_special && self.add_bos {
+            if let Some(b) = self.bos {
+                out.push(b);
+            }
+        }
+        let mut prev_special = true;
+        for f in frags {
+            match f {
+                Frag::Tok(id) => {
+                    out.push(id);
+                    prev_special = true;
+                }
+                Frag::Raw(s) => {
+                    self.encode_raw(&s, prev_special, &mut out)?;
+                    prev_special = false;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Tokenize plain text (no special tokens recognised except user-defined ones, no BOS).
+    pub fn encode_plain(&self, text: &str) -> Result<Vec<u32>, EngineError> {
+        self.encode(
+            &[Segment {
+                text,
+                trusted: false,
+            }],
+            false,
+        )
+    }
+
+    fn encode_raw(
+        &self,
+        text: &str,
+        after_special: bool,
+        out: &mut Vec<u32>,
+    ) -> Result<(), EngineError> {
+        match &self.model {
+            Model::Bpe(tk) => {
+                let enc = tk
+                    .encode_fast(text, false)
+                    .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
+                out.extend_from_slice(enc.get_ids());
+            }
+            Model::Spm {
+                scores,
+                byte_tokens,
+            } => {
+                let mut t = String::with_capacity(text.len() + 3);
+                if self.add_space_prefix && after_special {
+                    t.push(' ');
+                }
+                t.push_str(text);
+                let t = t.replace(' ', "\u{2581}");
+                spm(&t, &self.ids, scores, byte_tokens, out)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Bigram {
+    score: f32,
+    left: usize,
+    right: usize,
+    size: usize,
+}
+
+impl PartialEq for Bigram {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Bigram {}
+impl PartialOrd for Bigram {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Bigram {
+    // Max-heap: higher score first, then the leftmost pair.
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score.total_cmp(&o.score).then(o.left.cmp(&self.left))
+    }
+}
+
+/// llama.cpp's SentencePiece session: greedily merge the adjacent pair whose concatenation is the
+/// highest-scoring vocabulary token; characters that never become tokens fall back to byte tokens.
+fn spm(
+    t: &str,
+    ids: &HashMap<String, u32>,
+    scores: &[f32],
+    byte_tokens: &[Option<u32>],
+    out: &mut Vec<u32>,
+) -> Result<(), EngineError> {
+    struct Sym {
+        start: usize,
+        len: usize,
+        prev: isize,
+        next: isize,
+    }
+    let mut sym: Vec<Sym> = t
+        .char_indices()
+        .enumerate()
+        .map(|(i, (b, c))| Sym {
+            start: b,
+            len: c.len_utf8(),
+            prev: i as isize - 1,
+            next: i as isize + 1,
+        })
+        .collect();
+    if sym.is_empty() {
+        return Ok(());
+    }
+    let last = sym.len() - 1;
+    sym[last].next = -1;
+    let mut heap = BinaryHeap::new();
+    let try_add = |heap: &mut BinaryHeap<Bigram>, sym: &[Sym], l: isize, r: isize| {
+        if l < 0 || r < 0 {
+            return;
+        }
+        let (a, b) = (&sym[l as usize], &sym[r as usize]);
+        let s = &t[a.start..a.start + a.len + b.len];
+        if let Some(&id) = ids.get(s) {
+            heap.push(Bigram {
+                score: scores[id as usize],
+                left: l as usize,
+                right: r as usize,
+                size: s.len(),
+            });
+        }
+    };
+    for i in 1..sym.len() {
+        try_add(&mut heap, &sym, i as isize - 1, i as isize);
+    }
+    while let Some(bg) = heap.pop() {
+        let (ln, rn) = (sym[bg.left].len, sym[bg.right].len);
+        if ln == 0 || rn == 0 || ln + rn != bg.size {
+            continue;
+        }
+        sym[bg.left].len += rn;
+        sym[bg.right].len = 0;
+        let nx = sym[bg.right].next;
+        sym[bg.left].next = nx;
+        if nx >= 0 {
+            sym[nx as usize].prev = bg.left as isize;
+        }
+        let pv = sym[bg.left].prev;
+        try_add(&mut heap, &sym, pv, bg.left as isize);
+        try_add(&mut heap, &sym, bg.left as isize, nx);
+    }
+    let mut i = 0isize;
+    while i >= 0 {
+        let s = &sym[i as usize];
+        let piece = &t[s.start..s.start + s.len];
+        match ids.get(piece) {
+            Some(&id) => out.push(id),
+            None => {
+                for b in piece.bytes() {
+                    out.push(byte_tokens[b as usize].ok_or_else(|| {
+                        EngineError::Tokenizer(format!("no byte token for 0x{b:02X}"))
+                    })?);
+                }
+            }
+        }
+        i = s.next;
+    }
+    Ok(())
+}

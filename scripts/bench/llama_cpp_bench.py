@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The `rocketjudge bench` workload through llama.cpp (llama-cpp-python), for a side-by-side reference.
+
+Input (JSON file given as argv[1]): {"model": path, "threads": n, "prefix": [ids], "suffixes": [[ids]...],
+"repeat": r, "scratch": bool}. Prints one JSON object: the median over repeats of
+  prefill_s   — the prefix evaluated once (llama.cpp's best: keep its KV cache),
+  items_s     — each suffix evaluated on top of the cached prefix (KV truncated back after each),
+  scratch_s   — (if asked) each item evaluated from scratch, prefix included, as naive graders do.
+"""
+import json
+import statistics
+import sys
+import time
+
+from llama_cpp import Llama
+
+
+def main():
+    cfg = json.load(open(sys.argv[1]))
+    prefix, suffixes = cfg["prefix"], cfg["suffixes"]
+    n_ctx = len(prefix) + max(len(s) for s in suffixes) + 16
+    llm = Llama(model_path=cfg["model"], n_ctx=max(n_ctx, 512), n_batch=512, n_threads=cfg["threads"], verbose=False)
+    llm.eval(prefix[:64])  # warm-up
+    pre, items, scratch = [], [], []
+    for _ in range(cfg["repeat"]):
+        llm.reset()
+        t = time.perf_counter()
+        llm.eval(prefix)
+        pre.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for s in suffixes:
+            llm.n_tokens = len(prefix)
+            llm.eval(s)
+        items.append(time.perf_counter() - t)
+        if cfg.get("scratch"):
+            t = time.perf_counter()
+            for s in suffixes:
+                llm.reset()
+                llm.eval(prefix + s)
+            scratch.append(time.perf_counter() - t)
+    import llama_cpp
+    out = {"llama_cpp_python": llama_cpp.__version__, "prefill_s": statistics.median(pre), "items_s": statistics.median(items)}
+    if scratch:
+        out["scratch_s"] = statistics.median(scratch)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
