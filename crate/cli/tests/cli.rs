@@ -14,11 +14,7 @@ fn run(args: &[&str]) -> Output {
 }
 
 fn stdout(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
@@ -35,11 +31,9 @@ fn judgments_from_golden(dir: &Path) {
     for s in g["scores"].as_array().unwrap() {
         let model = s["model_test"].as_str().unwrap();
         let p = (s["score"].as_f64().unwrap() - 1.0) / 9.0;
-        let line = json!({"session_id": s["session_id"], "model_test": model, "judge": "fixture", "norm_probability": [p], "judgment": ["x"]});
-        files
-            .entry(model.to_string())
-            .or_default()
-            .push_str(&format!("{line}\n"));
+        let line =
+            json!({"session_id": s["session_id"], "model_test": model, "judge": "fixture", "norm_probability": [p], "judgment": ["x"]});
+        files.entry(model.to_string()).or_default().push_str(&format!("{line}\n"));
     }
     for (m, text) in files {
         std::fs::write(dir.join(format!("{m}.jsonl")), text).unwrap();
@@ -50,21 +44,10 @@ fn judgments_from_golden(dir: &Path) {
 fn rank_json_prints_bt_ratings_with_cis_matching_an_independent_fit() {
     let dir = tempfile::tempdir().unwrap();
     judgments_from_golden(dir.path());
-    let o = run(&[
-        "rank",
-        "--judgments",
-        dir.path().to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let o = run(&["rank", "--judgments", dir.path().to_str().unwrap(), "--format", "json"]);
     let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
     let g = golden_ranking();
-    let models: Vec<&str> = g["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.as_str().unwrap())
-        .collect();
+    let models: Vec<&str> = g["models"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
     assert_eq!(rows.len(), models.len());
     let mut last = f64::INFINITY;
     for (i, r) in rows.iter().enumerate() {
@@ -72,25 +55,13 @@ fn rank_json_prints_bt_ratings_with_cis_matching_an_independent_fit() {
         let score = r["score"].as_f64().unwrap();
         assert!(score <= last, "sorted best first");
         last = score;
-        let k = models
-            .iter()
-            .position(|m| *m == r["model"].as_str().unwrap())
-            .unwrap();
+        let k = models.iter().position(|m| *m == r["model"].as_str().unwrap()).unwrap();
         let tol = g["bt_tolerance"].as_f64().unwrap();
         assert!((score - g["bt"][k].as_f64().unwrap()).abs() < tol, "{r}");
-        let (lo, hi) = (
-            g["bt_ci_lower"][k].as_f64().unwrap(),
-            g["bt_ci_upper"][k].as_f64().unwrap(),
-        );
+        let (lo, hi) = (g["bt_ci_lower"][k].as_f64().unwrap(), g["bt_ci_upper"][k].as_f64().unwrap());
         let slack = g["bt_ci_tolerance_fraction_of_width"].as_f64().unwrap() * (hi - lo);
-        assert!(
-            (r["lower"].as_f64().unwrap() - lo).abs() < slack,
-            "{r} vs [{lo}, {hi}]"
-        );
-        assert!(
-            (r["upper"].as_f64().unwrap() - hi).abs() < slack,
-            "{r} vs [{lo}, {hi}]"
-        );
+        assert!((r["lower"].as_f64().unwrap() - lo).abs() < slack, "{r} vs [{lo}, {hi}]");
+        assert!((r["upper"].as_f64().unwrap() - hi).abs() < slack, "{r} vs [{lo}, {hi}]");
     }
 }
 
@@ -99,43 +70,11 @@ fn rank_methods_and_formats() {
     let dir = tempfile::tempdir().unwrap();
     judgments_from_golden(dir.path());
     let d = dir.path().to_str().unwrap();
-    let csv = stdout(&run(&[
-        "rank",
-        "--judgments",
-        d,
-        "--method",
-        "mean",
-        "--format",
-        "csv",
-        "--bootstrap",
-        "50",
-    ]));
-    assert!(
-        csv.starts_with("rank,model,score,lower,upper\n1,model-07,"),
-        "{csv}"
-    );
-    let table = stdout(&run(&[
-        "rank",
-        "--judgments",
-        d,
-        "--method",
-        "winrate",
-        "--bootstrap",
-        "0",
-    ]));
-    assert!(
-        table.lines().next().unwrap().starts_with("model "),
-        "{table}"
-    );
-    let elo = run(&[
-        "rank",
-        "--judgments",
-        d,
-        "--method",
-        "elo",
-        "--bootstrap",
-        "20",
-    ]);
+    let csv = stdout(&run(&["rank", "--judgments", d, "--method", "mean", "--format", "csv", "--bootstrap", "50"]));
+    assert!(csv.starts_with("rank,model,score,lower,upper\n1,model-07,"), "{csv}");
+    let table = stdout(&run(&["rank", "--judgments", d, "--method", "winrate", "--bootstrap", "0"]));
+    assert!(table.lines().next().unwrap().starts_with("model "), "{table}");
+    let elo = run(&["rank", "--judgments", d, "--method", "elo", "--bootstrap", "20"]);
     assert!(String::from_utf8_lossy(&elo.stderr).contains("order"));
     let bad = run(&["rank", "--judgments", d, "--method", "nope"]);
     assert_eq!(bad.status.code(), Some(2));
@@ -153,16 +92,9 @@ fn malformed_input_names_file_line_and_field() {
     let o = run(&["rank", "--judgments", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("m.jsonl:2: field `norm_probability[1]`"),
-        "{err}"
-    );
+    assert!(err.contains("m.jsonl:2: field `norm_probability[1]`"), "{err}");
     assert_eq!(err.lines().count(), 1, "one line: {err}");
-    let missing = run(&[
-        "rank",
-        "--judgments",
-        dir.path().join("nope").to_str().unwrap(),
-    ]);
+    let missing = run(&["rank", "--judgments", dir.path().join("nope").to_str().unwrap()]);
     assert_ne!(missing.status.code(), Some(0));
 }
 
@@ -171,23 +103,10 @@ fn export_battles_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     judgments_from_golden(dir.path());
     let out = dir.path().join("out").join("battles.json");
-    stdout(&run(&[
-        "export",
-        "battles",
-        "--judgments",
-        dir.path().to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let battles: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(
-        battles.len(),
-        golden_ranking()["battles"].as_array().unwrap().len()
-    );
-    assert!(battles
-        .iter()
-        .all(|b| ["model_a", "model_b", "tie"].contains(&b["winner"].as_str().unwrap())));
+    stdout(&run(&["export", "battles", "--judgments", dir.path().to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let battles: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(battles.len(), golden_ranking()["battles"].as_array().unwrap().len());
+    assert!(battles.iter().all(|b| ["model_a", "model_b", "tie"].contains(&b["winner"].as_str().unwrap())));
     // Battles feed `rank --scores`? No: they feed Arena tools; check that meta can read them as pairs.
     let o = run(&[
         "meta",
@@ -224,15 +143,8 @@ fn score_unsupervised_and_supervised() {
     let lab = dir.path().join("labels.json");
     std::fs::write(&lab, serde_json::to_string(&labels).unwrap()).unwrap();
     let out = dir.path().join("scores");
-    stdout(&run(&[
-        "score",
-        "--judgments",
-        j.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
-    let w: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(out.join("w.json")).unwrap()).unwrap();
+    stdout(&run(&["score", "--judgments", j.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let w: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(out.join("w.json")).unwrap()).unwrap();
     assert!((w[0]["score"].as_f64().unwrap() - (1.0 + 9.0 * 0.3)).abs() < 1e-12);
     let sup = dir.path().join("sup");
     let o = run(&[
@@ -247,23 +159,11 @@ fn score_unsupervised_and_supervised() {
         sup.to_str().unwrap(),
     ]);
     stdout(&o);
-    assert!(
-        !sup.join("w.json").exists(),
-        "training models are not scored"
-    );
-    let x: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(sup.join("x.json")).unwrap()).unwrap();
+    assert!(!sup.join("w.json").exists(), "training models are not scored");
+    let x: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(sup.join("x.json")).unwrap()).unwrap();
     assert!(x.iter().all(|r| r["alpha"].as_f64().unwrap() > 0.0));
     // The scored files feed `rank --scores`.
-    let ranked = stdout(&run(&[
-        "rank",
-        "--scores",
-        out.to_str().unwrap(),
-        "--format",
-        "json",
-        "--bootstrap",
-        "0",
-    ]));
+    let ranked = stdout(&run(&["rank", "--scores", out.to_str().unwrap(), "--format", "json", "--bootstrap", "0"]));
     let rows: Vec<Value> = serde_json::from_str(&ranked).unwrap();
     assert_eq!(rows[0]["model"], "z");
 }
@@ -275,39 +175,18 @@ fn meta_compares_rankings() {
     let reference = dir.path().join("ref.json");
     std::fs::write(&ours, r#"[{"model":"a","score":3,"rank":1},{"model":"b","score":2,"rank":2},{"model":"c","score":1,"rank":3},{"model":"d","score":0,"rank":4}]"#).unwrap();
     std::fs::write(&reference, r#"[{"name":"a","rating":1300,"lower":1290,"upper":1310},{"name":"b","rating":1100,"lower":1090,"upper":1110},{"name":"c","rating":1200,"lower":1190,"upper":1210},{"name":"d","rating":1000,"lower":990,"upper":1010}]"#).unwrap();
-    let o = run(&[
-        "meta",
-        "--ranking",
-        ours.to_str().unwrap(),
-        "--reference",
-        reference.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let o = run(&["meta", "--ranking", ours.to_str().unwrap(), "--reference", reference.to_str().unwrap(), "--format", "json"]);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!((v["spearman"]["value"].as_f64().unwrap() - 0.8).abs() < 1e-12);
     assert!((v["kendall_tau_b"]["value"].as_f64().unwrap() - 4.0 / 6.0).abs() < 1e-12);
     assert_eq!(v["tau_u_pairs"], 6);
-    let t = stdout(&run(&[
-        "meta",
-        "--ranking",
-        ours.to_str().unwrap(),
-        "--reference",
-        reference.to_str().unwrap(),
-        "--u",
-        "150",
-    ]));
+    let t = stdout(&run(&["meta", "--ranking", ours.to_str().unwrap(), "--reference", reference.to_str().unwrap(), "--u", "150"]));
     assert!(t.contains("tau_u") && t.contains("(gap <= 150)"), "{t}");
 }
 
 #[test]
 fn every_command_has_help() {
-    for c in [
-        &["rank", "--help"][..],
-        &["score", "--help"],
-        &["meta", "--help"],
-        &["export", "battles", "--help"],
-    ] {
+    for c in [&["rank", "--help"][..], &["score", "--help"], &["meta", "--help"], &["export", "battles", "--help"]] {
         let h = stdout(&run(c));
         assert!(h.contains("Usage:"), "{h}");
     }

@@ -17,18 +17,8 @@ pub struct FormatError {
 }
 
 impl FormatError {
-    pub fn new(
-        file: &str,
-        line: usize,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        Self {
-            file: file.to_string(),
-            line,
-            field: field.into(),
-            message: message.into(),
-        }
+    pub fn new(file: &str, line: usize, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { file: file.to_string(), line, field: field.into(), message: message.into() }
     }
 }
 

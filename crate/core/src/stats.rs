@@ -102,13 +102,7 @@ pub struct Interval {
 /// Percentile bootstrap: resample the `n` units with replacement `reps` times, evaluate `stat` on each
 /// resample (given as indices) and return the central `level` interval of the finite results.
 /// `None` when fewer than half of the resamples gave a finite value.
-pub fn bootstrap_ci<F>(
-    n: usize,
-    reps: usize,
-    level: f64,
-    seed: u64,
-    mut stat: F,
-) -> Option<Interval>
+pub fn bootstrap_ci<F>(n: usize, reps: usize, level: f64, seed: u64, mut stat: F) -> Option<Interval>
 where
     F: FnMut(&[usize]) -> f64,
 {
@@ -125,10 +119,7 @@ where
         return None;
     }
     let a = (1.0 - level) / 2.0;
-    Some(Interval {
-        lower: quantile(&vals, a),
-        upper: quantile(&vals, 1.0 - a),
-    })
+    Some(Interval { lower: quantile(&vals, a), upper: quantile(&vals, 1.0 - a) })
 }
 
 #[cfg(test)]
@@ -137,10 +128,7 @@ mod tests {
 
     #[test]
     fn ranks_with_ties() {
-        assert_eq!(
-            average_ranks(&[10.0, 20.0, 10.0, 30.0]),
-            [1.5, 3.0, 1.5, 4.0]
-        );
+        assert_eq!(average_ranks(&[10.0, 20.0, 10.0, 30.0]), [1.5, 3.0, 1.5, 4.0]);
     }
 
     #[test]

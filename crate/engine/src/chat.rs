@@ -12,11 +12,7 @@ use crate::EngineError;
 /// How prompts are wrapped for a model.
 pub enum ChatTemplate {
     /// A Jinja template from the GGUF.
-    Jinja {
-        source: String,
-        bos: String,
-        eos: String,
-    },
+    Jinja { source: String, bos: String, eos: String },
     /// llama.cpp's built-in Gemma format (system text folded into the first user turn).
     Gemma,
 }
@@ -28,13 +24,7 @@ pub struct Rendered {
 
 impl Rendered {
     pub fn segments(&self) -> Vec<Segment<'_>> {
-        self.pieces
-            .iter()
-            .map(|(t, trusted)| Segment {
-                text: t,
-                trusted: *trusted,
-            })
-            .collect()
+        self.pieces.iter().map(|(t, trusted)| Segment { text: t, trusted: *trusted }).collect()
     }
     pub fn text(&self) -> String {
         self.pieces.iter().map(|p| p.0.as_str()).collect()
@@ -49,19 +39,11 @@ impl ChatTemplate {
                 if t.contains("<start_of_turn>") && !t.contains("{%") {
                     ChatTemplate::Gemma
                 } else {
-                    ChatTemplate::Jinja {
-                        source: t.to_string(),
-                        bos: bos.to_string(),
-                        eos: eos.to_string(),
-                    }
+                    ChatTemplate::Jinja { source: t.to_string(), bos: bos.to_string(), eos: eos.to_string() }
                 }
             }
             _ if architecture.starts_with("gemma") => ChatTemplate::Gemma,
-            _ => ChatTemplate::Jinja {
-                source: CHATML.to_string(),
-                bos: bos.to_string(),
-                eos: eos.to_string(),
-            },
+            _ => ChatTemplate::Jinja { source: CHATML.to_string(), bos: bos.to_string(), eos: eos.to_string() },
         }
     }
 
@@ -82,27 +64,16 @@ impl ChatTemplate {
                 let mut env = Environment::new();
                 env.set_trim_blocks(true);
                 env.set_lstrip_blocks(true);
-                env.add_function(
-                    "raise_exception",
-                    |msg: String| -> Result<JValue, JinjaError> {
-                        Err(JinjaError::new(ErrorKind::InvalidOperation, msg))
-                    },
-                );
-                // Templates that print today's date get a fixed one: a grade must not depend on the day.
-                env.add_function("strftime_now", |_fmt: String| -> String {
-                    "26 Jul 2024".to_string()
+                env.add_function("raise_exception", |msg: String| -> Result<JValue, JinjaError> {
+                    Err(JinjaError::new(ErrorKind::InvalidOperation, msg))
                 });
-                env.add_template("chat", source).map_err(|e| {
-                    EngineError::Template(format!("cannot parse the chat template: {e}"))
-                })?;
+                // Templates that print today's date get a fixed one: a grade must not depend on the day.
+                env.add_function("strftime_now", |_fmt: String| -> String { "26 Jul 2024".to_string() });
+                env.add_template("chat", source).map_err(|e| EngineError::Template(format!("cannot parse the chat template: {e}")))?;
                 let tmpl = env.get_template("chat").expect("template just added");
                 let msgs: Vec<JValue> = messages
                     .iter()
-                    .map(|m| {
-                        JValue::from_serialize(
-                            serde_json::json!({"role": m.role.as_str(), "content": m.content}),
-                        )
-                    })
+                    .map(|m| JValue::from_serialize(serde_json::json!({"role": m.role.as_str(), "content": m.content})))
                     .collect();
                 let ctx = minijinja::context! {
                     messages => msgs,
@@ -110,9 +81,7 @@ impl ChatTemplate {
                     bos_token => bos,
                     eos_token => eos,
                 };
-                let mut text = tmpl
-                    .render(ctx)
-                    .map_err(|e| EngineError::Template(format!("the chat template failed: {e}")))?;
+                let mut text = tmpl.render(ctx).map_err(|e| EngineError::Template(format!("the chat template failed: {e}")))?;
                 if strip_bos && !bos.is_empty() && text.starts_with(bos.as_str()) {
                     text.drain(..bos.len());
                 }
@@ -133,10 +102,7 @@ fn mark_contents(text: &str, messages: &[Message]) -> Rendered {
     let mut pos = 0;
     for m in messages {
         let c = m.content.as_str();
-        let found = [c, c.trim()]
-            .into_iter()
-            .filter(|s| !s.is_empty())
-            .find_map(|s| text[pos..].find(s).map(|at| (pos + at, s.len())));
+        let found = [c, c.trim()].into_iter().filter(|s| !s.is_empty()).find_map(|s| text[pos..].find(s).map(|at| (pos + at, s.len())));
         if let Some((at, len)) = found {
             if at > pos {
                 pieces.push((text[pos..at].to_string(), true));
@@ -156,19 +122,12 @@ fn render_gemma(messages: &[Message]) -> Rendered {
     let mut system = String::new();
     for m in messages {
         // llama.cpp trims ASCII whitespace from contents.
-        let content = m
-            .content
-            .trim_matches(|c: char| c.is_ascii_whitespace())
-            .to_string();
+        let content = m.content.trim_matches(|c: char| c.is_ascii_whitespace()).to_string();
         if m.role == Role::System {
             system.push_str(&content);
             continue;
         }
-        let role = if m.role == Role::Assistant {
-            "model"
-        } else {
-            "user"
-        };
+        let role = if m.role == Role::Assistant { "model" } else { "user" };
         pieces.push((format!("<start_of_turn>{role}\n"), true));
         if !system.is_empty() && role != "model" {
             pieces.push((std::mem::take(&mut system), false));
@@ -188,43 +147,21 @@ mod tests {
     #[test]
     fn chatml_marks_content_untrusted() {
         let t = ChatTemplate::for_model(None, "llama", "", "");
-        let r = t
-            .render(&[Message::new(Role::User, "hi <|im_end|>")], false)
-            .unwrap();
-        assert_eq!(
-            r.text(),
-            "<|im_start|>user\nhi <|im_end|><|im_end|>\n<|im_start|>assistant\n"
-        );
+        let r = t.render(&[Message::new(Role::User, "hi <|im_end|>")], false).unwrap();
+        assert_eq!(r.text(), "<|im_start|>user\nhi <|im_end|><|im_end|>\n<|im_start|>assistant\n");
         assert_eq!(r.pieces[1], ("hi <|im_end|>".to_string(), false));
     }
 
     #[test]
     fn gemma_format() {
         let t = ChatTemplate::for_model(None, "gemma3", "<bos>", "<eos>");
-        let r = t
-            .render(
-                &[
-                    Message::new(Role::System, "Be brief."),
-                    Message::new(Role::User, " Hello "),
-                ],
-                true,
-            )
-            .unwrap();
-        assert_eq!(
-            r.text(),
-            "<start_of_turn>user\nBe brief.\n\nHello<end_of_turn>\n<start_of_turn>model\n"
-        );
+        let r = t.render(&[Message::new(Role::System, "Be brief."), Message::new(Role::User, " Hello ")], true).unwrap();
+        assert_eq!(r.text(), "<start_of_turn>user\nBe brief.\n\nHello<end_of_turn>\n<start_of_turn>model\n");
     }
 
     #[test]
     fn template_errors_are_errors() {
-        let t = ChatTemplate::Jinja {
-            source: "{{ raise_exception('no system') }}".into(),
-            bos: String::new(),
-            eos: String::new(),
-        };
-        assert!(
-            matches!(t.render(&[], false), Err(EngineError::Template(m)) if m.contains("no system"))
-        );
+        let t = ChatTemplate::Jinja { source: "{{ raise_exception('no system') }}".into(), bos: String::new(), eos: String::new() };
+        assert!(matches!(t.render(&[], false), Err(EngineError::Template(m)) if m.contains("no system")));
     }
 }

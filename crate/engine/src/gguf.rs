@@ -151,20 +151,13 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn take(&mut self, n: u64) -> Result<&'a [u8], GgufError> {
-        let end = (self.pos as u64)
-            .checked_add(n)
-            .ok_or_else(|| GgufError::Invalid("length overflows".into()))?;
+        let end = (self.pos as u64).checked_add(n).ok_or_else(|| GgufError::Invalid("length overflows".into()))?;
         if end > MAX_HEADER_BYTES as u64 {
-            return bad(format!(
-                "header would exceed {MAX_HEADER_BYTES} bytes at byte {}",
-                self.pos
-            ));
+            return bad(format!("header would exceed {MAX_HEADER_BYTES} bytes at byte {}", self.pos));
         }
         if end as usize > self.buf.len() {
             // Ask for more, with headroom so a caller reading in chunks does not crawl.
-            return Err(GgufError::NeedMore(
-                (end as usize).max(self.buf.len() * 2).min(MAX_HEADER_BYTES),
-            ));
+            return Err(GgufError::NeedMore((end as usize).max(self.buf.len() * 2).min(MAX_HEADER_BYTES)));
         }
         let s = &self.buf[self.pos..end as usize];
         self.pos = end as usize;
@@ -189,8 +182,7 @@ impl<'a> Cursor<'a> {
             return bad(format!("{what}: string of {n} bytes at byte {at} exceeds the {MAX_STRING_BYTES}-byte limit"));
         }
         let bytes = self.take(n)?;
-        String::from_utf8(bytes.to_vec())
-            .or_else(|_| bad(format!("{what}: string at byte {at} is not valid UTF-8")))
+        String::from_utf8(bytes.to_vec()).or_else(|_| bad(format!("{what}: string at byte {at} is not valid UTF-8")))
     }
     fn value(&mut self, ty: u32, key: &str, depth: u32) -> Result<Value, GgufError> {
         Ok(match ty {
@@ -204,11 +196,7 @@ impl<'a> Cursor<'a> {
             7 => match self.u8()? {
                 0 => Value::Bool(false),
                 1 => Value::Bool(true),
-                b => {
-                    return bad(format!(
-                        "metadata `{key}`: boolean byte {b} is neither 0 nor 1"
-                    ))
-                }
+                b => return bad(format!("metadata `{key}`: boolean byte {b} is neither 0 nor 1")),
             },
             8 => Value::String(self.string(key)?),
             9 => {
@@ -227,20 +215,12 @@ impl<'a> Cursor<'a> {
                     9 => return bad(format!("metadata `{key}`: nested arrays are not supported")),
                     t => return bad(format!("metadata `{key}`: unknown array element type {t}")),
                 };
-                let need = n.checked_mul(min).ok_or_else(|| {
-                    GgufError::Invalid(format!("metadata `{key}`: array length {n} overflows"))
-                })?;
+                let need = n.checked_mul(min).ok_or_else(|| GgufError::Invalid(format!("metadata `{key}`: array length {n} overflows")))?;
                 if need > (MAX_HEADER_BYTES - self.pos) as u64 {
-                    return bad(format!(
-                        "metadata `{key}`: array of {n} elements cannot fit in a header"
-                    ));
+                    return bad(format!("metadata `{key}`: array of {n} elements cannot fit in a header"));
                 }
                 if self.pos as u64 + need > self.buf.len() as u64 {
-                    return Err(GgufError::NeedMore(
-                        ((self.pos as u64 + need) as usize)
-                            .max(self.buf.len() * 2)
-                            .min(MAX_HEADER_BYTES),
-                    ));
+                    return Err(GgufError::NeedMore(((self.pos as u64 + need) as usize).max(self.buf.len() * 2).min(MAX_HEADER_BYTES)));
                 }
                 let mut v = Vec::with_capacity(n as usize);
                 for _ in 0..n {
@@ -260,30 +240,21 @@ impl Gguf {
     /// Parse the header from a prefix of the file. `file_len` (when known) bounds tensor offsets.
     /// Returns [`GgufError::NeedMore`] when the prefix is too short.
     pub fn parse(prefix: &[u8], file_len: Option<u64>) -> Result<Self, GgufError> {
-        let mut c = Cursor {
-            buf: prefix,
-            pos: 0,
-        };
+        let mut c = Cursor { buf: prefix, pos: 0 };
         if c.take(4)? != MAGIC {
             return bad("wrong magic: this is not a GGUF file");
         }
         let version = c.u32()?;
         if !(2..=3).contains(&version) {
-            return bad(format!(
-                "GGUF version {version} is not supported (2 and 3 are)"
-            ));
+            return bad(format!("GGUF version {version} is not supported (2 and 3 are)"));
         }
         let n_tensors = c.u64()?;
         let n_kv = c.u64()?;
         if n_tensors > MAX_TENSORS {
-            return bad(format!(
-                "claims {n_tensors} tensors; the limit is {MAX_TENSORS}"
-            ));
+            return bad(format!("claims {n_tensors} tensors; the limit is {MAX_TENSORS}"));
         }
         if n_kv > MAX_KV {
-            return bad(format!(
-                "claims {n_kv} metadata entries; the limit is {MAX_KV}"
-            ));
+            return bad(format!("claims {n_kv} metadata entries; the limit is {MAX_KV}"));
         }
         let mut metadata = BTreeMap::new();
         for _ in 0..n_kv {
@@ -307,9 +278,7 @@ impl Gguf {
             let name = c.string("tensor name")?;
             let n_dims = c.u32()?;
             if n_dims == 0 || n_dims > MAX_DIMS {
-                return bad(format!(
-                    "tensor `{name}` has {n_dims} dimensions (1 to {MAX_DIMS} supported)"
-                ));
+                return bad(format!("tensor `{name}` has {n_dims} dimensions (1 to {MAX_DIMS} supported)"));
             }
             let mut dims = Vec::with_capacity(n_dims as usize);
             for _ in 0..n_dims {
@@ -317,19 +286,11 @@ impl Gguf {
             }
             let ty = c.u32()?;
             let offset = c.u64()?;
-            let dtype = GgmlType::from_u32(ty).ok_or_else(|| {
-                GgufError::Invalid(format!(
-                    "tensor `{name}` has quantization type {ty}, which is not supported"
-                ))
-            })?;
-            let n_el = dims
-                .iter()
-                .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-                .filter(|&n| n > 0 && n < (1 << 40));
+            let dtype = GgmlType::from_u32(ty)
+                .ok_or_else(|| GgufError::Invalid(format!("tensor `{name}` has quantization type {ty}, which is not supported")))?;
+            let n_el = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).filter(|&n| n > 0 && n < (1 << 40));
             let Some(n_el) = n_el else {
-                return bad(format!(
-                    "tensor `{name}` has dimensions {dims:?} whose product is zero or overflows"
-                ));
+                return bad(format!("tensor `{name}` has dimensions {dims:?} whose product is zero or overflows"));
             };
             if dims[0] % dtype.block_size() as u64 != 0 {
                 return bad(format!(
@@ -341,36 +302,22 @@ impl Gguf {
             }
             let n_bytes = n_el / dtype.block_size() as u64 * dtype.block_bytes() as u64;
             if offset % alignment != 0 {
-                return bad(format!(
-                    "tensor `{name}`: offset {offset} is not aligned to {alignment}"
-                ));
+                return bad(format!("tensor `{name}`: offset {offset} is not aligned to {alignment}"));
             }
             if !names.insert(name.clone()) {
                 return bad(format!("tensor `{name}` appears twice"));
             }
-            raw.push(TensorInfo {
-                name,
-                dims,
-                dtype,
-                offset,
-                n_bytes,
-            });
+            raw.push(TensorInfo { name, dims, dtype, offset, n_bytes });
         }
         let data_offset = (c.pos as u64).div_ceil(alignment) * alignment;
         let mut data_end = data_offset;
         for t in &mut raw {
-            let start = data_offset.checked_add(t.offset).ok_or_else(|| {
-                GgufError::Invalid(format!("tensor `{}`: offset overflows", t.name))
-            })?;
-            let end = start.checked_add(t.n_bytes).ok_or_else(|| {
-                GgufError::Invalid(format!("tensor `{}`: size overflows", t.name))
-            })?;
+            let start =
+                data_offset.checked_add(t.offset).ok_or_else(|| GgufError::Invalid(format!("tensor `{}`: offset overflows", t.name)))?;
+            let end = start.checked_add(t.n_bytes).ok_or_else(|| GgufError::Invalid(format!("tensor `{}`: size overflows", t.name)))?;
             if let Some(len) = file_len {
                 if end > len {
-                    return bad(format!(
-                        "tensor `{}` ends at byte {end} but the file has {len} bytes (truncated or corrupt)",
-                        t.name
-                    ));
+                    return bad(format!("tensor `{}` ends at byte {end} but the file has {len} bytes (truncated or corrupt)", t.name));
                 }
             }
             t.offset = start;
@@ -381,19 +328,10 @@ impl Gguf {
         by_offset.sort_by_key(|t| t.offset);
         for w in by_offset.windows(2) {
             if w[0].offset + w[0].n_bytes > w[1].offset {
-                return bad(format!(
-                    "tensors `{}` and `{}` overlap",
-                    w[0].name, w[1].name
-                ));
+                return bad(format!("tensors `{}` and `{}` overlap", w[0].name, w[1].name));
             }
         }
-        Ok(Gguf {
-            version,
-            metadata,
-            tensors: raw,
-            data_offset,
-            data_end,
-        })
+        Ok(Gguf { version, metadata, tensors: raw, data_offset, data_end })
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
@@ -423,15 +361,8 @@ impl Writer {
         self
     }
     /// Add a tensor: `dims` in GGUF order (row length first) and its raw block bytes.
-    pub fn tensor(
-        &mut self,
-        name: &str,
-        dims: &[u64],
-        dtype: GgmlType,
-        bytes: Vec<u8>,
-    ) -> &mut Self {
-        self.tensors
-            .push((name.to_string(), dims.to_vec(), dtype, bytes));
+    pub fn tensor(&mut self, name: &str, dims: &[u64], dtype: GgmlType, bytes: Vec<u8>) -> &mut Self {
+        self.tensors.push((name.to_string(), dims.to_vec(), dtype, bytes));
         self
     }
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -519,10 +450,7 @@ mod tests {
     fn small() -> Vec<u8> {
         let mut w = Writer::default();
         w.kv("general.architecture", Value::String("llama".into()))
-            .kv(
-                "tokenizer.ggml.tokens",
-                Value::Array(vec![Value::String("a".into()), Value::String("b".into())]),
-            )
+            .kv("tokenizer.ggml.tokens", Value::Array(vec![Value::String("a".into()), Value::String("b".into())]))
             .tensor("w", &[32, 2], GgmlType::F32, vec![0u8; 256]);
         w.to_bytes()
     }
@@ -539,10 +467,7 @@ mod tests {
     #[test]
     fn prefix_too_short_asks_for_more() {
         let b = small();
-        assert!(matches!(
-            Gguf::parse(&b[..20], None),
-            Err(GgufError::NeedMore(_))
-        ));
+        assert!(matches!(Gguf::parse(&b[..20], None), Err(GgufError::NeedMore(_))));
     }
 
     #[test]
@@ -550,20 +475,13 @@ mod tests {
         let b = small();
         let mut wrong = b.clone();
         wrong[0] = b'X';
-        assert!(
-            matches!(Gguf::parse(&wrong, None), Err(GgufError::Invalid(m)) if m.contains("magic"))
-        );
+        assert!(matches!(Gguf::parse(&wrong, None), Err(GgufError::Invalid(m)) if m.contains("magic")));
         // Truncated file: the tensor ends past the end.
-        assert!(
-            matches!(Gguf::parse(&b, Some(b.len() as u64 - 1)), Err(GgufError::Invalid(m)) if m.contains("truncated"))
-        );
+        assert!(matches!(Gguf::parse(&b, Some(b.len() as u64 - 1)), Err(GgufError::Invalid(m)) if m.contains("truncated")));
         // Absurd tensor count.
         let mut many = b.clone();
         many[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(
-            Gguf::parse(&many, None),
-            Err(GgufError::Invalid(_))
-        ));
+        assert!(matches!(Gguf::parse(&many, None), Err(GgufError::Invalid(_))));
         // An array that claims more elements than bytes exist asks for more, never allocates them.
         let mut w = Writer::default();
         w.kv("x", Value::Array(vec![Value::U32(1)]));

@@ -15,6 +15,8 @@
 //! A response too long for the context is cut (keeping its beginning) and marked in the prompt with
 //! [`TRUNCATION_MARKER`]; the grade records that it was truncated.
 
+use std::future::Future;
+
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
 use rocketjudge_core::prompt::{grading_prompt_for, GradingPrompt, TRUNCATION_MARKER};
 use serde::Serialize;
@@ -38,11 +40,7 @@ pub struct ItemGrade {
 impl ItemGrade {
     pub fn from_logits(logit_yes: f32, logit_no: f32) -> Self {
         let d = (logit_yes - logit_no) as f64;
-        ItemGrade {
-            logit_yes,
-            logit_no,
-            p_yes: 1.0 / (1.0 + (-d).exp()),
-        }
+        ItemGrade { logit_yes, logit_no, p_yes: 1.0 / (1.0 + (-d).exp()) }
     }
 }
 
@@ -72,18 +70,20 @@ pub trait Judge {
     fn answer_tokens(&self) -> AnswerTokens;
     /// Tokenize a response's item prompts into a shared prefix and per-item suffixes.
     fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError>;
-    /// Grade prepared tokens.
-    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError>;
+    /// Grade prepared tokens. A future: on WebGPU in a browser the result can only be awaited.
+    fn grade_prepared(&mut self, p: &PreparedResponse) -> impl Future<Output = Result<Vec<ItemGrade>, EngineError>>;
 
-    fn grade(&mut self, query: &Query, response: &Response) -> Result<ResponseGrade, EngineError> {
-        let p = self.prepare(query, response)?;
-        let items = self.grade_prepared(&p)?;
-        Ok(ResponseGrade {
-            items,
-            prefix_tokens: p.prefix.len(),
-            suffix_tokens: p.suffixes.iter().map(Vec::len).sum(),
-            truncated_chars: p.truncated_chars,
-        })
+    fn grade(&mut self, query: &Query, response: &Response) -> impl Future<Output = Result<ResponseGrade, EngineError>> {
+        async move {
+            let p = self.prepare(query, response)?;
+            let items = self.grade_prepared(&p).await?;
+            Ok(ResponseGrade {
+                items,
+                prefix_tokens: p.prefix.len(),
+                suffix_tokens: p.suffixes.iter().map(Vec::len).sum(),
+                truncated_chars: p.truncated_chars,
+            })
+        }
     }
 }
 
@@ -121,68 +121,41 @@ impl PromptCodec {
                 )));
             }
         }
-        Ok(PromptCodec {
-            tokenizer,
-            template,
-            answers: AnswerTokens { yes, no },
-        })
+        Ok(PromptCodec { tokenizer, template, answers: AnswerTokens { yes, no } })
     }
 
     /// Token ids of a user message, wrapped in the chat template with the generation prompt.
     pub fn encode_user_message(&self, content: &str) -> Result<Vec<u32>, EngineError> {
-        let rendered = self
-            .template
-            .render(&[Message::new(Role::User, content)], self.tokenizer.add_bos)?;
+        let rendered = self.template.render(&[Message::new(Role::User, content)], self.tokenizer.add_bos)?;
         self.tokenizer.encode(&rendered.segments(), true)
     }
 
     /// Tokenize every item of `prompt` and split at the longest common prefix.
     pub fn split(&self, prompt: &GradingPrompt) -> Result<(Vec<u32>, Vec<Vec<u32>>), EngineError> {
         if prompt.suffixes.is_empty() {
-            return Err(EngineError::Input(
-                "the query has no checklist items to grade".into(),
-            ));
+            return Err(EngineError::Input("the query has no checklist items to grade".into()));
         }
-        let items: Vec<Vec<u32>> = (0..prompt.suffixes.len())
-            .map(|i| self.encode_user_message(&prompt.item(i)))
-            .collect::<Result<_, _>>()?;
+        let items: Vec<Vec<u32>> =
+            (0..prompt.suffixes.len()).map(|i| self.encode_user_message(&prompt.item(i))).collect::<Result<_, _>>()?;
         let shortest = items.iter().map(Vec::len).min().unwrap_or(0);
         let mut lcp = 0;
         while lcp + 1 < shortest && items.iter().all(|t| t[lcp] == items[0][lcp]) {
             lcp += 1;
         }
         let prefix = items[0][..lcp].to_vec();
-        Ok((
-            prefix,
-            items.into_iter().map(|t| t[lcp..].to_vec()).collect(),
-        ))
+        Ok((prefix, items.into_iter().map(|t| t[lcp..].to_vec()).collect()))
     }
 
     /// Prepare a response, cutting its answer when the longest item exceeds `max_tokens`.
-    pub fn prepare(
-        &self,
-        query: &Query,
-        response: &Response,
-        max_tokens: usize,
-    ) -> Result<PreparedResponse, EngineError> {
+    pub fn prepare(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<PreparedResponse, EngineError> {
         let answer = response.answer();
-        let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| {
-            p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens
-        };
+        let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens;
         let whole = self.split(&grading_prompt_for(query, response, answer))?;
         if fits(&whole) {
-            return Ok(PreparedResponse {
-                prefix: whole.0,
-                suffixes: whole.1,
-                truncated_chars: 0,
-            });
+            return Ok(PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 });
         }
         // Binary search on the kept length (in characters) of the answer.
-        let chars: Vec<usize> = answer
-            .char_indices()
-            .map(|(i, _)| i)
-            .chain([answer.len()])
-            .collect();
+        let chars: Vec<usize> = answer.char_indices().map(|(i, _)| i).chain([answer.len()]).collect();
         let (mut lo, mut hi) = (0usize, chars.len() - 1);
         let mut best = None;
         while lo <= hi {
@@ -221,24 +194,10 @@ pub struct ModelJudge<B: Backend> {
 }
 
 impl<B: Backend> ModelJudge<B> {
-    pub fn new(
-        name: String,
-        codec: PromptCodec,
-        model: Model<B>,
-        mut backend: B,
-        max_tokens: usize,
-    ) -> Result<Self, EngineError> {
+    pub fn new(name: String, codec: PromptCodec, model: Model<B>, mut backend: B, max_tokens: usize) -> Result<Self, EngineError> {
         let max_tokens = max_tokens.min(model.config.context_length);
         let caches = model.new_caches(&mut backend, max_tokens)?;
-        Ok(ModelJudge {
-            name,
-            codec,
-            model,
-            backend,
-            caches,
-            max_tokens,
-            chunk: 512,
-        })
+        Ok(ModelJudge { name, codec, model, backend, caches, max_tokens, chunk: 512 })
     }
 
     /// Run the shared prefix into the KV cache, in chunks.
@@ -250,35 +209,20 @@ impl<B: Backend> ModelJudge<B> {
             let start = ci * self.chunk;
             let positions: Vec<u32> = (start..start + chunk.len()).map(|p| p as u32).collect();
             let segments = vec![0u32; chunk.len()];
-            self.model.forward(
-                &mut self.backend,
-                &mut self.caches,
-                chunk,
-                &positions,
-                &segments,
-                true,
-                None,
-            )?;
+            self.model.forward(&mut self.backend, &mut self.caches, chunk, &positions, &segments, true, None)?;
         }
         Ok(())
     }
 
     /// Grade suffixes against the cached prefix, all in one forward.
-    pub fn grade_suffixes(
-        &mut self,
-        prefix_len: usize,
-        suffixes: &[Vec<u32>],
-    ) -> Result<Vec<ItemGrade>, EngineError> {
+    pub async fn grade_suffixes(&mut self, prefix_len: usize, suffixes: &[Vec<u32>]) -> Result<Vec<ItemGrade>, EngineError> {
         let mut tokens = Vec::new();
         let mut positions = Vec::new();
         let mut segments = Vec::new();
         let mut last_rows = Vec::new();
         for (i, s) in suffixes.iter().enumerate() {
             if s.is_empty() {
-                return Err(EngineError::Input(format!(
-                    "checklist item {} has an empty prompt suffix",
-                    i + 1
-                )));
+                return Err(EngineError::Input(format!("checklist item {} has an empty prompt suffix", i + 1)));
             }
             for (j, &t) in s.iter().enumerate() {
                 tokens.push(t);
@@ -289,25 +233,10 @@ impl<B: Backend> ModelJudge<B> {
         }
         let hidden = self
             .model
-            .forward(
-                &mut self.backend,
-                &mut self.caches,
-                &tokens,
-                &positions,
-                &segments,
-                false,
-                Some(&last_rows),
-            )?
+            .forward(&mut self.backend, &mut self.caches, &tokens, &positions, &segments, false, Some(&last_rows))?
             .expect("rows were requested");
-        let ids: Vec<u32> = self
-            .codec
-            .answers
-            .yes
-            .iter()
-            .chain(&self.codec.answers.no)
-            .copied()
-            .collect();
-        let logits = self.model.logits(&mut self.backend, &hidden, &ids)?;
+        let ids: Vec<u32> = self.codec.answers.yes.iter().chain(&self.codec.answers.no).copied().collect();
+        let logits = self.model.logits(&mut self.backend, &hidden, &ids).await?;
         let ny = self.codec.answers.yes.len();
         Ok(logits
             .iter()
@@ -320,10 +249,10 @@ impl<B: Backend> ModelJudge<B> {
 
     /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference
     /// path the batched one is tested against).
-    pub fn grade_from_scratch(&mut self, tokens: &[u32]) -> Result<ItemGrade, EngineError> {
+    pub async fn grade_from_scratch(&mut self, tokens: &[u32]) -> Result<ItemGrade, EngineError> {
         let (prefix, last) = tokens.split_at(tokens.len() - 1);
         self.prefill(prefix)?;
-        Ok(self.grade_suffixes(prefix.len(), &[last.to_vec()])?[0])
+        Ok(self.grade_suffixes(prefix.len(), &[last.to_vec()]).await?[0])
     }
 }
 
@@ -340,9 +269,9 @@ impl<B: Backend> Judge for ModelJudge<B> {
         self.codec.prepare(query, response, self.max_tokens)
     }
 
-    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+    async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
         self.prefill(&p.prefix)?;
-        self.grade_suffixes(p.prefix.len(), &p.suffixes)
+        self.grade_suffixes(p.prefix.len(), &p.suffixes).await
     }
 }
 
@@ -357,28 +286,14 @@ impl Judge for FixedJudge {
         format!("fixed-{}", self.p_yes)
     }
     fn answer_tokens(&self) -> AnswerTokens {
-        AnswerTokens {
-            yes: vec![1],
-            no: vec![0],
-        }
+        AnswerTokens { yes: vec![1], no: vec![0] }
     }
     fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
         let _ = response;
-        Ok(PreparedResponse {
-            prefix: vec![],
-            suffixes: vec![vec![0]; query.checklist.len()],
-            truncated_chars: 0,
-        })
+        Ok(PreparedResponse { prefix: vec![], suffixes: vec![vec![0]; query.checklist.len()], truncated_chars: 0 })
     }
-    fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+    async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
         let l = (self.p_yes / (1.0 - self.p_yes)).ln() as f32;
-        Ok(p.suffixes
-            .iter()
-            .map(|_| ItemGrade {
-                logit_yes: l,
-                logit_no: 0.0,
-                p_yes: self.p_yes,
-            })
-            .collect())
+        Ok(p.suffixes.iter().map(|_| ItemGrade { logit_yes: l, logit_no: 0.0, p_yes: self.p_yes }).collect())
     }
 }

@@ -83,10 +83,7 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (f32, f32) {
     if j < 4 {
         ((q[j] & 63) as f32, (q[j + 4] & 63) as f32)
     } else {
-        (
-            ((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4)) as f32,
-            ((q[j + 4] >> 4) | ((q[j] >> 6) << 4)) as f32,
-        )
+        (((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4)) as f32, ((q[j + 4] >> 4) | ((q[j] >> 6) << 4)) as f32)
     }
 }
 
@@ -94,16 +91,8 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (f32, f32) {
 /// `dtype.row_bytes(out.len())`; callers pass slices they have sized from the tensor info.
 pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
     let n = out.len();
-    assert_eq!(
-        n % dtype.block_size(),
-        0,
-        "dequantize: {n} elements is not whole {dtype:?} blocks"
-    );
-    assert!(
-        src.len() >= dtype.row_bytes(n),
-        "dequantize: {} bytes for {n} {dtype:?} elements",
-        src.len()
-    );
+    assert_eq!(n % dtype.block_size(), 0, "dequantize: {n} elements is not whole {dtype:?} blocks");
+    assert!(src.len() >= dtype.row_bytes(n), "dequantize: {} bytes for {n} {dtype:?} elements", src.len());
     let bb = dtype.block_bytes();
     match dtype {
         GgmlType::F32 => {

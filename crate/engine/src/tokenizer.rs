@@ -55,10 +55,7 @@ const R_D1: &str = r"[\p{P}\$\+<=>\^~\|]+";
 
 enum Model {
     Bpe(Box<HfTokenizer>),
-    Spm {
-        scores: Vec<f32>,
-        byte_tokens: Vec<Option<u32>>,
-    },
+    Spm { scores: Vec<f32>, byte_tokens: Vec<Option<u32>> },
 }
 
 /// A piece of text to tokenize, and whether control tokens may be recognised in it.
@@ -83,48 +80,23 @@ pub struct Tokenizer {
 }
 
 fn strings(g: &Gguf, key: &str) -> Result<Vec<String>, EngineError> {
-    let arr = g
-        .get(key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| EngineError::Model(format!("GGUF has no `{key}` array")))?;
-    arr.iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| EngineError::Model(format!("`{key}` holds a non-string")))
-        })
-        .collect()
+    let arr = g.get(key).and_then(Value::as_array).ok_or_else(|| EngineError::Model(format!("GGUF has no `{key}` array")))?;
+    arr.iter().map(|v| v.as_str().map(str::to_string).ok_or_else(|| EngineError::Model(format!("`{key}` holds a non-string")))).collect()
 }
 
 impl Tokenizer {
     pub fn from_gguf(g: &Gguf) -> Result<Self, EngineError> {
-        let model_kind = g
-            .get("tokenizer.ggml.model")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let model_kind = g.get("tokenizer.ggml.model").and_then(Value::as_str).unwrap_or("");
         let tokens = strings(g, "tokenizer.ggml.tokens")?;
         if tokens.is_empty() {
             return Err(EngineError::Model("the GGUF vocabulary is empty".into()));
         }
         let types: Vec<i32> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
-            Some(a) if a.len() == tokens.len() => {
-                a.iter().map(|v| v.as_f64().unwrap_or(1.0) as i32).collect()
-            }
-            Some(a) => {
-                return Err(EngineError::Model(format!(
-                    "{} token types for {} tokens",
-                    a.len(),
-                    tokens.len()
-                )))
-            }
+            Some(a) if a.len() == tokens.len() => a.iter().map(|v| v.as_f64().unwrap_or(1.0) as i32).collect(),
+            Some(a) => return Err(EngineError::Model(format!("{} token types for {} tokens", a.len(), tokens.len()))),
             None => vec![TYPE_NORMAL; tokens.len()],
         };
-        let id_key = |k: &str| {
-            g.get(k)
-                .and_then(Value::as_u64)
-                .map(|v| v as u32)
-                .filter(|&v| (v as usize) < tokens.len())
-        };
+        let id_key = |k: &str| g.get(k).and_then(Value::as_u64).map(|v| v as u32).filter(|&v| (v as usize) < tokens.len());
         let flag = |k: &str| g.get(k).and_then(Value::as_bool);
         let mut ids = HashMap::with_capacity(tokens.len());
         for (i, t) in tokens.iter().enumerate() {
@@ -135,12 +107,9 @@ impl Tokenizer {
             .enumerate()
             .filter_map(|(i, t)| {
                 let ty = types[i];
-                let control = ty == TYPE_CONTROL
-                    || ty == TYPE_UNKNOWN
-                    || FORCED_CONTROL.contains(&t.as_str());
+                let control = ty == TYPE_CONTROL || ty == TYPE_UNKNOWN || FORCED_CONTROL.contains(&t.as_str());
                 let user = ty == TYPE_USER_DEFINED;
-                (!t.is_empty() && (control || user))
-                    .then(|| (i as u32, t.clone(), user && !control))
+                (!t.is_empty() && (control || user)).then(|| (i as u32, t.clone(), user && !control))
             })
             .collect();
         // Longest first; ties by id, a deterministic stand-in for llama.cpp's unstable sort.
@@ -148,32 +117,16 @@ impl Tokenizer {
 
         let (model, kind, add_bos_default, add_space_prefix_default) = match model_kind {
             "gpt2" => {
-                let pre = g
-                    .get("tokenizer.ggml.pre")
-                    .and_then(Value::as_str)
-                    .unwrap_or("default")
-                    .to_string();
-                let (regexes, ignore_merges, add_bos): (Vec<&str>, bool, bool) = match pre.as_str()
-                {
-                    "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone"
-                    | "minerva-7b" => (vec![r"\p{N}", R_GPT2], false, false),
-                    "qwen2" | "deepseek-r1-qwen" | "stablelm2" | "megrez" => {
-                        (vec![R_QWEN2], false, false)
+                let pre = g.get("tokenizer.ggml.pre").and_then(Value::as_str).unwrap_or("default").to_string();
+                let (regexes, ignore_merges, add_bos): (Vec<&str>, bool, bool) = match pre.as_str() {
+                    "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva-7b" => {
+                        (vec![r"\p{N}", R_GPT2], false, false)
                     }
-                    "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "pixtral" => {
-                        (vec![R_LLAMA3], true, true)
-                    }
+                    "qwen2" | "deepseek-r1-qwen" | "stablelm2" | "megrez" => (vec![R_QWEN2], false, false),
+                    "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "pixtral" => (vec![R_LLAMA3], true, true),
                     "gpt-2" | "phi-2" | "mpt" | "olmo" | "jais" => (vec![R_GPT2], false, false),
-                    "default" => (
-                        vec![R_D1, R_GPT2, r"\p{N}+", "[0-9][0-9][0-9]"],
-                        false,
-                        false,
-                    ),
-                    other => {
-                        return Err(EngineError::Unsupported(format!(
-                            "BPE pre-tokenizer `{other}` is not supported"
-                        )))
-                    }
+                    "default" => (vec![R_D1, R_GPT2, r"\p{N}+", "[0-9][0-9][0-9]"], false, false),
+                    other => return Err(EngineError::Unsupported(format!("BPE pre-tokenizer `{other}` is not supported"))),
                 };
                 let merges_raw = strings(g, "tokenizer.ggml.merges")?;
                 let mut seen = std::collections::HashSet::new();
@@ -184,37 +137,24 @@ impl Tokenizer {
                         continue;
                     };
                     let (a, b) = (&m[..pos], &m[pos + 1..]);
-                    if !ids.contains_key(a)
-                        || !ids.contains_key(b)
-                        || !ids.contains_key(&format!("{a}{b}"))
-                    {
+                    if !ids.contains_key(a) || !ids.contains_key(b) || !ids.contains_key(&format!("{a}{b}")) {
                         continue;
                     }
                     if seen.insert((a.to_string(), b.to_string())) {
                         merges.push((a.to_string(), b.to_string()));
                     }
                 }
-                let vocab: tokenizers::models::bpe::Vocab = tokens
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (t.clone(), i as u32))
-                    .collect();
+                let vocab: tokenizers::models::bpe::Vocab = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
                 let bpe = BPE::builder()
                     .vocab_and_merges(vocab, merges)
                     .ignore_merges(ignore_merges)
                     .build()
-                    .map_err(|e| {
-                        EngineError::Model(format!("cannot build the BPE tokenizer: {e}"))
-                    })?;
+                    .map_err(|e| EngineError::Model(format!("cannot build the BPE tokenizer: {e}")))?;
                 let mut tk = HfTokenizer::new(bpe);
                 let mut pts: Vec<PreTokenizerWrapper> = Vec::new();
                 for r in regexes {
-                    let split = Split::new(
-                        SplitPattern::Regex(r.to_string()),
-                        SplitDelimiterBehavior::Isolated,
-                        false,
-                    )
-                    .map_err(|e| EngineError::Model(format!("pre-tokenizer regex: {e}")))?;
+                    let split = Split::new(SplitPattern::Regex(r.to_string()), SplitDelimiterBehavior::Isolated, false)
+                        .map_err(|e| EngineError::Model(format!("pre-tokenizer regex: {e}")))?;
                     pts.push(split.into());
                 }
                 pts.push(ByteLevel::new(false, false, false).into());
@@ -222,50 +162,27 @@ impl Tokenizer {
                 (Model::Bpe(Box::new(tk)), pre, add_bos, false)
             }
             "llama" => {
-                let scores: Vec<f32> =
-                    match g.get("tokenizer.ggml.scores").and_then(Value::as_array) {
-                        Some(a) if a.len() == tokens.len() => {
-                            a.iter().map(|v| v.as_f64().unwrap_or(0.0) as f32).collect()
-                        }
-                        _ => {
-                            return Err(EngineError::Model(
-                                "SentencePiece vocabulary without matching `tokenizer.ggml.scores`"
-                                    .into(),
-                            ))
-                        }
-                    };
+                let scores: Vec<f32> = match g.get("tokenizer.ggml.scores").and_then(Value::as_array) {
+                    Some(a) if a.len() == tokens.len() => a.iter().map(|v| v.as_f64().unwrap_or(0.0) as f32).collect(),
+                    _ => return Err(EngineError::Model("SentencePiece vocabulary without matching `tokenizer.ggml.scores`".into())),
+                };
                 let byte_tokens = (0..=255u8)
-                    .map(|b| {
-                        ids.get(&format!("<0x{b:02X}>"))
-                            .or_else(|| ids.get(&String::from_utf8_lossy(&[b]).to_string()))
-                            .copied()
-                    })
+                    .map(|b| ids.get(&format!("<0x{b:02X}>")).or_else(|| ids.get(&String::from_utf8_lossy(&[b]).to_string())).copied())
                     .collect();
-                (
-                    Model::Spm {
-                        scores,
-                        byte_tokens,
-                    },
-                    "spm".to_string(),
-                    true,
-                    true,
-                )
+                (Model::Spm { scores, byte_tokens }, "spm".to_string(), true, true)
             }
-            other => return Err(EngineError::Unsupported(format!(
-                "tokenizer model `{other}` is not supported (gpt2 BPE and llama SentencePiece are)"
-            ))),
+            other => {
+                return Err(EngineError::Unsupported(format!(
+                    "tokenizer model `{other}` is not supported (gpt2 BPE and llama SentencePiece are)"
+                )))
+            }
         };
-        let (def_bos, def_eos) = if model_kind == "llama" {
-            (Some(1), Some(2))
-        } else {
-            (None, None)
-        };
+        let (def_bos, def_eos) = if model_kind == "llama" { (Some(1), Some(2)) } else { (None, None) };
         Ok(Tokenizer {
             bos: id_key("tokenizer.ggml.bos_token_id").or(def_bos),
             eos: id_key("tokenizer.ggml.eos_token_id").or(def_eos),
             add_bos: flag("tokenizer.ggml.add_bos_token").unwrap_or(add_bos_default),
-            add_space_prefix: flag("tokenizer.ggml.add_space_prefix")
-                .unwrap_or(add_space_prefix_default),
+            add_space_prefix: flag("tokenizer.ggml.add_space_prefix").unwrap_or(add_space_prefix_default),
             model,
             tokens,
             ids,
@@ -283,11 +200,7 @@ impl Tokenizer {
     }
 
     /// Tokenize segments in order. `add_special` adds BOS when the model asks for it.
-    pub fn encode(
-        &self,
-        segments: &[Segment<'_>],
-        add_special: bool,
-    ) -> Result<Vec<u32>, EngineError> {
+    pub fn encode(&self, segments: &[Segment<'_>], add_special: bool) -> Result<Vec<u32>, EngineError> {
         enum Frag {
             Raw(String),
             Tok(u32),
@@ -296,19 +209,12 @@ impl Tokenizer {
         // tokenized exactly as if it were one string (what llama.cpp sees).
         let mut frags: Vec<Frag> = Vec::new();
         for seg in segments {
-            let mut parts: Vec<Result<&str, u32>> = if seg.text.is_empty() {
-                vec![]
-            } else {
-                vec![Ok(seg.text)]
-            };
+            let mut parts: Vec<Result<&str, u32>> = if seg.text.is_empty() { vec![] } else { vec![Ok(seg.text)] };
             for (id, text, user_defined) in &self.specials {
                 if !seg.trusted && !user_defined {
                     continue;
                 }
-                if !parts
-                    .iter()
-                    .any(|p| matches!(p, Ok(s) if s.contains(text.as_str())))
-                {
+                if !parts.iter().any(|p| matches!(p, Ok(s) if s.contains(text.as_str()))) {
                     continue;
                 }
                 let mut out = Vec::with_capacity(parts.len() + 2);
@@ -363,32 +269,16 @@ impl Tokenizer {
 
     /// Tokenize plain text (no special tokens recognised except user-defined ones, no BOS).
     pub fn encode_plain(&self, text: &str) -> Result<Vec<u32>, EngineError> {
-        self.encode(
-            &[Segment {
-                text,
-                trusted: false,
-            }],
-            false,
-        )
+        self.encode(&[Segment { text, trusted: false }], false)
     }
 
-    fn encode_raw(
-        &self,
-        text: &str,
-        after_special: bool,
-        out: &mut Vec<u32>,
-    ) -> Result<(), EngineError> {
+    fn encode_raw(&self, text: &str, after_special: bool, out: &mut Vec<u32>) -> Result<(), EngineError> {
         match &self.model {
             Model::Bpe(tk) => {
-                let enc = tk
-                    .encode_fast(text, false)
-                    .map_err(|e| EngineError::Tokenizer(e.to_string()))?;
+                let enc = tk.encode_fast(text, false).map_err(|e| EngineError::Tokenizer(e.to_string()))?;
                 out.extend_from_slice(enc.get_ids());
             }
-            Model::Spm {
-                scores,
-                byte_tokens,
-            } => {
+            Model::Spm { scores, byte_tokens } => {
                 let mut t = String::with_capacity(text.len() + 3);
                 if self.add_space_prefix && after_special {
                     t.push(' ');
@@ -429,13 +319,7 @@ impl Ord for Bigram {
 
 /// llama.cpp's SentencePiece session: greedily merge the adjacent pair whose concatenation is the
 /// highest-scoring vocabulary token; characters that never become tokens fall back to byte tokens.
-fn spm(
-    t: &str,
-    ids: &HashMap<String, u32>,
-    scores: &[f32],
-    byte_tokens: &[Option<u32>],
-    out: &mut Vec<u32>,
-) -> Result<(), EngineError> {
+fn spm(t: &str, ids: &HashMap<String, u32>, scores: &[f32], byte_tokens: &[Option<u32>], out: &mut Vec<u32>) -> Result<(), EngineError> {
     struct Sym {
         start: usize,
         len: usize,
@@ -445,12 +329,7 @@ fn spm(
     let mut sym: Vec<Sym> = t
         .char_indices()
         .enumerate()
-        .map(|(i, (b, c))| Sym {
-            start: b,
-            len: c.len_utf8(),
-            prev: i as isize - 1,
-            next: i as isize + 1,
-        })
+        .map(|(i, (b, c))| Sym { start: b, len: c.len_utf8(), prev: i as isize - 1, next: i as isize + 1 })
         .collect();
     if sym.is_empty() {
         return Ok(());
@@ -465,12 +344,7 @@ fn spm(
         let (a, b) = (&sym[l as usize], &sym[r as usize]);
         let s = &t[a.start..a.start + a.len + b.len];
         if let Some(&id) = ids.get(s) {
-            heap.push(Bigram {
-                score: scores[id as usize],
-                left: l as usize,
-                right: r as usize,
-                size: s.len(),
-            });
+            heap.push(Bigram { score: scores[id as usize], left: l as usize, right: r as usize, size: s.len() });
         }
     };
     for i in 1..sym.len() {
@@ -500,9 +374,7 @@ fn spm(
             Some(&id) => out.push(id),
             None => {
                 for b in piece.bytes() {
-                    out.push(byte_tokens[b as usize].ok_or_else(|| {
-                        EngineError::Tokenizer(format!("no byte token for 0x{b:02X}"))
-                    })?);
+                    out.push(byte_tokens[b as usize].ok_or_else(|| EngineError::Tokenizer(format!("no byte token for 0x{b:02X}")))?);
                 }
             }
         }

@@ -68,23 +68,14 @@ fn workload<B: Backend>(j: &ModelJudge<B>, a: &Args) -> Result<(Vec<u32>, Vec<Ve
     let need = a.prefix_tokens + a.items * a.suffix_tokens;
     let stream: Vec<u32> = base.iter().cycle().take(need).copied().collect();
     let prefix = stream[..a.prefix_tokens].to_vec();
-    let suffixes = (0..a.items)
-        .map(|i| stream[a.prefix_tokens + i * a.suffix_tokens..][..a.suffix_tokens].to_vec())
-        .collect();
+    let suffixes = (0..a.items).map(|i| stream[a.prefix_tokens + i * a.suffix_tokens..][..a.suffix_tokens].to_vec()).collect();
     Ok((prefix, suffixes))
 }
 
-fn run_ours<B: Backend>(
-    mut j: ModelJudge<B>,
-    a: &Args,
-) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
+fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
     let (prefix, suffixes) = workload(&j, a)?;
     if prefix.len() + a.suffix_tokens > j.max_tokens {
-        anyhow::bail!(
-            "the workload needs {} tokens but --max-tokens is {}",
-            prefix.len() + a.suffix_tokens,
-            j.max_tokens
-        );
+        anyhow::bail!("the workload needs {} tokens but --max-tokens is {}", prefix.len() + a.suffix_tokens, j.max_tokens);
     }
     let (mut pre, mut items) = (Vec::new(), Vec::new());
     for rep in 0..=a.repeat {
@@ -93,7 +84,7 @@ fn run_ours<B: Backend>(
         j.backend.sync();
         let tp = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        j.grade_suffixes(prefix.len(), &suffixes)?;
+        pollster::block_on(j.grade_suffixes(prefix.len(), &suffixes))?;
         let ti = t.elapsed().as_secs_f64();
         if rep > 0 {
             pre.push(tp);
@@ -120,40 +111,20 @@ fn run_ours<B: Backend>(
     Ok((out, prefix, suffixes))
 }
 
-fn run_llama_cpp(
-    a: &Args,
-    model: &std::path::Path,
-    threads: usize,
-    prefix: &[u32],
-    suffixes: &[Vec<u32>],
-) -> Result<Value> {
+fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Value> {
     let dir = std::env::temp_dir().join(format!("rocketjudge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let script = dir.join("llama_cpp_bench.py");
     std::fs::write(&script, LLAMA_CPP_BENCH)?;
     let cfg = dir.join("workload.json");
     std::fs::write(&cfg, json!({"model": model, "threads": threads, "prefix": prefix, "suffixes": suffixes, "repeat": a.repeat, "scratch": a.reference_scratch}).to_string())?;
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&cfg)
-        .output()
-        .context("cannot run python3")?;
+    let out = Command::new("python3").arg(&script).arg(&cfg).output().context("cannot run python3")?;
     let _ = std::fs::remove_dir_all(&dir);
     if !out.status.success() {
-        anyhow::bail!(
-            "llama.cpp reference failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        );
+        anyhow::bail!("llama.cpp reference failed: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
     }
-    let mut v: Value =
-        serde_json::from_slice(&out.stdout).context("llama.cpp reference printed no JSON")?;
-    let (pre, items) = (
-        v["prefill_s"].as_f64().unwrap(),
-        v["items_s"].as_f64().unwrap(),
-    );
+    let mut v: Value = serde_json::from_slice(&out.stdout).context("llama.cpp reference printed no JSON")?;
+    let (pre, items) = (v["prefill_s"].as_f64().unwrap(), v["items_s"].as_f64().unwrap());
     v["engine"] = json!("llama.cpp");
     v["prefill_tokens_per_s"] = json!(prefix.len() as f64 / pre);
     v["items_per_s"] = json!(suffixes.len() as f64 / (pre + items));
@@ -163,22 +134,10 @@ fn run_llama_cpp(
 
 pub fn run(a: Args) -> CliResult {
     let path = models::resolve(&a.model)?;
-    let threads = if a.judge.threads == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    } else {
-        a.judge.threads
-    };
-    let max = a
-        .judge
-        .max_tokens
-        .max(a.prefix_tokens + a.suffix_tokens + 1);
+    let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
+    let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 1);
     let (ours, prefix, suffixes) = match a.judge.backend.as_str() {
-        "cpu" => run_ours(
-            judge_from_file(&path, Cpu::new(threads)?, max, &mut |_, _| {})?,
-            &a,
-        )?,
+        "cpu" => run_ours(judge_from_file(&path, Cpu::new(threads)?, max, &mut |_, _| {})?, &a)?,
         other => anyhow::bail!("backend `{other}` is not available in this build"),
     };
     let reference = match a.reference.as_str() {
@@ -211,11 +170,7 @@ pub fn run(a: Args) -> CliResult {
                 "{} · prefix {} tokens, {} items × {} tokens, {} threads, median of {}",
                 a.model, a.prefix_tokens, a.items, a.suffix_tokens, threads, a.repeat
             );
-            let f = |v: &Value, k: &str| {
-                v[k].as_f64()
-                    .map(|x| format!("{x:.2}"))
-                    .unwrap_or_else(|| "–".into())
-            };
+            let f = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
             let mut rows = vec![vec![
                 format!("rocketjudge ({})", ours["backend"].as_str().unwrap_or("")),
                 f(&ours, "prefill_tokens_per_s"),
@@ -225,10 +180,7 @@ pub fn run(a: Args) -> CliResult {
             ]];
             if let Some(r) = &reference {
                 rows.push(vec![
-                    format!(
-                        "llama.cpp {} (prefix KV reused)",
-                        r["llama_cpp_python"].as_str().unwrap_or("")
-                    ),
+                    format!("llama.cpp {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or("")),
                     f(r, "prefill_tokens_per_s"),
                     f(r, "items_per_s"),
                     f(r, "seconds_per_response"),
@@ -244,19 +196,7 @@ pub fn run(a: Args) -> CliResult {
                     ]);
                 }
             }
-            print!(
-                "{}",
-                super::text_table(
-                    &[
-                        "engine",
-                        "prefill tok/s",
-                        "items/s",
-                        "s/response",
-                        "prefill GFLOP/s"
-                    ],
-                    &rows
-                )
-            );
+            print!("{}", super::text_table(&["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s"], &rows));
             if let Some(r) = report.get("ratio") {
                 println!(
                     "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster",

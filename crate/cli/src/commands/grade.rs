@@ -16,6 +16,8 @@ use rocketjudge_core::formats::{self, jsonl, Benchmark, Judgment, Lined, Query, 
 use rocketjudge_core::prompt::GRADING_PROMPT_VERSION;
 use serde_json::json;
 
+use rocketjudge_engine::judge::Judge;
+
 use super::score::safe_file_name;
 use crate::{inputs, judges, CliResult};
 
@@ -64,10 +66,7 @@ struct Work<'a> {
 
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
-    let (i, n): (usize, usize) = (
-        i.parse().context("--shard: I is not a number")?,
-        n.parse().context("--shard: N is not a number")?,
-    );
+    let (i, n): (usize, usize) = (i.parse().context("--shard: I is not a number")?, n.parse().context("--shard: N is not a number")?);
     if n == 0 || i >= n {
         bail!("--shard {s}: need 0 <= I < N");
     }
@@ -83,16 +82,12 @@ fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
     // Everything up to the last newline is complete; a tail without one was cut by an interruption.
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     if complete < bytes.len() {
-        eprintln!(
-            "{name}: discarding an unfinished last line ({} bytes) from an interrupted run",
-            bytes.len() - complete
-        );
+        eprintln!("{name}: discarding an unfinished last line ({} bytes) from an interrupted run", bytes.len() - complete);
         let f = OpenOptions::new().write(true).open(path)?;
         f.set_len(complete as u64)?;
         f.sync_all()?;
     }
-    let rows: Vec<Lined<Judgment>> =
-        formats::rocketeval::read_judgments(&name, &bytes[..complete])?;
+    let rows: Vec<Lined<Judgment>> = formats::rocketeval::read_judgments(&name, &bytes[..complete])?;
     let mut done = HashSet::new();
     for r in rows {
         if r.value.judge != judge {
@@ -105,14 +100,10 @@ fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
 
 pub fn run(a: Args) -> CliResult {
     let qname = a.queries.display().to_string();
-    let (mut bench, mut problems) = Benchmark::new(
-        &qname,
-        jsonl::read_jsonl::<Query>(&qname, &inputs::read(&a.queries)?)?,
-    );
+    let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &inputs::read(&a.queries)?)?);
     if let Some(c) = &a.checklists {
         let cname = c.display().to_string();
-        problems
-            .extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &inputs::read(c)?)?));
+        problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &inputs::read(c)?)?));
     }
     problems.extend(bench.check_checklists(&qname));
     let mut responses: Vec<(String, Vec<Lined<Response>>)> = Vec::new();
@@ -124,9 +115,7 @@ pub fn run(a: Args) -> CliResult {
             responses.push((name, rows));
         }
     }
-    let has_errors = problems
-        .iter()
-        .any(|p| p.severity == formats::Severity::Error);
+    let has_errors = problems.iter().any(|p| p.severity == formats::Severity::Error);
     if has_errors && !a.allow_problems {
         return inputs::report(problems);
     } else {
@@ -134,95 +123,53 @@ pub fn run(a: Args) -> CliResult {
             eprintln!("{p}");
         }
     }
-    let bad: HashSet<&str> = problems
-        .iter()
-        .filter(|p| p.severity == formats::Severity::Error)
-        .map(|p| p.session_id.as_str())
-        .collect();
+    let bad: HashSet<&str> = problems.iter().filter(|p| p.severity == formats::Severity::Error).map(|p| p.session_id.as_str()).collect();
 
     // The work, in a deterministic order: files as given, records in file order.
     let mut work = Vec::new();
     let mut seen = HashSet::new();
     for (file, rows) in &responses {
-        let stem = Path::new(file)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("model")
-            .to_string();
+        let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string();
         for r in rows {
-            let model = if r.value.generator.is_empty() {
-                stem.clone()
-            } else {
-                r.value.generator.clone()
-            };
+            let model = if r.value.generator.is_empty() { stem.clone() } else { r.value.generator.clone() };
             let Some(query) = bench.get(&r.value.session_id) else {
                 continue;
             };
-            if bad.contains(r.value.session_id.as_str())
-                || !seen.insert((model.clone(), r.value.session_id.clone()))
-            {
+            if bad.contains(r.value.session_id.as_str()) || !seen.insert((model.clone(), r.value.session_id.clone())) {
                 continue;
             }
-            work.push(Work {
-                query,
-                response: &r.value,
-                model,
-            });
+            work.push(Work { query, response: &r.value, model });
         }
     }
     if let Some(s) = &a.shard {
         let (i, n) = parse_shard(s)?;
-        work = work
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| k % n == i)
-            .map(|(_, w)| w)
-            .collect();
+        work = work.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, w)| w).collect();
         eprintln!("shard {i}/{n}: {} responses", work.len());
     }
 
     let mut judge = judges::load(&a.model, &a.judge)?;
     let judge_name = judge.name();
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("cannot create {}", a.out.display()))?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
     let out_path = |model: &str| -> PathBuf {
         let base = safe_file_name(model);
         match &a.shard {
-            Some(s) => a
-                .out
-                .join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
+            Some(s) => a.out.join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
             None => a.out.join(format!("{base}.jsonl")),
         }
     };
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if !done.contains_key(&w.model) {
-            done.insert(
-                w.model.clone(),
-                resume_file(&out_path(&w.model), &judge_name)?,
-            );
+            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
         }
     }
-    let todo: Vec<&Work> = work
-        .iter()
-        .filter(|w| !done[&w.model].contains(&w.response.session_id))
-        .collect();
+    let todo: Vec<&Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     let already = work.len() - todo.len();
     if already > 0 {
-        eprintln!(
-            "resuming: {already} of {} responses are already graded in {}",
-            work.len(),
-            a.out.display()
-        );
+        eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.out.display());
     }
     let mut trace = match &a.trace {
-        Some(p) => Some(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .with_context(|| format!("cannot open {}", p.display()))?,
-        ),
+        Some(p) => Some(OpenOptions::new().create(true).append(true).open(p).with_context(|| format!("cannot open {}", p.display()))?),
         None => None,
     };
     let tokens = judge.answer_tokens();
@@ -231,18 +178,10 @@ pub fn run(a: Args) -> CliResult {
     let (mut items_done, mut truncated) = (0usize, 0usize);
     let tty = std::io::stderr().is_terminal();
     for (n, w) in todo.iter().enumerate() {
-        let prepared = judge
-            .prepare(w.query, w.response)
-            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
-        let grades = judge
-            .grade_prepared(&prepared)
-            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
-        let mut j = Judgment::new(
-            &w.response.session_id,
-            &w.model,
-            &judge_name,
-            grades.iter().map(|g| Some(g.p_yes)).collect(),
-        );
+        let prepared = judge.prepare(w.query, w.response).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
+        let grades =
+            pollster::block_on(judge.grade_prepared(&prepared)).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
+        let mut j = Judgment::new(&w.response.session_id, &w.model, &judge_name, grades.iter().map(|g| Some(g.p_yes)).collect());
         j.tokens = Some(tokens.clone());
         j.prompt_version = Some(GRADING_PROMPT_VERSION.to_string());
         if prepared.truncated_chars > 0 {
@@ -265,11 +204,7 @@ pub fn run(a: Args) -> CliResult {
             Some(f) => f,
             None => {
                 let p = out_path(&w.model);
-                let f = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&p)
-                    .with_context(|| format!("cannot open {}", p.display()))?;
+                let f = OpenOptions::new().create(true).append(true).open(&p).with_context(|| format!("cannot open {}", p.display()))?;
                 files.entry(w.model.clone()).or_insert(f)
             }
         };
@@ -302,12 +237,7 @@ pub fn run(a: Args) -> CliResult {
     if truncated > 0 {
         eprintln!("note: {truncated} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)");
     }
-    eprintln!(
-        "graded {} responses ({items_done} items) in {:.1} s into {}",
-        todo.len(),
-        start.elapsed().as_secs_f64(),
-        a.out.display()
-    );
+    eprintln!("graded {} responses ({items_done} items) in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), a.out.display());
     Ok(())
 }
 

@@ -58,20 +58,11 @@ fn est(e: &Estimate) -> String {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let opts = MetaOptions {
-        bootstrap: a.bootstrap,
-        seed: a.seed,
-        u: a.u,
-        ..Default::default()
-    };
-    let rule = PairRule {
-        tie_margin: a.tie_margin,
-        ..Default::default()
-    };
+    let opts = MetaOptions { bootstrap: a.bootstrap, seed: a.seed, u: a.u, ..Default::default() };
+    let rule = PairRule { tie_margin: a.tie_margin, ..Default::default() };
     let report = if let (Some(r), Some(reference)) = (&a.ranking, &a.reference) {
         let ours = rocketeval::read_ranking(&r.display().to_string(), &inputs::read(r)?)?;
-        let theirs =
-            rocketeval::read_ranking(&reference.display().to_string(), &inputs::read(reference)?)?;
+        let theirs = rocketeval::read_ranking(&reference.display().to_string(), &inputs::read(reference)?)?;
         let c = meta::compare_rankings(&ours, &theirs, &opts)?;
         if !c.only_ours.is_empty() || !c.only_reference.is_empty() {
             eprintln!(
@@ -100,13 +91,14 @@ pub fn run(a: Args) -> CliResult {
         let table = ScoreTable::new(&inputs::scores_of_judgments(j)?)?;
         let mut out = serde_json::Map::new();
         if let Some(p) = &a.pairs {
-            let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?
-                .into_iter()
-                .map(|l| l.value)
-                .collect();
+            let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?.into_iter().map(|l| l.value).collect();
             let agr = meta::pairwise_agreement(&table, &labels, &rule, &opts)?;
             if agr.unmatched > 0 {
-                eprintln!("note: {} of {} labelled pairs have no scores for both responses and were not counted", agr.unmatched, labels.len());
+                eprintln!(
+                    "note: {} of {} labelled pairs have no scores for both responses and were not counted",
+                    agr.unmatched,
+                    labels.len()
+                );
             }
             if a.format == Format::Table {
                 print_agreement("pairwise labels", &agr);
@@ -117,13 +109,7 @@ pub fn run(a: Args) -> CliResult {
             let reference = ScoreTable::new(&inputs::labels(l)?)?;
             let corr = meta::score_correlation(&table, &reference, &opts)?;
             // Within each query, every pair of responses: the label scores' verdict (equal labels tie).
-            let label_pairs = rank::battles(
-                &reference,
-                &PairRule {
-                    tie_margin: 1e-9,
-                    ..Default::default()
-                },
-            );
+            let label_pairs = rank::battles(&reference, &PairRule { tie_margin: 1e-9, ..Default::default() });
             let agr = meta::pairwise_agreement(&table, &label_pairs, &rule, &opts)?;
             if a.format == Format::Table {
                 println!(

@@ -7,6 +7,7 @@ pub mod meta;
 pub mod models;
 pub mod rank;
 pub mod score;
+pub mod serve;
 
 use std::path::Path;
 
@@ -23,15 +24,9 @@ pub enum Format {
 /// Write `text` to `path` via a temporary file in the same folder and a rename, so a reader never
 /// sees half a file and an interrupted run never leaves one.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out")
-    ));
+    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
@@ -47,12 +42,7 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     // Numeric columns (every cell starts like a number) are right-aligned, text left-aligned.
     let numeric: Vec<bool> = (0..header.len())
-        .map(|i| {
-            !rows.is_empty()
-                && rows
-                    .iter()
-                    .all(|r| r[i].starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '–'))
-        })
+        .map(|i| !rows.is_empty() && rows.iter().all(|r| r[i].starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '–')))
         .collect();
     let line = |cells: Vec<&str>| {
         let mut s = String::new();
@@ -69,15 +59,7 @@ pub fn text_table(header: &[&str], rows: &[Vec<String>]) -> String {
         s.trim_end().to_string() + "\n"
     };
     let mut out = line(header.to_vec());
-    out.push_str(&line(
-        width
-            .iter()
-            .map(|w| "-".repeat(*w))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(String::as_str)
-            .collect(),
-    ));
+    out.push_str(&line(width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().iter().map(String::as_str).collect()));
     for r in rows {
         out.push_str(&line(r.iter().map(String::as_str).collect()));
     }

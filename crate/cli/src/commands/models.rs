@@ -36,35 +36,19 @@ pub fn run(m: Models) -> CliResult {
                         e.display.clone(),
                         e.architecture.clone(),
                         format!("{:.0} MB", e.size as f64 / 1e6),
-                        if model_file(&e.name).exists() {
-                            "yes".into()
-                        } else {
-                            "no".into()
-                        },
+                        if model_file(&e.name).exists() { "yes".into() } else { "no".into() },
                         e.role.clone(),
                     ]
                 })
                 .collect();
-            print!(
-                "{}",
-                text_table(&["name", "model", "arch", "size", "fetched", "use"], &rows)
-            );
+            print!("{}", text_table(&["name", "model", "arch", "size", "fetched", "use"], &rows));
             println!("cache: {}", cache_dir().join("models").display());
         }
         Models::Fetch { names, all } => {
             let m = manifest();
-            let wanted: Vec<_> = if all {
-                m.models.iter().collect()
-            } else {
-                m.models
-                    .iter()
-                    .filter(|e| names.contains(&e.name))
-                    .collect()
-            };
-            if let Some(unknown) = names
-                .iter()
-                .find(|n| !m.models.iter().any(|e| &e.name == *n))
-            {
+            let wanted: Vec<_> =
+                if all { m.models.iter().collect() } else { m.models.iter().filter(|e| names.contains(&e.name)).collect() };
+            if let Some(unknown) = names.iter().find(|n| !m.models.iter().any(|e| &e.name == *n)) {
                 bail!("unknown model `{unknown}` (see `rocketjudge models list`)");
             }
             if wanted.is_empty() {
@@ -87,15 +71,7 @@ pub fn run(m: Models) -> CliResult {
                     continue;
                 }
                 let ok = file_sha256(&p)? == e.sha256;
-                println!(
-                    "{}: {}",
-                    e.name,
-                    if ok {
-                        "ok"
-                    } else {
-                        "SHA-256 MISMATCH (delete the file and fetch again)"
-                    }
-                );
+                println!("{}: {}", e.name, if ok { "ok" } else { "SHA-256 MISMATCH (delete the file and fetch again)" });
                 bad += usize::from(!ok);
             }
             if bad > 0 {

@@ -4,9 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use rocketjudge_core::formats::csv;
-use rocketjudge_core::rank::{
-    self, EqualScores, Method, PairRule, RankOptions, Resample, ScoreTable,
-};
+use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankOptions, Resample, ScoreTable};
 use serde::Serialize;
 
 use super::{text_table, Format};
@@ -72,23 +70,14 @@ pub fn run(a: Args) -> CliResult {
     }
     let anchor = match &a.anchor {
         Some(s) => {
-            let Some((m, r)) = s.rsplit_once('=') else {
-                bail!("--anchor takes MODEL=RATING, not `{s}`")
-            };
-            Some((
-                m.to_string(),
-                r.parse::<f64>()
-                    .map_err(|_| anyhow::anyhow!("--anchor rating `{r}` is not a number"))?,
-            ))
+            let Some((m, r)) = s.rsplit_once('=') else { bail!("--anchor takes MODEL=RATING, not `{s}`") };
+            Some((m.to_string(), r.parse::<f64>().map_err(|_| anyhow::anyhow!("--anchor rating `{r}` is not a number"))?))
         }
         None => None,
     };
     let opts = RankOptions {
         method: a.method.parse::<Method>()?,
-        pairs: PairRule {
-            tie_margin: a.tie_margin,
-            equal: a.equal.parse::<EqualScores>()?,
-        },
+        pairs: PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()? },
         bootstrap: a.bootstrap,
         resample: a.resample.parse::<Resample>()?,
         seed: a.seed,
@@ -105,17 +94,8 @@ pub fn run(a: Args) -> CliResult {
     if ranking.order_dependent {
         eprintln!("note: online Elo depends on the order of the battles (queries in name order); use bt for an order-free rating");
     }
-    let rows: Vec<Row> = ranking
-        .entries
-        .iter()
-        .map(|e| Row {
-            model: &e.model,
-            score: e.score,
-            lower: e.lower,
-            upper: e.upper,
-            rank: e.rank,
-        })
-        .collect();
+    let rows: Vec<Row> =
+        ranking.entries.iter().map(|e| Row { model: &e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank }).collect();
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
         Format::Csv => {
@@ -133,43 +113,14 @@ pub fn run(a: Args) -> CliResult {
             print!("{out}");
         }
         Format::Table => {
-            let digits = if matches!(opts.method, Method::WinRate) {
-                3
-            } else {
-                2
-            };
-            let f = |x: Option<f64>| {
-                x.map(|v| format!("{v:.digits$}"))
-                    .unwrap_or_else(|| "–".into())
-            };
+            let digits = if matches!(opts.method, Method::WinRate) { 3 } else { 2 };
+            let f = |x: Option<f64>| x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "–".into());
             let body: Vec<Vec<String>> = ranking
                 .entries
                 .iter()
-                .map(|e| {
-                    vec![
-                        e.model.clone(),
-                        e.rank.to_string(),
-                        f(Some(e.score)),
-                        f(e.lower),
-                        f(e.upper),
-                        e.responses.to_string(),
-                    ]
-                })
+                .map(|e| vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string()])
                 .collect();
-            print!(
-                "{}",
-                text_table(
-                    &[
-                        "model",
-                        "rank",
-                        &a.method,
-                        "95% lower",
-                        "95% upper",
-                        "responses"
-                    ],
-                    &body
-                )
-            );
+            print!("{}", text_table(&["model", "rank", &a.method, "95% lower", "95% upper", "responses"], &body));
         }
     }
     Ok(())

@@ -58,33 +58,23 @@ struct Row<'a> {
 
 pub fn run(a: Args) -> CliResult {
     let files = inputs::judgments(&a.judgments)?;
-    let all: Vec<_> = files
-        .iter()
-        .flat_map(|(_, js)| js.iter().map(|l| &l.value))
-        .collect();
+    let all: Vec<_> = files.iter().flat_map(|(_, js)| js.iter().map(|l| &l.value)).collect();
     let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
     let known: HashSet<&str> = all.iter().map(|j| j.model_test.as_str()).collect();
     if let Some(missing) = train.iter().find(|m| !known.contains(**m)) {
-        bail!(
-            "training model `{missing}` has no judgments in {}",
-            a.judgments.display()
-        );
+        bail!("training model `{missing}` has no judgments in {}", a.judgments.display());
     }
     let scorer = match &a.labels {
         Some(path) => {
-            let labels: HashMap<(String, String), f64> = inputs::labels(path)?
-                .into_iter()
-                .map(|s| ((s.model_test, s.session_id), s.score))
-                .collect();
+            let labels: HashMap<(String, String), f64> =
+                inputs::labels(path)?.into_iter().map(|s| ((s.model_test, s.session_id), s.score)).collect();
             let mut examples = Vec::new();
             let mut unlabelled = 0;
             for j in all.iter().filter(|j| train.contains(j.model_test.as_str())) {
                 match labels.get(&(j.model_test.clone(), j.session_id.clone())) {
-                    Some(&label) => examples.push(TrainingExample {
-                        session_id: j.session_id.clone(),
-                        probs: j.norm_probability.clone(),
-                        label,
-                    }),
+                    Some(&label) => {
+                        examples.push(TrainingExample { session_id: j.session_id.clone(), probs: j.norm_probability.clone(), label })
+                    }
                     None => unlabelled += 1,
                 }
             }
@@ -92,32 +82,18 @@ pub fn run(a: Args) -> CliResult {
                 bail!("no judgment of the training models has a label (check model names and session ids)");
             }
             if unlabelled > 0 {
-                eprintln!(
-                    "warning: {unlabelled} training judgments have no label and were not used"
-                );
+                eprintln!("warning: {unlabelled} training judgments have no label and were not used");
             }
-            let params = ExtraTreesParams {
-                n_estimators: a.trees,
-                max_depth: Some(a.max_depth),
-                seed: a.seed,
-                ..Default::default()
-            };
+            let params = ExtraTreesParams { n_estimators: a.trees, max_depth: Some(a.max_depth), seed: a.seed, ..Default::default() };
             let s = SupervisedScorer::fit(&examples, &params, a.classes)?;
-            eprintln!(
-                "trained predictors for {} queries on {} labelled responses",
-                s.trained_queries(),
-                examples.len()
-            );
+            eprintln!("trained predictors for {} queries on {} labelled responses", s.trained_queries(), examples.len());
             Some(s)
         }
         None => None,
     };
     let mut per_model: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
     let mut untrained = 0;
-    for j in all
-        .iter()
-        .filter(|j| !train.contains(j.model_test.as_str()))
-    {
+    for j in all.iter().filter(|j| !train.contains(j.model_test.as_str())) {
         let row = match &scorer {
             Some(s) => {
                 let r = s.score(&j.session_id, &j.norm_probability)?;
@@ -132,8 +108,8 @@ pub fn run(a: Args) -> CliResult {
                 }
             }
             None => {
-                let s = unsupervised_score(&j.norm_probability)
-                    .map_err(|e| anyhow::anyhow!("{} on `{}`: {e}", j.model_test, j.session_id))?;
+                let s =
+                    unsupervised_score(&j.norm_probability).map_err(|e| anyhow::anyhow!("{} on `{}`: {e}", j.model_test, j.session_id))?;
                 Row {
                     session_id: &j.session_id,
                     model_test: &j.model_test,
@@ -153,26 +129,13 @@ pub fn run(a: Args) -> CliResult {
         let path = a.out.join(format!("{}.json", safe_file_name(model)));
         write_atomic(&path, &serde_json::to_string_pretty(rows)?)?;
     }
-    eprintln!(
-        "wrote scores of {} models to {}",
-        per_model.len(),
-        a.out.display()
-    );
+    eprintln!("wrote scores of {} models to {}", per_model.len(), a.out.display());
     Ok(())
 }
 
 /// A model name as a file name: path separators and control characters replaced.
 pub fn safe_file_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c == '/' || c == '\\' || c.is_control() || c == ':' {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect();
+    let s: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() || c == ':' { '_' } else { c }).collect();
     if s.is_empty() || s.starts_with('.') {
         format!("_{s}")
     } else {

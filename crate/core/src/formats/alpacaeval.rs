@@ -29,19 +29,9 @@ pub fn session_id(instruction: &str) -> String {
 }
 
 /// Read `model_outputs.json` into queries (one per instruction) and responses.
-pub fn read_model_outputs(
-    file: &str,
-    bytes: &[u8],
-    model: &str,
-) -> Result<(Vec<Query>, Vec<Response>), FormatError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| {
-        FormatError::new(
-            file,
-            0,
-            "",
-            format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-        )
-    })?;
+pub fn read_model_outputs(file: &str, bytes: &[u8], model: &str) -> Result<(Vec<Query>, Vec<Response>), FormatError> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| FormatError::new(file, 0, "", format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
     let outputs: Vec<Output> = parse_value(file, 0, text.trim_start_matches('\u{feff}'))?;
     let mut queries = Vec::with_capacity(outputs.len());
     let mut responses = Vec::with_capacity(outputs.len());
@@ -58,11 +48,7 @@ pub fn read_model_outputs(
             session_id: sid,
             chat_history: vec![Message::new(Role::User, o.instruction)],
             output: vec![o.output],
-            generator: if o.generator.is_empty() {
-                model.to_string()
-            } else {
-                o.generator
-            },
+            generator: if o.generator.is_empty() { model.to_string() } else { o.generator },
         });
     }
     Ok((queries, responses))

@@ -49,12 +49,7 @@ pub fn read_battles(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Battle>>, Form
     let rows = read_json_or_jsonl::<Battle>(file, bytes)?;
     for r in &rows {
         if r.value.model_a == r.value.model_b {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                "model_b",
-                "a model cannot battle itself",
-            ));
+            return Err(FormatError::new(file, r.line, "model_b", "a model cannot battle itself"));
         }
     }
     Ok(rows)
@@ -76,8 +71,7 @@ mod tests {
         assert_eq!(rows[0].value.winner, Winner::Tie);
         let text = battles_to_json(&rows.iter().map(|r| r.value.clone()).collect::<Vec<_>>());
         assert!(text.contains("\"winner\": \"model_b\""));
-        let err =
-            read_battles("b.json", br#"[{"model_a":"x","model_b":"y","winner":"x"}]"#).unwrap_err();
+        let err = read_battles("b.json", br#"[{"model_a":"x","model_b":"y","winner":"x"}]"#).unwrap_err();
         assert_eq!(err.field, "[0].winner");
     }
 }

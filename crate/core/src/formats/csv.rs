@@ -4,11 +4,7 @@
 
 /// One text cell, neutralised and quoted as needed.
 pub fn text_cell(s: &str) -> String {
-    let neutral = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
+    let neutral = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_string() };
     if neutral.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", neutral.replace('"', "\"\""))
     } else {
@@ -30,10 +26,7 @@ mod tests {
 
     #[test]
     fn formulas_are_neutralised() {
-        assert_eq!(
-            text_cell("=HYPERLINK(\"http://x\")"),
-            "\"'=HYPERLINK(\"\"http://x\"\")\""
-        );
+        assert_eq!(text_cell("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
         assert_eq!(text_cell("+1"), "'+1");
         assert_eq!(text_cell("@sum"), "'@sum");
         assert_eq!(text_cell("gpt-4"), "gpt-4");

@@ -58,12 +58,7 @@ pub fn read_questions(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Question>>, 
     let rows = read_jsonl::<Question>(file, bytes)?;
     for r in &rows {
         if r.value.turns.is_empty() {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                "turns",
-                "expected at least one turn",
-            ));
+            return Err(FormatError::new(file, r.line, "turns", "expected at least one turn"));
         }
     }
     Ok(rows)
@@ -72,16 +67,10 @@ pub fn read_questions(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Question>>, 
 /// Questions → one query per turn. `references` (answers of a reference model, e.g. GPT-4's, keyed by
 /// question id) fill `references["gpt-4"]` and the assistant turns of the history when a question
 /// has no `reference` of its own.
-pub fn queries_from_questions(
-    questions: &[Lined<Question>],
-    references: &BTreeMap<String, Vec<String>>,
-) -> Vec<Query> {
+pub fn queries_from_questions(questions: &[Lined<Question>], references: &BTreeMap<String, Vec<String>>) -> Vec<Query> {
     let mut out = Vec::new();
     for q in questions.iter().map(|l| &l.value) {
-        let refs = q
-            .reference
-            .as_ref()
-            .or_else(|| references.get(&q.question_id));
+        let refs = q.reference.as_ref().or_else(|| references.get(&q.question_id));
         for (k, user) in q.turns.iter().enumerate() {
             let mut conv = Vec::new();
             for (j, earlier) in q.turns[..k].iter().enumerate() {
@@ -111,12 +100,7 @@ pub fn read_answers(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Answer>>, Form
     let rows = read_jsonl::<Answer>(file, bytes)?;
     for r in &rows {
         if r.value.choices.is_empty() {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                "choices",
-                "expected at least one choice",
-            ));
+            return Err(FormatError::new(file, r.line, "choices", "expected at least one choice"));
         }
     }
     Ok(rows)
@@ -124,15 +108,7 @@ pub fn read_answers(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Answer>>, Form
 
 /// Answers by question id (first choice), e.g. to use a model's answers as references.
 pub fn answer_turns(answers: &[Lined<Answer>]) -> BTreeMap<String, Vec<String>> {
-    answers
-        .iter()
-        .map(|a| {
-            (
-                a.value.question_id.clone(),
-                a.value.choices[0].turns.clone(),
-            )
-        })
-        .collect()
+    answers.iter().map(|a| (a.value.question_id.clone(), a.value.choices[0].turns.clone())).collect()
 }
 
 /// Answers → one response per turn, with the model's own earlier turns as chat history.
@@ -144,20 +120,12 @@ pub fn responses_from_answers(
     questions: &[Lined<Question>],
     model: &str,
 ) -> (Vec<Response>, Vec<Problem>) {
-    let by_id: BTreeMap<&str, &Question> = questions
-        .iter()
-        .map(|q| (q.value.question_id.as_str(), &q.value))
-        .collect();
+    let by_id: BTreeMap<&str, &Question> = questions.iter().map(|q| (q.value.question_id.as_str(), &q.value)).collect();
     let mut out = Vec::new();
     let mut problems = Vec::new();
     for a in answers {
         let Some(q) = by_id.get(a.value.question_id.as_str()) else {
-            problems.push(Problem::error(
-                file,
-                a.line,
-                &a.value.question_id,
-                "answer to a question that is not in question.jsonl",
-            ));
+            problems.push(Problem::error(file, a.line, &a.value.question_id, "answer to a question that is not in question.jsonl"));
             continue;
         };
         let turns = &a.value.choices[0].turns;
@@ -166,18 +134,10 @@ pub fn responses_from_answers(
                 file,
                 a.line,
                 &a.value.question_id,
-                format!(
-                    "{} answer turns for a question of {} turns",
-                    turns.len(),
-                    q.turns.len()
-                ),
+                format!("{} answer turns for a question of {} turns", turns.len(), q.turns.len()),
             ));
         }
-        let generator = if a.value.model_id.is_empty() {
-            model
-        } else {
-            a.value.model_id.as_str()
-        };
+        let generator = if a.value.model_id.is_empty() { model } else { a.value.model_id.as_str() };
         let mut history = Vec::new();
         for (k, answer) in turns.iter().enumerate().take(q.turns.len()) {
             history.push(Message::new(Role::User, q.turns[k].clone()));
@@ -195,31 +155,18 @@ pub fn responses_from_answers(
 
 /// Single-answer judgments → scores (labels). FastChat writes score −1 when GPT-4's reply could not be
 /// parsed; such lines are reported as problems and left out.
-pub fn scores_from_single_judgments(
-    file: &str,
-    bytes: &[u8],
-) -> Result<(Vec<Score>, Vec<Problem>), FormatError> {
+pub fn scores_from_single_judgments(file: &str, bytes: &[u8]) -> Result<(Vec<Score>, Vec<Problem>), FormatError> {
     let rows = read_jsonl::<SingleJudgment>(file, bytes)?;
     let mut scores = Vec::new();
     let mut problems = Vec::new();
     for r in rows {
         let j = r.value;
         if !j.score.is_finite() || j.score < 0.0 {
-            problems.push(Problem::warning(
-                file,
-                r.line,
-                &j.question_id,
-                format!("judgment has no valid score ({})", j.score),
-            ));
+            problems.push(Problem::warning(file, r.line, &j.question_id, format!("judgment has no valid score ({})", j.score)));
             continue;
         }
         if j.turn == 0 {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                "turn",
-                "expected a turn number starting at 1",
-            ));
+            return Err(FormatError::new(file, r.line, "turn", "expected a turn number starting at 1"));
         }
         scores.push(Score {
             session_id: session_id(&j.question_id, j.turn as usize),
@@ -259,14 +206,7 @@ mod tests {
         let answers = read_answers("m.jsonl", ans).unwrap();
         let (rs, problems) = responses_from_answers("m.jsonl", &answers, &qs, "m");
         assert_eq!(rs.len(), 2);
-        assert_eq!(
-            rs[1]
-                .chat_history
-                .iter()
-                .map(|m| m.content.as_str())
-                .collect::<Vec<_>>(),
-            ["Q1?", "A1", "Q2?"]
-        );
+        assert_eq!(rs[1].chat_history.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["Q1?", "A1", "Q2?"]);
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].line, 2);
     }
@@ -280,4 +220,32 @@ mod tests {
         assert_eq!(s[0].session_id, "81_turn1");
         assert_eq!(p.len(), 1);
     }
+}
+
+/// Rebuild FastChat questions from queries split per turn (`<id>_turn<k>`): the user messages of each
+/// question's last turn. Lets FastChat answer files be read against a RocketEval-format benchmark.
+pub fn questions_from_queries(queries: &[Query]) -> Vec<Lined<Question>> {
+    let mut by_id: BTreeMap<String, (usize, &Query)> = BTreeMap::new();
+    for q in queries {
+        if let Some((id, turn)) = q.session_id.rsplit_once("_turn") {
+            if let Ok(t) = turn.parse::<usize>() {
+                let e = by_id.entry(id.to_string()).or_insert((t, q));
+                if t > e.0 {
+                    *e = (t, q);
+                }
+            }
+        }
+    }
+    by_id
+        .into_iter()
+        .map(|(id, (_, q))| Lined {
+            line: 0,
+            value: Question {
+                question_id: id,
+                category: q.category.clone(),
+                turns: q.conversation_input.iter().filter(|m| m.role == Role::User).map(|m| m.content.clone()).collect(),
+                reference: None,
+            },
+        })
+        .collect()
 }

@@ -19,19 +19,14 @@ pub struct Lined<T> {
 }
 
 /// Parse one JSON value, turning serde's error into a [`FormatError`] that names the field path.
-pub fn parse_value<T: DeserializeOwned>(
-    file: &str,
-    line: usize,
-    text: &str,
-) -> Result<T, FormatError> {
+pub fn parse_value<T: DeserializeOwned>(file: &str, line: usize, text: &str) -> Result<T, FormatError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { String::new() } else { path };
         FormatError::new(file, line, field, describe(e.inner()))
     })?;
-    de.end()
-        .map_err(|e| FormatError::new(file, line, "", describe(&e)))?;
+    de.end().map_err(|e| FormatError::new(file, line, "", describe(&e)))?;
     Ok(value)
 }
 
@@ -54,16 +49,10 @@ fn describe(e: &serde_json::Error) -> String {
 ///
 /// Fails on the first bad line: invalid UTF-8, a line over [`MAX_LINE_BYTES`], invalid JSON, or a
 /// record that does not have the expected fields. A UTF-8 byte-order mark at the start is skipped.
-pub fn read_jsonl<T: DeserializeOwned>(
-    file: &str,
-    bytes: &[u8],
-) -> Result<Vec<Lined<T>>, FormatError> {
+pub fn read_jsonl<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Vec<Lined<T>>, FormatError> {
     let mut out = Vec::new();
     for (line, text) in lines(file, bytes)? {
-        out.push(Lined {
-            line,
-            value: parse_value(file, line, text)?,
-        });
+        out.push(Lined { line, value: parse_value(file, line, text)? });
     }
     Ok(out)
 }
@@ -79,21 +68,11 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
                 file,
                 line,
                 "",
-                format!(
-                    "line is {} bytes long; the limit is {} bytes",
-                    raw.len(),
-                    MAX_LINE_BYTES
-                ),
+                format!("line is {} bytes long; the limit is {} bytes", raw.len(), MAX_LINE_BYTES),
             ));
         }
-        let text = std::str::from_utf8(raw).map_err(|e| {
-            FormatError::new(
-                file,
-                line,
-                "",
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-            )
-        })?;
+        let text = std::str::from_utf8(raw)
+            .map_err(|e| FormatError::new(file, line, "", format!("invalid UTF-8 at byte {} of the line", e.valid_up_to())))?;
         let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
             continue;
@@ -105,28 +84,14 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
 
 /// Read a file that is either a JSON array of records or JSONL (RocketEval writes score files as
 /// arrays, most other tools write JSONL). Line numbers of array elements are not tracked (0).
-pub fn read_json_or_jsonl<T: DeserializeOwned>(
-    file: &str,
-    bytes: &[u8],
-) -> Result<Vec<Lined<T>>, FormatError> {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+pub fn read_json_or_jsonl<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Vec<Lined<T>>, FormatError> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
     if start.map(|i| bytes[i]) == Some(b'[') {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            FormatError::new(
-                file,
-                0,
-                "",
-                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-            )
-        })?;
+        let text =
+            std::str::from_utf8(bytes).map_err(|e| FormatError::new(file, 0, "", format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
         let text = text.trim_start_matches('\u{feff}');
         let values: Vec<T> = parse_value(file, 0, text)?;
-        return Ok(values
-            .into_iter()
-            .map(|value| Lined { line: 0, value })
-            .collect());
+        return Ok(values.into_iter().map(|value| Lined { line: 0, value }).collect());
     }
     read_jsonl(file, bytes)
 }
@@ -165,10 +130,7 @@ mod tests {
         let err = read_jsonl::<Rec>("f.jsonl", data).unwrap_err();
         assert_eq!(err.line, 3);
         assert_eq!(err.field, "xs[1]");
-        assert!(
-            err.to_string().starts_with("f.jsonl:3: field `xs[1]`"),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("f.jsonl:3: field `xs[1]`"), "{err}");
     }
 
     #[test]
@@ -187,13 +149,7 @@ mod tests {
         assert_eq!(err.line, 1);
         assert!(err.message.contains("UTF-8"));
         let ok = read_jsonl::<Rec>("f", b"\xEF\xBB\xBF{\"id\":\"a\",\"xs\":[2]}\r\n").unwrap();
-        assert_eq!(
-            ok[0].value,
-            Rec {
-                id: "a".into(),
-                xs: vec![2.0]
-            }
-        );
+        assert_eq!(ok[0].value, Rec { id: "a".into(), xs: vec![2.0] });
     }
 
     #[test]

@@ -20,10 +20,7 @@ use serde::Serialize;
 
 pub use arena::{Battle, Winner};
 pub use jsonl::Lined;
-pub use rocketeval::{
-    judgment_label, AnswerTokens, Checklist, Judgment, Message, Query, RankingEntry, Response,
-    Role, Score,
-};
+pub use rocketeval::{judgment_label, AnswerTokens, Checklist, Judgment, Message, Query, RankingEntry, Response, Role, Score};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -52,20 +49,8 @@ impl Problem {
     pub fn warning(file: &str, line: usize, session_id: &str, message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, file, line, session_id, message)
     }
-    fn new(
-        severity: Severity,
-        file: &str,
-        line: usize,
-        session_id: &str,
-        message: impl Into<String>,
-    ) -> Self {
-        Self {
-            severity,
-            file: file.to_string(),
-            line,
-            session_id: session_id.to_string(),
-            message: message.into(),
-        }
+    fn new(severity: Severity, file: &str, line: usize, session_id: &str, message: impl Into<String>) -> Self {
+        Self { severity, file: file.to_string(), line, session_id: session_id.to_string(), message: message.into() }
     }
 }
 
@@ -99,29 +84,14 @@ impl Benchmark {
         for q in queries {
             let sid = q.value.session_id.clone();
             if let Some(first) = first_line.get(&sid) {
-                problems.push(Problem::error(
-                    file,
-                    q.line,
-                    &sid,
-                    format!("duplicate session_id (first on line {first})"),
-                ));
+                problems.push(Problem::error(file, q.line, &sid, format!("duplicate session_id (first on line {first})")));
                 continue;
             }
             first_line.insert(sid.clone(), q.line);
             if q.value.conversation_input.is_empty() {
-                problems.push(Problem::error(
-                    file,
-                    q.line,
-                    &sid,
-                    "conversation_input is empty",
-                ));
+                problems.push(Problem::error(file, q.line, &sid, "conversation_input is empty"));
             } else if q.value.conversation_input.last().map(|m| m.role) != Some(Role::User) {
-                problems.push(Problem::error(
-                    file,
-                    q.line,
-                    &sid,
-                    "the last message of conversation_input must be the user's",
-                ));
+                problems.push(Problem::error(file, q.line, &sid, "the last message of conversation_input must be the user's"));
             }
             b.index.insert(sid, b.queries.len());
             b.queries.push(q.value);
@@ -142,33 +112,19 @@ impl Benchmark {
     }
 
     /// Replace the queries' checklists with those of a checklist file.
-    pub fn attach_checklists(
-        &mut self,
-        file: &str,
-        checklists: Vec<Lined<Checklist>>,
-    ) -> Vec<Problem> {
+    pub fn attach_checklists(&mut self, file: &str, checklists: Vec<Lined<Checklist>>) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
         for c in checklists {
             let sid = &c.value.session_id;
             if let Some(first) = seen.get(sid) {
-                problems.push(Problem::error(
-                    file,
-                    c.line,
-                    sid,
-                    format!("duplicate checklist (first on line {first})"),
-                ));
+                problems.push(Problem::error(file, c.line, sid, format!("duplicate checklist (first on line {first})")));
                 continue;
             }
             seen.insert(sid.clone(), c.line);
             match self.index.get(sid) {
                 Some(&i) => self.queries[i].checklist = c.value.checklist,
-                None => problems.push(Problem::error(
-                    file,
-                    c.line,
-                    sid,
-                    "checklist for a session that has no query",
-                )),
+                None => problems.push(Problem::error(file, c.line, sid, "checklist for a session that has no query")),
             }
         }
         problems
@@ -179,19 +135,9 @@ impl Benchmark {
         let mut problems = Vec::new();
         for q in &self.queries {
             if q.checklist.is_empty() {
-                problems.push(Problem::error(
-                    file,
-                    0,
-                    &q.session_id,
-                    "no checklist for this query",
-                ));
+                problems.push(Problem::error(file, 0, &q.session_id, "no checklist for this query"));
             } else if let Some(i) = q.checklist.iter().position(|c| c.trim().is_empty()) {
-                problems.push(Problem::error(
-                    file,
-                    0,
-                    &q.session_id,
-                    format!("checklist item {} is empty", i + 1),
-                ));
+                problems.push(Problem::error(file, 0, &q.session_id, format!("checklist item {} is empty", i + 1)));
             }
         }
         problems
@@ -204,32 +150,18 @@ impl Benchmark {
         for r in responses {
             let v = &r.value;
             if self.get(&v.session_id).is_none() {
-                problems.push(Problem::error(
-                    file,
-                    r.line,
-                    &v.session_id,
-                    "response to a session that has no query",
-                ));
+                problems.push(Problem::error(file, r.line, &v.session_id, "response to a session that has no query"));
             }
-            if let Some(first) = seen.insert((v.session_id.as_str(), v.generator.as_str()), r.line)
-            {
+            if let Some(first) = seen.insert((v.session_id.as_str(), v.generator.as_str()), r.line) {
                 problems.push(Problem::error(
                     file,
                     r.line,
                     &v.session_id,
-                    format!(
-                        "duplicate response of `{}` (first on line {first})",
-                        v.generator
-                    ),
+                    format!("duplicate response of `{}` (first on line {first})", v.generator),
                 ));
             }
             if v.answer().trim().is_empty() {
-                problems.push(Problem::warning(
-                    file,
-                    r.line,
-                    &v.session_id,
-                    "the answer is empty; it is graded as it is",
-                ));
+                problems.push(Problem::warning(file, r.line, &v.session_id, "the answer is empty; it is graded as it is"));
             }
         }
         problems
@@ -256,22 +188,12 @@ mod tests {
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].session_id, "zz");
         let p = b.check_checklists("q.jsonl");
-        assert_eq!(
-            p.iter().map(|p| p.session_id.as_str()).collect::<Vec<_>>(),
-            ["c"]
-        );
+        assert_eq!(p.iter().map(|p| p.session_id.as_str()).collect::<Vec<_>>(), ["c"]);
         let r = br#"{"session_id":"a","output":"x","generator":"m"}
 {"session_id":"nope","output":"x","generator":"m"}
 {"session_id":"a","output":"  ","generator":"m"}"#;
         let p = b.check_responses("r.jsonl", &read_jsonl("r.jsonl", r).unwrap());
         let kinds: Vec<_> = p.iter().map(|p| (p.line, p.severity)).collect();
-        assert_eq!(
-            kinds,
-            [
-                (2, Severity::Error),
-                (3, Severity::Error),
-                (3, Severity::Warning)
-            ]
-        );
+        assert_eq!(kinds, [(2, Severity::Error), (3, Severity::Error), (3, Severity::Warning)]);
     }
 }

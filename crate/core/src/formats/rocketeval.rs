@@ -38,10 +38,7 @@ pub struct Message {
 
 impl Message {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-        }
+        Self { role, content: content.into() }
     }
 }
 
@@ -57,21 +54,14 @@ pub struct Query {
     #[serde(default, deserialize_with = "references")]
     pub references: BTreeMap<String, String>,
     /// Category for per-category tables (MT-Bench `category`, WildBench `primary_tag`).
-    #[serde(
-        default,
-        alias = "primary_tag",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, alias = "primary_tag", skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
 }
 
 impl Query {
     /// The user query this instance asks to answer (the last message).
     pub fn user_query(&self) -> &str {
-        self.conversation_input
-            .last()
-            .map(|m| m.content.as_str())
-            .unwrap_or("")
+        self.conversation_input.last().map(|m| m.content.as_str()).unwrap_or("")
     }
     /// The messages before the user query.
     pub fn history(&self) -> &[Message] {
@@ -87,11 +77,7 @@ pub struct Response {
     pub session_id: String,
     /// The conversation the model saw, ending with the user query (WildBench writes strings that
     /// alternate user/assistant; `{role, content}` objects are accepted too).
-    #[serde(
-        default,
-        deserialize_with = "chat_history",
-        serialize_with = "chat_history_out"
-    )]
+    #[serde(default, deserialize_with = "chat_history", serialize_with = "chat_history_out")]
     pub chat_history: Vec<Message>,
     /// The model's answer. RocketEval grades the first element when it is a list.
     #[serde(deserialize_with = "one_or_many")]
@@ -191,12 +177,7 @@ impl Judgment {
             ));
         }
         if self.session_id.is_empty() {
-            return Err(FormatError::new(
-                file,
-                line,
-                "session_id",
-                "must not be empty",
-            ));
+            return Err(FormatError::new(file, line, "session_id", "must not be empty"));
         }
         Ok(())
     }
@@ -239,11 +220,7 @@ pub struct RankingEntry {
 }
 
 /// Read records and check each with `validate`, keeping the line of every record.
-pub fn read_validated<T, F>(
-    file: &str,
-    bytes: &[u8],
-    validate: F,
-) -> Result<Vec<Lined<T>>, FormatError>
+pub fn read_validated<T, F>(file: &str, bytes: &[u8], validate: F) -> Result<Vec<Lined<T>>, FormatError>
 where
     T: serde::de::DeserializeOwned,
     F: Fn(&T, &str, usize) -> Result<(), FormatError>,
@@ -265,12 +242,7 @@ pub fn read_scores(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Score>>, Format
     let rows = jsonl::read_json_or_jsonl::<Score>(file, bytes)?;
     for r in &rows {
         if !r.value.score.is_finite() {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                "score",
-                "expected a finite number",
-            ));
+            return Err(FormatError::new(file, r.line, "score", "expected a finite number"));
         }
     }
     Ok(rows)
@@ -282,16 +254,9 @@ pub fn read_ranking(file: &str, bytes: &[u8]) -> Result<Vec<RankingEntry>, Forma
     let mut out = Vec::with_capacity(rows.len());
     for (i, r) in rows.into_iter().enumerate() {
         let e = r.value;
-        let finite = e.rating.is_finite()
-            && e.lower.is_none_or(f64::is_finite)
-            && e.upper.is_none_or(f64::is_finite);
+        let finite = e.rating.is_finite() && e.lower.is_none_or(f64::is_finite) && e.upper.is_none_or(f64::is_finite);
         if !finite {
-            return Err(FormatError::new(
-                file,
-                r.line,
-                format!("[{i}]"),
-                "ratings and bounds must be finite numbers",
-            ));
+            return Err(FormatError::new(file, r.line, format!("[{i}]"), "ratings and bounds must be finite numbers"));
         }
         out.push(e);
     }
@@ -311,9 +276,7 @@ pub(crate) fn id_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Er
         S(String),
         I(i64),
     }
-    match Id::deserialize(d)
-        .map_err(|_| serde::de::Error::custom("expected a string or integer id"))?
-    {
+    match Id::deserialize(d).map_err(|_| serde::de::Error::custom("expected a string or integer id"))? {
         Id::S(s) => Ok(s),
         Id::I(i) => Ok(i.to_string()),
     }
@@ -326,24 +289,16 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
         One(String),
         Many(Vec<String>),
     }
-    match OneOrMany::deserialize(d)
-        .map_err(|_| serde::de::Error::custom("expected a string or a list of strings"))?
-    {
+    match OneOrMany::deserialize(d).map_err(|_| serde::de::Error::custom("expected a string or a list of strings"))? {
         OneOrMany::One(s) => Ok(vec![s]),
-        OneOrMany::Many(v) if v.is_empty() => {
-            Err(serde::de::Error::custom("expected at least one output"))
-        }
+        OneOrMany::Many(v) if v.is_empty() => Err(serde::de::Error::custom("expected at least one output")),
         OneOrMany::Many(v) => Ok(v),
     }
 }
 
 fn references<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
     let raw = Option::<BTreeMap<String, Option<String>>>::deserialize(d)?;
-    Ok(raw
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)))
-        .collect())
+    Ok(raw.unwrap_or_default().into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
 }
 
 fn chat_history<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Error> {
@@ -354,22 +309,13 @@ fn chat_history<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Erro
         Msg(Message),
     }
     let turns = Option::<Vec<Turn>>::deserialize(d)
-        .map_err(|_| {
-            serde::de::Error::custom("expected a list of strings or of {role, content} messages")
-        })?
+        .map_err(|_| serde::de::Error::custom("expected a list of strings or of {role, content} messages"))?
         .unwrap_or_default();
     Ok(turns
         .into_iter()
         .enumerate()
         .map(|(i, t)| match t {
-            Turn::Text(s) => Message::new(
-                if i % 2 == 0 {
-                    Role::User
-                } else {
-                    Role::Assistant
-                },
-                s,
-            ),
+            Turn::Text(s) => Message::new(if i % 2 == 0 { Role::User } else { Role::Assistant }, s),
             Turn::Msg(m) => m,
         })
         .collect())
@@ -377,14 +323,7 @@ fn chat_history<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Message>, D::Erro
 
 fn chat_history_out<S: Serializer>(h: &[Message], s: S) -> Result<S::Ok, S::Error> {
     // WildBench's shape: alternating strings. Fall back to message objects when roles do not alternate.
-    let alternating = h.iter().enumerate().all(|(i, m)| {
-        m.role
-            == if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            }
-    });
+    let alternating = h.iter().enumerate().all(|(i, m)| m.role == if i % 2 == 0 { Role::User } else { Role::Assistant });
     if alternating {
         s.collect_seq(h.iter().map(|m| &m.content))
     } else {
@@ -399,11 +338,8 @@ mod tests {
 
     #[test]
     fn response_shapes() {
-        let a = read_jsonl::<Response>(
-            "r",
-            br#"{"session_id": 81, "chat_history": ["q1", "a1", "q2"], "output": "x", "generator": "m"}"#,
-        )
-        .unwrap();
+        let a = read_jsonl::<Response>("r", br#"{"session_id": 81, "chat_history": ["q1", "a1", "q2"], "output": "x", "generator": "m"}"#)
+            .unwrap();
         let r = &a[0].value;
         assert_eq!(r.session_id, "81");
         assert_eq!(r.chat_history[1], Message::new(Role::Assistant, "a1"));
@@ -416,11 +352,7 @@ mod tests {
 
     #[test]
     fn role_must_be_known() {
-        let err = read_jsonl::<Query>(
-            "q",
-            br#"{"session_id":"a","conversation_input":[{"role":"bot","content":"x"}]}"#,
-        )
-        .unwrap_err();
+        let err = read_jsonl::<Query>("q", br#"{"session_id":"a","conversation_input":[{"role":"bot","content":"x"}]}"#).unwrap_err();
         assert_eq!(err.field, "conversation_input[0].role");
         assert!(err.message.contains("unknown variant `bot`"), "{err}");
     }

@@ -82,11 +82,7 @@ pub fn kendall_tau_b(x: &[f64], y: &[f64]) -> f64 {
 /// not overlap (closed intervals: touching counts as overlapping). `reference` holds (rating, lower,
 /// upper). NaN when no pair qualifies.
 pub fn tau_u(ours: &[f64], reference: &[(f64, f64, f64)], u: Option<f64>) -> f64 {
-    assert_eq!(
-        ours.len(),
-        reference.len(),
-        "tau_u: inputs of different lengths"
-    );
+    assert_eq!(ours.len(), reference.len(), "tau_u: inputs of different lengths");
     let mut c = PairCounts::default();
     for i in 0..ours.len() {
         for j in i + 1..ours.len() {
@@ -109,13 +105,7 @@ mod tests {
     #[test]
     fn tau_u_fixture_from_the_seed_digest() {
         // Ratings A..E = 1200,1180,1150,1100,1090 with CI half-widths 15,15,20,10,10.
-        let r = [
-            (1200.0, 15.0),
-            (1180.0, 15.0),
-            (1150.0, 20.0),
-            (1100.0, 10.0),
-            (1090.0, 10.0),
-        ];
+        let r = [(1200.0, 15.0), (1180.0, 15.0), (1150.0, 20.0), (1100.0, 10.0), (1090.0, 10.0)];
         let reference: Vec<_> = r.iter().map(|&(v, h)| (v, v - h, v + h)).collect();
         let g = [0.70, 0.75, 0.60, 0.62, 0.50];
         assert!((tau_u(&g, &reference, Some(60.0)) - 1.0 / 3.0).abs() < 1e-12);

@@ -24,9 +24,7 @@ impl FromStr for Level {
             "ordinal" => Ok(Self::Ordinal),
             "interval" => Ok(Self::Interval),
             "ratio" => Ok(Self::Ratio),
-            _ => invalid!(
-                "Krippendorff level must be nominal, ordinal, interval or ratio; not `{s}`"
-            ),
+            _ => invalid!("Krippendorff level must be nominal, ordinal, interval or ratio; not `{s}`"),
         }
     }
 }
@@ -42,11 +40,7 @@ pub fn alpha(units: &[Vec<Option<f64>>], level: Level) -> Result<f64> {
     }
     values.sort_by(f64::total_cmp);
     values.dedup();
-    let index: BTreeMap<u64, usize> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v.to_bits(), i))
-        .collect();
+    let index: BTreeMap<u64, usize> = values.iter().enumerate().map(|(i, v)| (v.to_bits(), i)).collect();
     let k = values.len();
     // Coincidence matrix o[c][k].
     let mut o = vec![vec![0.0; k]; k];
@@ -67,9 +61,7 @@ pub fn alpha(units: &[Vec<Option<f64>>], level: Level) -> Result<f64> {
         }
     }
     if pairable == 0 {
-        return invalid!(
-            "Krippendorff's alpha needs at least one unit rated by two or more raters"
-        );
+        return invalid!("Krippendorff's alpha needs at least one unit rated by two or more raters");
     }
     let nc: Vec<f64> = o.iter().map(|row| row.iter().sum()).collect();
     let n: f64 = nc.iter().sum();
@@ -119,73 +111,14 @@ mod tests {
             let n = None;
             let s = |v: f64| Some(v);
             [
-                [
-                    s(1.),
-                    s(2.),
-                    s(3.),
-                    s(3.),
-                    s(2.),
-                    s(1.),
-                    s(4.),
-                    s(1.),
-                    s(2.),
-                    n,
-                    n,
-                    n,
-                ],
-                [
-                    s(1.),
-                    s(2.),
-                    s(3.),
-                    s(3.),
-                    s(2.),
-                    s(2.),
-                    s(4.),
-                    s(1.),
-                    s(2.),
-                    s(5.),
-                    n,
-                    s(3.),
-                ],
-                [
-                    n,
-                    s(3.),
-                    s(3.),
-                    s(3.),
-                    s(2.),
-                    s(3.),
-                    s(4.),
-                    s(2.),
-                    s(2.),
-                    s(5.),
-                    s(1.),
-                    n,
-                ],
-                [
-                    s(1.),
-                    s(2.),
-                    s(3.),
-                    s(3.),
-                    s(2.),
-                    s(4.),
-                    s(4.),
-                    s(1.),
-                    s(2.),
-                    s(5.),
-                    s(1.),
-                    n,
-                ],
+                [s(1.), s(2.), s(3.), s(3.), s(2.), s(1.), s(4.), s(1.), s(2.), n, n, n],
+                [s(1.), s(2.), s(3.), s(3.), s(2.), s(2.), s(4.), s(1.), s(2.), s(5.), n, s(3.)],
+                [n, s(3.), s(3.), s(3.), s(2.), s(3.), s(4.), s(2.), s(2.), s(5.), s(1.), n],
+                [s(1.), s(2.), s(3.), s(3.), s(2.), s(4.), s(4.), s(1.), s(2.), s(5.), s(1.), n],
             ]
         };
-        let units: Vec<Vec<Option<f64>>> = (0..12)
-            .map(|u| coders.iter().map(|c| c[u]).collect())
-            .collect();
-        for (level, want) in [
-            (Level::Nominal, 0.7434),
-            (Level::Ordinal, 0.8154),
-            (Level::Interval, 0.8491),
-            (Level::Ratio, 0.7974),
-        ] {
+        let units: Vec<Vec<Option<f64>>> = (0..12).map(|u| coders.iter().map(|c| c[u]).collect()).collect();
+        for (level, want) in [(Level::Nominal, 0.7434), (Level::Ordinal, 0.8154), (Level::Interval, 0.8491), (Level::Ratio, 0.7974)] {
             let a = alpha(&units, level).unwrap();
             assert!((a - want).abs() < 5e-5, "{level:?}: {a}");
         }

@@ -42,28 +42,15 @@ pub struct MetaOptions {
 
 impl Default for MetaOptions {
     fn default() -> Self {
-        Self {
-            bootstrap: 1000,
-            level: 0.95,
-            seed: 42,
-            u: None,
-        }
+        Self { bootstrap: 1000, level: 0.95, seed: 42, u: None }
     }
 }
 
 fn estimate(n: usize, opts: &MetaOptions, stat: impl Fn(&[usize]) -> f64) -> Estimate {
     let all: Vec<usize> = (0..n).collect();
     let value = stat(&all);
-    let ci = if n >= 3 {
-        bootstrap_ci(n, opts.bootstrap, opts.level, opts.seed, &stat)
-    } else {
-        None
-    };
-    Estimate {
-        value,
-        lower: ci.map(|c| c.lower),
-        upper: ci.map(|c| c.upper),
-    }
+    let ci = if n >= 3 { bootstrap_ci(n, opts.bootstrap, opts.level, opts.seed, &stat) } else { None };
+    Estimate { value, lower: ci.map(|c| c.lower), upper: ci.map(|c| c.upper) }
 }
 
 /// Our ranking against a reference ranking.
@@ -87,33 +74,19 @@ pub struct RankingComparison {
 }
 
 /// Compare two rankings on their common models. Bootstrap CIs resample those models with replacement.
-pub fn compare_rankings(
-    ours: &[RankingEntry],
-    reference: &[RankingEntry],
-    opts: &MetaOptions,
-) -> Result<RankingComparison> {
-    let theirs: HashMap<&str, &RankingEntry> =
-        reference.iter().map(|e| (e.name.as_str(), e)).collect();
+pub fn compare_rankings(ours: &[RankingEntry], reference: &[RankingEntry], opts: &MetaOptions) -> Result<RankingComparison> {
+    let theirs: HashMap<&str, &RankingEntry> = reference.iter().map(|e| (e.name.as_str(), e)).collect();
     let mine: HashMap<&str, &RankingEntry> = ours.iter().map(|e| (e.name.as_str(), e)).collect();
-    let mut models: Vec<String> = ours
-        .iter()
-        .filter(|e| theirs.contains_key(e.name.as_str()))
-        .map(|e| e.name.clone())
-        .collect();
+    let mut models: Vec<String> = ours.iter().filter(|e| theirs.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
     models.sort();
     models.dedup();
     if models.len() < 3 {
-        return invalid!(
-            "only {} model(s) appear in both rankings; at least 3 are needed (check that the names match)",
-            models.len()
-        );
+        return invalid!("only {} model(s) appear in both rankings; at least 3 are needed (check that the names match)", models.len());
     }
     let x: Vec<f64> = models.iter().map(|m| mine[m.as_str()].rating).collect();
     let y: Vec<f64> = models.iter().map(|m| theirs[m.as_str()].rating).collect();
     let pick = |v: &[f64], idx: &[usize]| idx.iter().map(|&i| v[i]).collect::<Vec<_>>();
-    let corr = |f: fn(&[f64], &[f64]) -> f64| {
-        estimate(models.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)))
-    };
+    let corr = |f: fn(&[f64], &[f64]) -> f64| estimate(models.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)));
     let with_ci: Option<Vec<(f64, f64, f64)>> = models
         .iter()
         .map(|m| {
@@ -132,16 +105,9 @@ pub fn compare_rankings(
         }
         None => (None, None),
     };
-    let mut only_ours: Vec<String> = ours
-        .iter()
-        .filter(|e| !theirs.contains_key(e.name.as_str()))
-        .map(|e| e.name.clone())
-        .collect();
-    let mut only_reference: Vec<String> = reference
-        .iter()
-        .filter(|e| !mine.contains_key(e.name.as_str()))
-        .map(|e| e.name.clone())
-        .collect();
+    let mut only_ours: Vec<String> = ours.iter().filter(|e| !theirs.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
+    let mut only_reference: Vec<String> =
+        reference.iter().filter(|e| !mine.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
     only_ours.sort();
     only_reference.sort();
     Ok(RankingComparison {
@@ -161,9 +127,7 @@ fn count_tau_u_pairs(r: &[(f64, f64, f64)], u: Option<f64>) -> usize {
     let mut n = 0;
     for i in 0..r.len() {
         for j in i + 1..r.len() {
-            if u.is_none_or(|u| (r[i].0 - r[j].0).abs() <= u)
-                && (r[i].2 < r[j].1 || r[j].2 < r[i].1)
-            {
+            if u.is_none_or(|u| (r[i].0 - r[j].0).abs() <= u) && (r[i].2 < r[j].1 || r[j].2 < r[i].1) {
                 n += 1;
             }
         }
@@ -189,59 +153,31 @@ pub struct PairwiseAgreement {
 /// Agreement of a judge (its scores in `table`, turned into verdicts by `rule`) with pairwise `labels`
 /// (`question_id` = session id). A pair whose scores are exactly equal under the `skip` policy counts
 /// as a tie here: agreement needs a verdict.
-pub fn pairwise_agreement(
-    table: &ScoreTable,
-    labels: &[Battle],
-    rule: &PairRule,
-    opts: &MetaOptions,
-) -> Result<PairwiseAgreement> {
-    let mi: HashMap<&str, usize> = table
-        .models
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.as_str(), i))
-        .collect();
-    let si: HashMap<&str, usize> = table
-        .sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
+pub fn pairwise_agreement(table: &ScoreTable, labels: &[Battle], rule: &PairRule, opts: &MetaOptions) -> Result<PairwiseAgreement> {
+    let mi: HashMap<&str, usize> = table.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let si: HashMap<&str, usize> = table.sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let mut verdicts: Vec<(Winner, Winner)> = Vec::new();
     let mut unmatched = 0;
     for l in labels {
         let Some(sid) = l.question_id.as_deref() else {
-            return invalid!(
-                "pairwise labels need a `question_id` (the session id) to match responses"
-            );
+            return invalid!("pairwise labels need a `question_id` (the session id) to match responses");
         };
         let score = |m: &str| Some(table.get(*mi.get(m)?, *si.get(sid)?)).flatten();
         match (score(&l.model_a), score(&l.model_b)) {
-            (Some(a), Some(b)) => {
-                verdicts.push((rule.outcome(a, b).unwrap_or(Winner::Tie), l.winner))
-            }
+            (Some(a), Some(b)) => verdicts.push((rule.outcome(a, b).unwrap_or(Winner::Tie), l.winner)),
             _ => unmatched += 1,
         }
     }
     if verdicts.is_empty() {
-        return invalid!(
-            "none of the {} labelled pairs has scores for both responses",
-            labels.len()
-        );
+        return invalid!("none of the {} labelled pairs has scores for both responses", labels.len());
     }
-    let agree = |idx: &[usize]| {
-        idx.iter()
-            .filter(|&&i| verdicts[i].0 == verdicts[i].1)
-            .count() as f64
-            / idx.len() as f64
-    };
+    let agree = |idx: &[usize]| idx.iter().filter(|&&i| verdicts[i].0 == verdicts[i].1).count() as f64 / idx.len() as f64;
     let credit = |(j, l): (Winner, Winner)| match (j, l) {
         _ if j == l => 1.0,
         (Winner::Tie, _) | (_, Winner::Tie) => 0.5,
         _ => 0.0,
     };
-    let acc =
-        |idx: &[usize]| idx.iter().map(|&i| credit(verdicts[i])).sum::<f64>() / idx.len() as f64;
+    let acc = |idx: &[usize]| idx.iter().map(|&i| credit(verdicts[i])).sum::<f64>() / idx.len() as f64;
     Ok(PairwiseAgreement {
         pairs: verdicts.len(),
         unmatched,
@@ -261,31 +197,13 @@ pub struct ScoreCorrelation {
     pub kendall_tau_b: Estimate,
 }
 
-pub fn score_correlation(
-    judge: &ScoreTable,
-    reference: &ScoreTable,
-    opts: &MetaOptions,
-) -> Result<ScoreCorrelation> {
-    let rm: HashMap<&str, usize> = reference
-        .models
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.as_str(), i))
-        .collect();
-    let rs: HashMap<&str, usize> = reference
-        .sessions
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.as_str(), i))
-        .collect();
+pub fn score_correlation(judge: &ScoreTable, reference: &ScoreTable, opts: &MetaOptions) -> Result<ScoreCorrelation> {
+    let rm: HashMap<&str, usize> = reference.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let rs: HashMap<&str, usize> = reference.sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let (mut x, mut y) = (Vec::new(), Vec::new());
     for (m, model) in judge.models.iter().enumerate() {
         for (s, session) in judge.sessions.iter().enumerate() {
-            let (Some(a), Some(&rmi), Some(&rsi)) = (
-                judge.get(m, s),
-                rm.get(model.as_str()),
-                rs.get(session.as_str()),
-            ) else {
+            let (Some(a), Some(&rmi), Some(&rsi)) = (judge.get(m, s), rm.get(model.as_str()), rs.get(session.as_str())) else {
                 continue;
             };
             if let Some(b) = reference.get(rmi, rsi) {
@@ -295,21 +213,11 @@ pub fn score_correlation(
         }
     }
     if x.len() < 3 {
-        return invalid!(
-            "only {} scored responses are shared with the reference; at least 3 are needed",
-            x.len()
-        );
+        return invalid!("only {} scored responses are shared with the reference; at least 3 are needed", x.len());
     }
     let pick = |v: &[f64], idx: &[usize]| idx.iter().map(|&i| v[i]).collect::<Vec<_>>();
-    let corr = |f: fn(&[f64], &[f64]) -> f64| {
-        estimate(x.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)))
-    };
-    Ok(ScoreCorrelation {
-        n: x.len(),
-        pearson: corr(pearson),
-        spearman: corr(spearman),
-        kendall_tau_b: corr(kendall_tau_b),
-    })
+    let corr = |f: fn(&[f64], &[f64]) -> f64| estimate(x.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)));
+    Ok(ScoreCorrelation { n: x.len(), pearson: corr(pearson), spearman: corr(spearman), kendall_tau_b: corr(kendall_tau_b) })
 }
 
 #[cfg(test)]
@@ -318,42 +226,17 @@ mod tests {
     use crate::formats::Score;
 
     fn entry(name: &str, rating: f64, ci: Option<f64>) -> RankingEntry {
-        RankingEntry {
-            name: name.into(),
-            rating,
-            lower: ci.map(|h| rating - h),
-            upper: ci.map(|h| rating + h),
-        }
+        RankingEntry { name: name.into(), rating, lower: ci.map(|h| rating - h), upper: ci.map(|h| rating + h) }
     }
 
     #[test]
     fn rankings_compare_on_common_models() {
-        let ours = [
-            entry("a", 3.0, None),
-            entry("b", 2.0, None),
-            entry("c", 1.0, None),
-            entry("x", 0.0, None),
-        ];
-        let reference = [
-            entry("a", 1300.0, Some(5.0)),
-            entry("b", 1200.0, Some(5.0)),
-            entry("c", 1000.0, Some(5.0)),
-            entry("y", 9.0, Some(1.0)),
-        ];
-        let c = compare_rankings(
-            &ours,
-            &reference,
-            &MetaOptions {
-                bootstrap: 200,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let ours = [entry("a", 3.0, None), entry("b", 2.0, None), entry("c", 1.0, None), entry("x", 0.0, None)];
+        let reference =
+            [entry("a", 1300.0, Some(5.0)), entry("b", 1200.0, Some(5.0)), entry("c", 1000.0, Some(5.0)), entry("y", 9.0, Some(1.0))];
+        let c = compare_rankings(&ours, &reference, &MetaOptions { bootstrap: 200, ..Default::default() }).unwrap();
         assert_eq!(c.models, ["a", "b", "c"]);
-        assert_eq!(
-            (c.only_ours.as_slice(), c.only_reference.as_slice()),
-            (&["x".to_string()][..], &["y".to_string()][..])
-        );
+        assert_eq!((c.only_ours.as_slice(), c.only_reference.as_slice()), (&["x".to_string()][..], &["y".to_string()][..]));
         for e in [c.spearman, c.kendall_tau_b, c.tau_u.unwrap()] {
             assert!((e.value - 1.0).abs() < 1e-12, "{e:?}");
         }
@@ -362,36 +245,11 @@ mod tests {
 
     #[test]
     fn agreement_counts_ties_both_ways() {
-        let s = |m: &str, q: &str, v: f64| Score {
-            session_id: q.into(),
-            model_test: m.into(),
-            score: v,
-            judge: None,
-        };
-        let t = ScoreTable::new(&[
-            s("a", "q1", 8.0),
-            s("b", "q1", 5.0),
-            s("a", "q2", 6.0),
-            s("b", "q2", 6.05),
-        ])
-        .unwrap();
-        let l = |q: &str, w| Battle {
-            model_a: "a".into(),
-            model_b: "b".into(),
-            winner: w,
-            question_id: Some(q.into()),
-        };
+        let s = |m: &str, q: &str, v: f64| Score { session_id: q.into(), model_test: m.into(), score: v, judge: None };
+        let t = ScoreTable::new(&[s("a", "q1", 8.0), s("b", "q1", 5.0), s("a", "q2", 6.0), s("b", "q2", 6.05)]).unwrap();
+        let l = |q: &str, w| Battle { model_a: "a".into(), model_b: "b".into(), winner: w, question_id: Some(q.into()) };
         let labels = [l("q1", Winner::A), l("q2", Winner::B), l("q3", Winner::A)];
-        let a = pairwise_agreement(
-            &t,
-            &labels,
-            &PairRule::default(),
-            &MetaOptions {
-                bootstrap: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let a = pairwise_agreement(&t, &labels, &PairRule::default(), &MetaOptions { bootstrap: 0, ..Default::default() }).unwrap();
         assert_eq!((a.pairs, a.unmatched, a.judge_ties), (2, 1, 1));
         assert_eq!(a.agreement.value, 0.5);
         assert_eq!(a.accuracy.value, 0.75);

@@ -29,16 +29,10 @@ pub fn fit(wins: &[Vec<f64>]) -> Result<Fit> {
     if n < 2 {
         return invalid!("ranking needs at least two models, found {n}");
     }
-    if wins
-        .iter()
-        .any(|r| r.len() != n || r.iter().any(|w| !w.is_finite() || *w < 0.0))
-    {
+    if wins.iter().any(|r| r.len() != n || r.iter().any(|w| !w.is_finite() || *w < 0.0)) {
         return invalid!("win matrix must be square with finite non-negative entries");
     }
-    let games: f64 = (0..n)
-        .flat_map(|i| (0..n).map(move |j| (i, j)))
-        .map(|(i, j)| wins[i][j])
-        .sum();
+    let games: f64 = (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| wins[i][j]).sum();
     if games == 0.0 {
         return invalid!("no comparisons between the models");
     }
@@ -46,13 +40,7 @@ pub fn fit(wins: &[Vec<f64>]) -> Result<Fit> {
     let prior = if regularized { 1.0 } else { 0.0 };
     let beta = newton(wins, prior);
     let mean = beta.iter().sum::<f64>() / n as f64;
-    Ok(Fit {
-        ratings: beta
-            .iter()
-            .map(|b| INITIAL_RATING + ELO_PER_NAT * (b - mean))
-            .collect(),
-        regularized,
-    })
+    Ok(Fit { ratings: beta.iter().map(|b| INITIAL_RATING + ELO_PER_NAT * (b - mean)).collect(), regularized })
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -133,11 +121,7 @@ fn newton(wins: &[Vec<f64>], prior: f64) -> Vec<f64> {
         let mut t = 1.0;
         let mut next;
         loop {
-            next = beta
-                .iter()
-                .zip(&step)
-                .map(|(b, d)| b - t * d)
-                .collect::<Vec<_>>();
+            next = beta.iter().zip(&step).map(|(b, d)| b - t * d).collect::<Vec<_>>();
             let fn_ = objective(wins, &next, prior);
             if fn_ <= f + 1e-12 * f.abs().max(1.0) || t < 1e-8 {
                 f = fn_;
@@ -230,12 +214,7 @@ mod tests {
 
     #[test]
     fn an_undefeated_model_stays_finite() {
-        let f = fit(&[
-            vec![0.0, 5.0, 5.0],
-            vec![0.0, 0.0, 2.0],
-            vec![0.0, 1.0, 0.0],
-        ])
-        .unwrap();
+        let f = fit(&[vec![0.0, 5.0, 5.0], vec![0.0, 0.0, 2.0], vec![0.0, 1.0, 0.0]]).unwrap();
         assert!(f.regularized);
         assert!(f.ratings.iter().all(|r| r.is_finite()));
         assert!(f.ratings[0] > f.ratings[1] && f.ratings[1] > f.ratings[2]);

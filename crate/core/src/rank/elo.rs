@@ -9,11 +9,7 @@ use crate::formats::Winner;
 pub const DEFAULT_K: f64 = 4.0;
 
 /// Replay `battles` (pairs of model indices and the outcome) from equal ratings.
-pub fn online_elo(
-    n_models: usize,
-    battles: impl IntoIterator<Item = (usize, usize, Winner)>,
-    k: f64,
-) -> Vec<f64> {
+pub fn online_elo(n_models: usize, battles: impl IntoIterator<Item = (usize, usize, Winner)>, k: f64) -> Vec<f64> {
     let mut r = vec![INITIAL_RATING; n_models];
     for (a, b, w) in battles {
         let expected_a = 1.0 / (1.0 + 10f64.powf((r[b] - r[a]) / 400.0));

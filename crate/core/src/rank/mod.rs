@@ -40,40 +40,20 @@ impl ScoreTable {
         models.dedup();
         sessions.sort();
         sessions.dedup();
-        let mi: HashMap<&str, usize> = models
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.as_str(), i))
-            .collect();
-        let si: HashMap<&str, usize> = sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.as_str(), i))
-            .collect();
+        let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+        let si: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
         let mut cells = vec![vec![None; sessions.len()]; models.len()];
         for s in scores {
             if !s.score.is_finite() {
-                return invalid!(
-                    "score of `{}` on `{}` is not a finite number",
-                    s.model_test,
-                    s.session_id
-                );
+                return invalid!("score of `{}` on `{}` is not a finite number", s.model_test, s.session_id);
             }
             let cell = &mut cells[mi[s.model_test.as_str()]][si[s.session_id.as_str()]];
             if cell.is_some() {
-                return invalid!(
-                    "two scores for model `{}` on session `{}`",
-                    s.model_test,
-                    s.session_id
-                );
+                return invalid!("two scores for model `{}` on session `{}`", s.model_test, s.session_id);
             }
             *cell = Some(s.score);
         }
-        Ok(Self {
-            models,
-            sessions,
-            cells,
-        })
+        Ok(Self { models, sessions, cells })
     }
 
     pub fn get(&self, model: usize, session: usize) -> Option<f64> {
@@ -112,10 +92,7 @@ pub struct PairRule {
 
 impl Default for PairRule {
     fn default() -> Self {
-        Self {
-            tie_margin: 0.1,
-            equal: EqualScores::Tie,
-        }
+        Self { tie_margin: 0.1, equal: EqualScores::Tie }
     }
 }
 
@@ -300,10 +277,7 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
         return invalid!("ranking needs at least two models with scores, found {n}");
     }
     if opts.resample == Resample::Battles && !opts.method.is_pairwise() {
-        return invalid!(
-            "battle resampling applies to pairwise methods (bt, winrate, elo), not {:?}",
-            opts.method
-        );
+        return invalid!("battle resampling applies to pairwise methods (bt, winrate, elo), not {:?}", opts.method);
     }
     let per_session = session_battles(table, &opts.pairs);
     let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
@@ -316,22 +290,12 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
         let total: usize = unique.iter().map(|u| u.1).sum();
         for _ in 0..opts.bootstrap {
             let est = match opts.resample {
-                Resample::Sessions => estimate(
-                    table,
-                    &per_session,
-                    &rng.resample(table.sessions.len()),
-                    opts,
-                )
-                .map(|e| e.ratings),
+                Resample::Sessions => estimate(table, &per_session, &rng.resample(table.sessions.len()), opts).map(|e| e.ratings),
                 Resample::Battles => {
                     let p: Vec<f64> = unique.iter().map(|u| u.1 as f64).collect();
                     let counts = rng.multinomial(total, &p);
-                    let weighted: Vec<(IndexBattle, f64)> = unique
-                        .iter()
-                        .zip(counts)
-                        .filter(|(_, c)| *c > 0)
-                        .map(|(u, c)| (u.0, c as f64))
-                        .collect();
+                    let weighted: Vec<(IndexBattle, f64)> =
+                        unique.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(u, c)| (u.0, c as f64)).collect();
                     pairwise_estimate(n, &weighted, opts, Some(&mut rng)).map(|(r, _)| r.ratings)
                 }
             };
@@ -346,13 +310,7 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
         }
     }
 
-    let responses: Vec<usize> = (0..n)
-        .map(|m| {
-            (0..table.sessions.len())
-                .filter(|&s| table.get(m, s).is_some())
-                .count()
-        })
-        .collect();
+    let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
     let mut battles_per_model = vec![0usize; n];
     for &(a, b, _) in per_session.iter().flatten() {
         battles_per_model[a] += 1;
@@ -361,15 +319,11 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
     let a = (1.0 - opts.level) / 2.0;
     let mut entries: Vec<RankedModel> = (0..n)
         .map(|m| {
-            let (lower, upper) =
-                if samples[m].len() * 2 >= opts.bootstrap.max(1) && !samples[m].is_empty() {
-                    (
-                        Some(stats::quantile(&samples[m], a) + point.shift),
-                        Some(stats::quantile(&samples[m], 1.0 - a) + point.shift),
-                    )
-                } else {
-                    (None, None)
-                };
+            let (lower, upper) = if samples[m].len() * 2 >= opts.bootstrap.max(1) && !samples[m].is_empty() {
+                (Some(stats::quantile(&samples[m], a) + point.shift), Some(stats::quantile(&samples[m], 1.0 - a) + point.shift))
+            } else {
+                (None, None)
+            };
             RankedModel {
                 model: table.models[m].clone(),
                 score: point.ratings[m] + point.shift,
@@ -384,20 +338,12 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
         .collect();
     // Bootstrap ratings were computed before the anchor shift; `shift` moves point and interval alike.
     entries.retain(|e| e.score.is_finite());
-    entries.sort_by(|x, y| {
-        y.score
-            .total_cmp(&x.score)
-            .then_with(|| x.model.cmp(&y.model))
-    });
+    entries.sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| x.model.cmp(&y.model)));
     let scores: Vec<f64> = entries.iter().map(|e| e.score).collect();
     for e in entries.iter_mut() {
         e.rank = 1 + scores.iter().filter(|&&s| s > e.score).count();
     }
-    Ok(Ranking {
-        method: opts.method,
-        order_dependent: opts.method == Method::Elo,
-        entries,
-    })
+    Ok(Ranking { method: opts.method, order_dependent: opts.method == Method::Elo, entries })
 }
 
 struct Estimate {
@@ -407,12 +353,7 @@ struct Estimate {
     notes: Vec<Vec<String>>,
 }
 
-fn estimate(
-    table: &ScoreTable,
-    per_session: &[Vec<IndexBattle>],
-    sessions: &[usize],
-    opts: &RankOptions,
-) -> Result<Estimate> {
+fn estimate(table: &ScoreTable, per_session: &[Vec<IndexBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
     let n = table.models.len();
     let ratings = match opts.method {
         Method::Mean | Method::Median => {
@@ -428,23 +369,12 @@ fn estimate(
             r
         }
         _ => {
-            let weighted: Vec<(IndexBattle, f64)> = sessions
-                .iter()
-                .flat_map(|&s| per_session[s].iter().map(|b| (*b, 1.0)))
-                .collect();
+            let weighted: Vec<(IndexBattle, f64)> = sessions.iter().flat_map(|&s| per_session[s].iter().map(|b| (*b, 1.0))).collect();
             let (est, notes) = pairwise_estimate(n, &weighted, opts, None)?;
-            return Ok(Estimate {
-                shift: anchor_shift(table, &est.ratings, opts),
-                ratings: est.ratings,
-                notes,
-            });
+            return Ok(Estimate { shift: anchor_shift(table, &est.ratings, opts), ratings: est.ratings, notes });
         }
     };
-    Ok(Estimate {
-        ratings,
-        shift: 0.0,
-        notes: vec![Vec::new(); n],
-    })
+    Ok(Estimate { ratings, shift: 0.0, notes: vec![Vec::new(); n] })
 }
 
 struct PairwiseEstimate {
@@ -460,9 +390,7 @@ fn pairwise_estimate(
     shuffle: Option<&mut Rng>,
 ) -> Result<(PairwiseEstimate, Vec<Vec<String>>)> {
     if weighted.is_empty() {
-        return invalid!(
-            "no pairwise comparisons between the models (do they answer the same queries?)"
-        );
+        return invalid!("no pairwise comparisons between the models (do they answer the same queries?)");
     }
     let mut wins = vec![vec![0.0; n]; n];
     let mut games = vec![0.0; n];
@@ -488,21 +416,9 @@ fn pairwise_estimate(
                 }
             }
             // Models without any battle have no rating.
-            fit.ratings
-                .iter()
-                .enumerate()
-                .map(|(m, r)| if games[m] > 0.0 { *r } else { f64::NAN })
-                .collect()
+            fit.ratings.iter().enumerate().map(|(m, r)| if games[m] > 0.0 { *r } else { f64::NAN }).collect()
         }
-        Method::WinRate => (0..n)
-            .map(|m| {
-                if games[m] > 0.0 {
-                    wins[m].iter().sum::<f64>() / games[m]
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect(),
+        Method::WinRate => (0..n).map(|m| if games[m] > 0.0 { wins[m].iter().sum::<f64>() / games[m] } else { f64::NAN }).collect(),
         Method::Elo => {
             let mut seq: Vec<IndexBattle> = Vec::new();
             for &(b, weight) in weighted {
@@ -513,11 +429,7 @@ fn pairwise_estimate(
             if let Some(rng) = shuffle {
                 rng.shuffle(&mut seq);
             }
-            elo::online_elo(n, seq, opts.elo_k)
-                .into_iter()
-                .enumerate()
-                .map(|(m, r)| if games[m] > 0.0 { r } else { f64::NAN })
-                .collect()
+            elo::online_elo(n, seq, opts.elo_k).into_iter().enumerate().map(|(m, r)| if games[m] > 0.0 { r } else { f64::NAN }).collect()
         }
         Method::Mean | Method::Median => unreachable!("pointwise methods do not use battles"),
     };
@@ -526,12 +438,9 @@ fn pairwise_estimate(
 
 fn anchor_shift(table: &ScoreTable, ratings: &[f64], opts: &RankOptions) -> f64 {
     match &opts.anchor {
-        Some((model, value)) if matches!(opts.method, Method::BradleyTerry | Method::Elo) => table
-            .models
-            .iter()
-            .position(|m| m == model)
-            .map(|i| value - ratings[i])
-            .unwrap_or(0.0),
+        Some((model, value)) if matches!(opts.method, Method::BradleyTerry | Method::Elo) => {
+            table.models.iter().position(|m| m == model).map(|i| value - ratings[i]).unwrap_or(0.0)
+        }
         _ => 0.0,
     }
 }
@@ -563,12 +472,7 @@ mod tests {
     use super::*;
 
     fn score(m: &str, s: &str, v: f64) -> Score {
-        Score {
-            session_id: s.into(),
-            model_test: m.into(),
-            score: v,
-            judge: None,
-        }
+        Score { session_id: s.into(), model_test: m.into(), score: v, judge: None }
     }
 
     /// Three models on four queries; "a" is best, "c" worst.
@@ -592,10 +496,7 @@ mod tests {
         assert_eq!(r.outcome(7.0, 6.95), Some(Winner::Tie));
         assert_eq!(r.outcome(7.0, 6.9), Some(Winner::A));
         assert_eq!(r.outcome(6.0, 7.0), Some(Winner::B));
-        let skip = PairRule {
-            tie_margin: 0.0,
-            equal: EqualScores::Skip,
-        };
+        let skip = PairRule { tie_margin: 0.0, equal: EqualScores::Skip };
         assert_eq!(skip.outcome(5.0, 5.0), None);
         assert_eq!(skip.outcome(5.0, 4.99), Some(Winner::A));
     }
@@ -613,33 +514,14 @@ mod tests {
         let b = battles(&table(), &PairRule::default());
         assert_eq!(b.len(), 4 * 3);
         // q4: b=6.0, c=6.95 → c wins; a=8.3 beats both.
-        let q4: Vec<_> = b
-            .iter()
-            .filter(|x| x.question_id.as_deref() == Some("q4"))
-            .collect();
-        assert_eq!(
-            q4.iter()
-                .find(|x| x.model_a == "b" && x.model_b == "c")
-                .unwrap()
-                .winner,
-            Winner::B
-        );
+        let q4: Vec<_> = b.iter().filter(|x| x.question_id.as_deref() == Some("q4")).collect();
+        assert_eq!(q4.iter().find(|x| x.model_a == "b" && x.model_b == "c").unwrap().winner, Winner::B);
     }
 
     #[test]
     fn every_method_ranks_a_first() {
-        for m in [
-            Method::BradleyTerry,
-            Method::Mean,
-            Method::Median,
-            Method::WinRate,
-            Method::Elo,
-        ] {
-            let opts = RankOptions {
-                method: m,
-                bootstrap: 50,
-                ..Default::default()
-            };
+        for m in [Method::BradleyTerry, Method::Mean, Method::Median, Method::WinRate, Method::Elo] {
+            let opts = RankOptions { method: m, bootstrap: 50, ..Default::default() };
             let r = rank(&table(), &opts).unwrap();
             assert_eq!(r.entries[0].model, "a", "{m:?}");
             assert_eq!(r.order_dependent, m == Method::Elo);
@@ -652,58 +534,27 @@ mod tests {
 
     #[test]
     fn undefeated_model_is_noted_and_bootstrap_is_seeded() {
-        let opts = RankOptions {
-            bootstrap: 100,
-            ..Default::default()
-        };
+        let opts = RankOptions { bootstrap: 100, ..Default::default() };
         let r1 = rank(&table(), &opts).unwrap();
         let r2 = rank(&table(), &opts).unwrap();
         assert_eq!(r1, r2);
         assert!(r1.entries.iter().all(|e| e.notes.is_empty()));
         let mut v = vec![score("top", "q1", 9.5), score("top", "q2", 9.5)];
         v.extend(table_scores());
-        let with_top = rank(
-            &ScoreTable::new(&v).unwrap(),
-            &RankOptions {
-                bootstrap: 0,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let with_top = rank(&ScoreTable::new(&v).unwrap(), &RankOptions { bootstrap: 0, ..Default::default() }).unwrap();
         assert_eq!(with_top.entries[0].model, "top");
-        assert!(
-            with_top.entries[0].notes[0].starts_with("undefeated"),
-            "{:?}",
-            with_top.entries[0]
-        );
-        let battles = RankOptions {
-            resample: Resample::Battles,
-            ..opts
-        };
+        assert!(with_top.entries[0].notes[0].starts_with("undefeated"), "{:?}", with_top.entries[0]);
+        let battles = RankOptions { resample: Resample::Battles, ..opts };
         assert!(rank(&table(), &battles).is_ok());
-        let bad = RankOptions {
-            method: Method::Mean,
-            resample: Resample::Battles,
-            ..Default::default()
-        };
+        let bad = RankOptions { method: Method::Mean, resample: Resample::Battles, ..Default::default() };
         assert!(rank(&table(), &bad).is_err());
     }
 
     #[test]
     fn anchor_shifts_points_and_intervals() {
-        let base = RankOptions {
-            bootstrap: 30,
-            ..Default::default()
-        };
+        let base = RankOptions { bootstrap: 30, ..Default::default() };
         let r0 = rank(&table(), &base).unwrap();
-        let anchored = rank(
-            &table(),
-            &RankOptions {
-                anchor: Some(("b".into(), 1200.0)),
-                ..base
-            },
-        )
-        .unwrap();
+        let anchored = rank(&table(), &RankOptions { anchor: Some(("b".into(), 1200.0)), ..base }).unwrap();
         let b = anchored.entries.iter().find(|e| e.model == "b").unwrap();
         assert!((b.score - 1200.0).abs() < 1e-9);
         let b0 = r0.entries.iter().find(|e| e.model == "b").unwrap();
@@ -718,33 +569,14 @@ mod tests {
         let strength = [0.0, 0.5, 1.0, 1.5, 2.5];
         for q in 0..40 {
             for (m, s) in strength.iter().enumerate() {
-                v.push(score(
-                    &format!("m{m}"),
-                    &format!("q{q}"),
-                    s + rng.uniform(-2.0, 2.0),
-                ));
+                v.push(score(&format!("m{m}"), &format!("q{q}"), s + rng.uniform(-2.0, 2.0)));
             }
         }
         let t = ScoreTable::new(&v).unwrap();
-        let order = |m| {
-            rank(
-                &t,
-                &RankOptions {
-                    method: m,
-                    bootstrap: 0,
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-        };
+        let order = |m| rank(&t, &RankOptions { method: m, bootstrap: 0, ..Default::default() }).unwrap();
         let bt = order(Method::BradleyTerry);
         let wr = order(Method::WinRate);
-        let names = |r: &Ranking| {
-            r.entries
-                .iter()
-                .map(|e| e.model.clone())
-                .collect::<Vec<_>>()
-        };
+        let names = |r: &Ranking| r.entries.iter().map(|e| e.model.clone()).collect::<Vec<_>>();
         assert_eq!(names(&bt), names(&wr));
         assert!(bt.entries.iter().all(|e| e.lower.is_none()));
     }

@@ -27,24 +27,12 @@ pub struct ResponseScore {
 /// The mean of the graded items' probabilities on the 1–10 scale.
 /// Fails when no item was graded: there is no score to give, and 5.5 would be a guess.
 pub fn unsupervised_score(probs: &[Option<f64>]) -> Result<ResponseScore> {
-    let graded: Vec<f64> = probs
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|p| p.is_finite())
-        .collect();
+    let graded: Vec<f64> = probs.iter().flatten().copied().filter(|p| p.is_finite()).collect();
     if graded.is_empty() {
-        return invalid!(
-            "no checklist item of this response was graded ({} items)",
-            probs.len()
-        );
+        return invalid!("no checklist item of this response was graded ({} items)", probs.len());
     }
     let mean = graded.iter().sum::<f64>() / graded.len() as f64;
-    Ok(ResponseScore {
-        score: mean * SCALE + BIAS,
-        graded: graded.len(),
-        missing: probs.len() - graded.len(),
-    })
+    Ok(ResponseScore { score: mean * SCALE + BIAS, graded: graded.len(), missing: probs.len() - graded.len() })
 }
 
 #[cfg(test)]
@@ -65,10 +53,7 @@ use crate::formats::{Judgment, Lined, Problem, Score};
 
 /// Unsupervised scores of graded responses. A response none of whose items was graded gets no score
 /// and is reported as a problem (it would otherwise be a silent 5.5).
-pub fn scores_from_judgments(
-    file: &str,
-    judgments: &[Lined<Judgment>],
-) -> (Vec<Score>, Vec<Problem>) {
+pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>]) -> (Vec<Score>, Vec<Problem>) {
     let mut scores = Vec::with_capacity(judgments.len());
     let mut problems = Vec::new();
     for j in judgments {
@@ -89,12 +74,7 @@ pub fn scores_from_judgments(
                     judge: Some(j.value.judge.clone()).filter(|s| !s.is_empty()),
                 });
             }
-            Err(e) => problems.push(Problem::error(
-                file,
-                j.line,
-                &j.value.session_id,
-                e.to_string(),
-            )),
+            Err(e) => problems.push(Problem::error(file, j.line, &j.value.session_id, e.to_string())),
         }
     }
     (scores, problems)

@@ -36,12 +36,7 @@ pub struct ExtraTreesParams {
 
 impl Default for ExtraTreesParams {
     fn default() -> Self {
-        Self {
-            n_estimators: 10,
-            max_depth: Some(2),
-            min_samples_split: 2,
-            seed: 42,
-        }
+        Self { n_estimators: 10, max_depth: Some(2), min_samples_split: 2, seed: 42 }
     }
 }
 
@@ -51,12 +46,7 @@ const FEATURE_THRESHOLD: f64 = 1e-7;
 #[derive(Debug, Clone)]
 enum Node {
     Leaf(f64),
-    Split {
-        feature: usize,
-        threshold: f64,
-        left: usize,
-        right: usize,
-    },
+    Split { feature: usize, threshold: f64, left: usize, right: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -70,12 +60,7 @@ impl Tree {
         loop {
             match self.nodes[i] {
                 Node::Leaf(v) => return v,
-                Node::Split {
-                    feature,
-                    threshold,
-                    left,
-                    right,
-                } => i = if x[feature] <= threshold { left } else { right },
+                Node::Split { feature, threshold, left, right } => i = if x[feature] <= threshold { left } else { right },
             }
         }
     }
@@ -91,11 +76,7 @@ impl ExtraTrees {
     /// Fit on rows `x` (all of the same length) and targets `y`.
     pub fn fit(x: &[Vec<f64>], y: &[f64], params: &ExtraTreesParams) -> Result<Self> {
         if x.is_empty() || x.len() != y.len() {
-            return invalid!(
-                "extra trees need as many target values as rows ({} rows, {} targets)",
-                x.len(),
-                y.len()
-            );
+            return invalid!("extra trees need as many target values as rows ({} rows, {} targets)", x.len(), y.len());
         }
         let width = x[0].len();
         if x.iter().any(|r| r.len() != width) {
@@ -134,8 +115,7 @@ fn grow(
     let n = idx.len() as f64;
     let mean = idx.iter().map(|&i| y[i]).sum::<f64>() / n;
     let sse: f64 = idx.iter().map(|&i| (y[i] - mean).powi(2)).sum();
-    let at_limit =
-        params.max_depth.is_some_and(|d| depth >= d) || idx.len() < params.min_samples_split;
+    let at_limit = params.max_depth.is_some_and(|d| depth >= d) || idx.len() < params.min_samples_split;
     let me = nodes.len();
     nodes.push(Node::Leaf(mean));
     if at_limit || sse <= f64::EPSILON * n {
@@ -146,11 +126,7 @@ fn grow(
     rng.shuffle(&mut features);
     let mut best: Option<(f64, usize, f64)> = None;
     for f in features {
-        let (lo, hi) = idx
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &i| {
-                (lo.min(x[i][f]), hi.max(x[i][f]))
-            });
+        let (lo, hi) = idx.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &i| (lo.min(x[i][f]), hi.max(x[i][f])));
         if hi <= lo + FEATURE_THRESHOLD {
             continue;
         }
@@ -180,16 +156,10 @@ fn grow(
     let Some((_, feature, threshold)) = best else {
         return me;
     };
-    let (l, r): (Vec<usize>, Vec<usize>) =
-        idx.into_iter().partition(|&i| x[i][feature] <= threshold);
+    let (l, r): (Vec<usize>, Vec<usize>) = idx.into_iter().partition(|&i| x[i][feature] <= threshold);
     let left = grow(x, y, l, depth + 1, params, rng, nodes);
     let right = grow(x, y, r, depth + 1, params, rng, nodes);
-    nodes[me] = Node::Split {
-        feature,
-        threshold,
-        left,
-        right,
-    };
+    nodes[me] = Node::Split { feature, threshold, left, right };
     me
 }
 
@@ -208,25 +178,13 @@ pub fn kl_uniform_weight(labels: &[f64], num_classes: usize) -> f64 {
         counts = histogram(labels.iter().map(|v| v.round().to_bits()));
     }
     if counts.len() > num_classes {
-        let (lo, hi) = labels
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
+        let (lo, hi) = labels.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
         let width = (hi - lo) / num_classes as f64;
-        counts = histogram(
-            labels
-                .iter()
-                .map(|&v| (((v - lo) / width) as usize).min(num_classes - 1) as u64),
-        );
+        counts = histogram(labels.iter().map(|&v| (((v - lo) / width) as usize).min(num_classes - 1) as u64));
     }
     let n = labels.len() as f64;
     let max_kl = (num_classes as f64).ln();
-    let kl: f64 = counts
-        .values()
-        .map(|&c| c as f64 / n)
-        .map(|p| p * (p * num_classes as f64).ln())
-        .sum();
+    let kl: f64 = counts.values().map(|&c| c as f64 / n).map(|p| p * (p * num_classes as f64).ln()).sum();
     (max_kl - kl) / max_kl
 }
 
@@ -241,17 +199,8 @@ fn histogram(keys: impl Iterator<Item = u64>) -> HashMap<u64, usize> {
 /// Missing item probabilities as features: RocketEval fills them with 0.5 when it loads judgments.
 /// The count of filled items is returned so callers can report it.
 pub fn features(probs: &[Option<f64>]) -> (Vec<f64>, usize) {
-    let missing = probs
-        .iter()
-        .filter(|p| p.is_none_or(|p| !p.is_finite()))
-        .count();
-    (
-        probs
-            .iter()
-            .map(|p| p.filter(|p| p.is_finite()).unwrap_or(0.5))
-            .collect(),
-        missing,
-    )
+    let missing = probs.iter().filter(|p| p.is_none_or(|p| !p.is_finite())).count();
+    (probs.iter().map(|p| p.filter(|p| p.is_finite()).unwrap_or(0.5)).collect(), missing)
 }
 
 /// One training example: a training model's graded response to a query, and its label.
@@ -291,11 +240,7 @@ pub struct SupervisedScorer {
 
 impl SupervisedScorer {
     /// Fit one predictor per query. `num_classes` is the number of label values of the scale (10 for 1–10).
-    pub fn fit(
-        examples: &[TrainingExample],
-        params: &ExtraTreesParams,
-        num_classes: usize,
-    ) -> Result<Self> {
+    pub fn fit(examples: &[TrainingExample], params: &ExtraTreesParams, num_classes: usize) -> Result<Self> {
         let mut by_query: HashMap<&str, Vec<&TrainingExample>> = HashMap::new();
         for e in examples {
             if !e.label.is_finite() {
@@ -317,14 +262,7 @@ impl SupervisedScorer {
             let y: Vec<f64> = rows.iter().map(|r| r.label).collect();
             let trees = ExtraTrees::fit(&x, &y, params)?;
             let alpha = kl_uniform_weight(&y, num_classes);
-            per_query.insert(
-                sid.to_string(),
-                QueryPredictor {
-                    trees,
-                    alpha,
-                    width,
-                },
-            );
+            per_query.insert(sid.to_string(), QueryPredictor { trees, alpha, width });
         }
         Ok(Self { per_query })
     }
@@ -343,13 +281,7 @@ impl SupervisedScorer {
     pub fn score(&self, session_id: &str, probs: &[Option<f64>]) -> Result<SupervisedScore> {
         let unsup = unsupervised_score(probs)?.score;
         let Some(p) = self.per_query.get(session_id) else {
-            return Ok(SupervisedScore {
-                score: unsup,
-                unsupervised: unsup,
-                alpha: 0.0,
-                trained: false,
-                imputed: 0,
-            });
+            return Ok(SupervisedScore { score: unsup, unsupervised: unsup, alpha: 0.0, trained: false, imputed: 0 });
         };
         if probs.len() != p.width {
             return invalid!(
@@ -360,13 +292,7 @@ impl SupervisedScorer {
         }
         let (x, imputed) = features(probs);
         let sup = p.trees.predict(&x);
-        Ok(SupervisedScore {
-            score: (1.0 - p.alpha) * unsup + p.alpha * sup,
-            unsupervised: unsup,
-            alpha: p.alpha,
-            trained: true,
-            imputed,
-        })
+        Ok(SupervisedScore { score: (1.0 - p.alpha) * unsup + p.alpha * sup, unsupervised: unsup, alpha: p.alpha, trained: true, imputed })
     }
 }
 
@@ -391,18 +317,9 @@ mod tests {
     fn trees_learn_a_step_and_are_deterministic() {
         // y depends on feature 0 only; with deep trees the step is found.
         let mut rng = Rng::new(3);
-        let x: Vec<Vec<f64>> = (0..200)
-            .map(|_| vec![rng.uniform(0.0, 1.0), rng.uniform(0.0, 1.0)])
-            .collect();
-        let y: Vec<f64> = x
-            .iter()
-            .map(|r| if r[0] > 0.5 { 9.0 } else { 2.0 })
-            .collect();
-        let p = ExtraTreesParams {
-            n_estimators: 50,
-            max_depth: None,
-            ..Default::default()
-        };
+        let x: Vec<Vec<f64>> = (0..200).map(|_| vec![rng.uniform(0.0, 1.0), rng.uniform(0.0, 1.0)]).collect();
+        let y: Vec<f64> = x.iter().map(|r| if r[0] > 0.5 { 9.0 } else { 2.0 }).collect();
+        let p = ExtraTreesParams { n_estimators: 50, max_depth: None, ..Default::default() };
         let m = ExtraTrees::fit(&x, &y, &p).unwrap();
         assert!(m.predict(&[0.9, 0.1]) > 8.0);
         assert!(m.predict(&[0.1, 0.9]) < 3.0);
@@ -412,13 +329,8 @@ mod tests {
 
     #[test]
     fn constant_labels_fall_back_to_the_mean() {
-        let ex: Vec<TrainingExample> = (0..4)
-            .map(|i| TrainingExample {
-                session_id: "q".into(),
-                probs: vec![Some(i as f64 / 4.0), Some(0.5)],
-                label: 6.0,
-            })
-            .collect();
+        let ex: Vec<TrainingExample> =
+            (0..4).map(|i| TrainingExample { session_id: "q".into(), probs: vec![Some(i as f64 / 4.0), Some(0.5)], label: 6.0 }).collect();
         let s = SupervisedScorer::fit(&ex, &ExtraTreesParams::default(), 10).unwrap();
         let r = s.score("q", &[Some(1.0), None]).unwrap();
         assert_eq!(r.alpha, 0.0);

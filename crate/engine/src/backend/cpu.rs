@@ -28,11 +28,7 @@ pub struct Tensor {
 
 impl Tensor {
     pub fn zeros(rows: usize, cols: usize) -> Self {
-        Tensor {
-            rows,
-            cols,
-            data: vec![0.0; rows * cols],
-        }
+        Tensor { rows, cols, data: vec![0.0; rows * cols] }
     }
     pub fn row(&self, r: usize) -> &[f32] {
         &self.data[r * self.cols..(r + 1) * self.cols]
@@ -54,11 +50,7 @@ impl Weight {
     }
     fn dequant_rows(&self, r0: usize, r1: usize, out: &mut [f32]) {
         let rb = self.row_bytes();
-        dequantize(
-            self.dtype,
-            &self.bytes[r0 * rb..r1 * rb],
-            &mut out[..(r1 - r0) * self.cols],
-        );
+        dequantize(self.dtype, &self.bytes[r0 * rb..r1 * rb], &mut out[..(r1 - r0) * self.cols]);
     }
     fn vector(&self) -> &[f32] {
         self.decoded.as_deref().expect("a 1-D weight")
@@ -76,7 +68,9 @@ pub struct Cache {
 }
 
 pub struct Cpu {
-    pool: rayon::ThreadPool,
+    /// Our own pool of `threads` workers; `None` where threads cannot be spawned (a browser without
+    /// cross-origin isolation), in which case rayon's global pool runs everything on this thread.
+    pool: Option<rayon::ThreadPool>,
     threads: usize,
     /// A weight expanded to f32, reused between products.
     scratch: Vec<f32>,
@@ -85,28 +79,18 @@ pub struct Cpu {
 impl Cpu {
     /// A CPU backend on `threads` threads (0: one per core).
     pub fn new(threads: usize) -> Result<Self, EngineError> {
-        let threads = if threads == 0 {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        } else {
-            threads
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .or_else(|_| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .use_current_thread()
-                    .build()
-            })
-            .map_err(|e| EngineError::Backend(format!("cannot start CPU threads: {e}")))?;
-        Ok(Cpu {
-            pool,
-            threads,
-            scratch: Vec::new(),
-        })
+        let threads = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+        let pool = if cfg!(target_arch = "wasm32") { None } else { rayon::ThreadPoolBuilder::new().num_threads(threads).build().ok() };
+        let threads = if pool.is_some() { threads } else { 1 };
+        Ok(Cpu { pool, threads, scratch: Vec::new() })
+    }
+
+    /// Run `f` on our pool (its parallel iterators use the pool's threads).
+    fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
     }
 }
 
@@ -122,16 +106,7 @@ unsafe impl Sync for SendPtr {}
 /// # Safety
 /// `y` must point to `m` rows of at least `col0 + n` columns with row stride `ldy`, not aliased by
 /// other writers of those columns.
-unsafe fn gemm_nt(
-    m: usize,
-    n: usize,
-    k: usize,
-    x: &[f32],
-    w: &[f32],
-    y: *mut f32,
-    col0: usize,
-    ldy: usize,
-) {
+unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize) {
     gemm::gemm(
         m,
         n,
@@ -155,29 +130,67 @@ unsafe fn gemm_nt(
     );
 }
 
-/// e^x for x ≤ 0 (softmax after max subtraction), relative error < 5e-7: range reduction to
-/// 2^k · e^r with |r| ≤ ln2/2 and a degree-6 polynomial. Unlike libm's `expf` it inlines and
-/// vectorizes; the result is rounded to f16 right after, far coarser than its error.
+fn cpu_logits(x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Vec<Vec<f32>>, EngineError> {
+    let mut rows = vec![0f32; ids.len() * head.cols];
+    for (i, &id) in ids.iter().enumerate() {
+        if id as usize >= head.rows {
+            return Err(EngineError::Model(format!("token id {id} is outside the output head ({} rows)", head.rows)));
+        }
+        head.dequant_rows(id as usize, id as usize + 1, &mut rows[i * head.cols..(i + 1) * head.cols]);
+    }
+    Ok((0..x.rows)
+        .map(|r| {
+            let xr = x.row(r);
+            rows.chunks(head.cols)
+                .map(|w| {
+                    let l: f32 = xr.iter().zip(w).map(|(a, b)| a * b).sum();
+                    softcap.map_or(l, |c| c * (l / c).tanh())
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// e^x with relative error < 5e-7 over the whole f32 range: range reduction to 2^k · e^r with
+/// |r| ≤ ln2/2 and a degree-6 polynomial. Unlike libm's `expf` it inlines and vectorizes (softmax,
+/// SiLU and GELU spend most of their time here otherwise).
 #[inline(always)]
 fn fast_exp(x: f32) -> f32 {
-    let x = x.max(-87.0);
-    let k = (x * std::f32::consts::LOG2_E).round();
+    let x = x.clamp(-87.0, 88.0);
+    // Round to nearest without a libm call: adding 1.5·2^23 pushes the fraction out of the mantissa.
+    let k = (x * std::f32::consts::LOG2_E + 12_582_912.0) - 12_582_912.0;
     // Cody–Waite: ln2 split in two so that k·ln2 is exact enough for large k.
     let r = (x - k * 0.693_359_4) - k * -2.121_944_4e-4;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
     p * f32::from_bits(((k as i32 + 127) as u32) << 23)
 }
 
+/// GELU with the tanh approximation, tanh(y) = 1 − 2/(e^{2y} + 1).
+#[inline(always)]
 fn gelu_tanh(x: f32) -> f32 {
     const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-    0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + 0.044715 * x * x)).tanh())
+    let y = SQRT_2_OVER_PI * x * (1.0 + 0.044715 * x * x);
+    let t = 1.0 - 2.0 / (fast_exp(2.0 * y) + 1.0);
+    0.5 * x * (1.0 + t)
 }
 
+#[inline(always)]
 fn silu(x: f32) -> f32 {
-    x / (1.0 + (-x).exp())
+    x / (1.0 + fast_exp(-x))
+}
+
+/// Sum of squares with eight independent accumulators, so that it vectorizes.
+#[inline]
+fn sum_squares(xs: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] += c[k] * c[k];
+        }
+    }
+    acc.iter().sum::<f32>() + rest.iter().map(|v| v * v).sum::<f32>()
 }
 
 impl Backend for Cpu {
@@ -186,52 +199,25 @@ impl Backend for Cpu {
     type Cache = Cache;
 
     fn describe(&self) -> String {
-        format!(
-            "cpu ({} thread{})",
-            self.threads,
-            if self.threads == 1 { "" } else { "s" }
-        )
+        format!("cpu ({} thread{})", self.threads, if self.threads == 1 { "" } else { "s" })
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
         let (rows, cols) = info.rows_cols();
         if bytes.len() as u64 != info.n_bytes {
-            return Err(EngineError::Model(format!(
-                "tensor `{}`: {} bytes given, {} expected",
-                info.name,
-                bytes.len(),
-                info.n_bytes
-            )));
+            return Err(EngineError::Model(format!("tensor `{}`: {} bytes given, {} expected", info.name, bytes.len(), info.n_bytes)));
         }
         let decoded = (info.dims.len() == 1).then(|| {
             let mut v = vec![0.0; cols];
             dequantize(info.dtype, bytes, &mut v);
             v
         });
-        Ok(Weight {
-            dtype: info.dtype,
-            rows,
-            cols,
-            bytes: if decoded.is_some() {
-                Vec::new()
-            } else {
-                bytes.to_vec()
-            },
-            decoded,
-        })
+        Ok(Weight { dtype: info.dtype, rows, cols, bytes: if decoded.is_some() { Vec::new() } else { bytes.to_vec() }, decoded })
     }
 
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Cache, EngineError> {
-        let n = capacity
-            .checked_mul(kv_dim)
-            .ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?;
-        Ok(Cache {
-            k: vec![f16::ZERO; n],
-            v: vec![f16::ZERO; n],
-            len: 0,
-            capacity,
-            kv_dim,
-        })
+        let n = capacity.checked_mul(kv_dim).ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?;
+        Ok(Cache { k: vec![f16::ZERO; n], v: vec![f16::ZERO; n], len: 0, capacity, kv_dim })
     }
 
     fn truncate_cache(&mut self, cache: &mut Cache, len: usize) {
@@ -246,10 +232,7 @@ impl Backend for Cpu {
         let mut t = Tensor::zeros(tokens.len(), table.cols);
         for (i, &tok) in tokens.iter().enumerate() {
             if tok as usize >= table.rows {
-                return Err(EngineError::Model(format!(
-                    "token id {tok} is outside the embedding table ({} rows)",
-                    table.rows
-                )));
+                return Err(EngineError::Model(format!("token id {tok} is outside the embedding table ({} rows)", table.rows)));
             }
             let row = &mut t.data[i * table.cols..(i + 1) * table.cols];
             table.dequant_rows(tok as usize, tok as usize + 1, row);
@@ -264,9 +247,9 @@ impl Backend for Cpu {
         let g = group.unwrap_or(x.cols);
         let w = w.vector();
         let mut out = x.clone();
-        self.pool.install(|| {
+        self.run(|| {
             out.data.par_chunks_mut(g).for_each(|row| {
-                let ss: f32 = row.iter().map(|v| v * v).sum::<f32>() / g as f32;
+                let ss = sum_squares(row) / g as f32;
                 let inv = 1.0 / (ss + eps).sqrt();
                 for (v, wi) in row.iter_mut().zip(w) {
                     *v *= inv * wi;
@@ -277,11 +260,7 @@ impl Backend for Cpu {
     }
 
     fn matmul(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>) -> Tensor {
-        assert_eq!(
-            x.cols, w.cols,
-            "matmul: x has {} columns, weight has {}",
-            x.cols, w.cols
-        );
+        assert_eq!(x.cols, w.cols, "matmul: x has {} columns, weight has {}", x.cols, w.cols);
         let (m, k, n) = (x.rows, x.cols, w.rows);
         let mut y = Tensor::zeros(m, n);
         // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
@@ -290,15 +269,12 @@ impl Backend for Cpu {
         scratch.resize(n * k, 0.0);
         let rb = w.row_bytes();
         let threads = self.threads;
-        self.pool.install(|| {
-            scratch
-                .par_chunks_mut(k * 16)
-                .enumerate()
-                .for_each(|(c, out)| {
-                    let r0 = c * 16;
-                    let rows = out.len() / k;
-                    dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
-                });
+        self.run(|| {
+            scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
+                let r0 = c * 16;
+                let rows = out.len() / k;
+                dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
+            });
             // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
             unsafe {
                 gemm::gemm(
@@ -320,11 +296,7 @@ impl Backend for Cpu {
                     false,
                     false,
                     false,
-                    if threads > 1 {
-                        gemm::Parallelism::Rayon(threads)
-                    } else {
-                        gemm::Parallelism::None
-                    },
+                    if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None },
                 )
             };
         });
@@ -340,46 +312,29 @@ impl Backend for Cpu {
         y
     }
 
-    fn rope(
-        &mut self,
-        x: &mut Tensor,
-        positions: &[u32],
-        head_dim: usize,
-        base: f32,
-        scale: f32,
-        neox: bool,
-    ) {
+    fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, base: f32, scale: f32, neox: bool) {
         let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half)
-            .map(|i| base.powf(-2.0 * i as f32 / head_dim as f32))
-            .collect();
+        let inv_freq: Vec<f32> = (0..half).map(|i| base.powf(-2.0 * i as f32 / head_dim as f32)).collect();
         let cols = x.cols;
-        self.pool.install(|| {
-            x.data
-                .par_chunks_mut(cols)
-                .zip(positions)
-                .for_each(|(row, &pos)| {
-                    let p = pos as f32 / scale;
-                    let cs: Vec<(f32, f32)> = inv_freq
-                        .iter()
-                        .map(|f| {
-                            let a = p * f;
-                            (a.cos(), a.sin())
-                        })
-                        .collect();
-                    for head in row.chunks_mut(head_dim) {
-                        for (i, &(c, s)) in cs.iter().enumerate() {
-                            let (a, b) = if neox {
-                                (i, i + half)
-                            } else {
-                                (2 * i, 2 * i + 1)
-                            };
-                            let (x0, x1) = (head[a], head[b]);
-                            head[a] = x0 * c - x1 * s;
-                            head[b] = x0 * s + x1 * c;
-                        }
+        self.run(|| {
+            x.data.par_chunks_mut(cols).zip(positions).for_each(|(row, &pos)| {
+                let p = pos as f32 / scale;
+                let cs: Vec<(f32, f32)> = inv_freq
+                    .iter()
+                    .map(|f| {
+                        let a = p * f;
+                        (a.cos(), a.sin())
+                    })
+                    .collect();
+                for head in row.chunks_mut(head_dim) {
+                    for (i, &(c, s)) in cs.iter().enumerate() {
+                        let (a, b) = if neox { (i, i + half) } else { (2 * i, 2 * i + 1) };
+                        let (x0, x1) = (head[a], head[b]);
+                        head[a] = x0 * c - x1 * s;
+                        head[b] = x0 * s + x1 * c;
                     }
-                })
+                }
+            })
         });
     }
 
@@ -391,18 +346,15 @@ impl Backend for Cpu {
 
     fn gated_activation(&mut self, gate: &Tensor, up: &Tensor, act: Activation) -> Tensor {
         let mut out = up.clone();
-        self.pool.install(|| {
-            out.data
-                .par_chunks_mut(4096)
-                .zip(gate.data.par_chunks(4096))
-                .for_each(|(o, g)| {
-                    for (o, &g) in o.iter_mut().zip(g) {
-                        *o *= match act {
-                            Activation::Silu => silu(g),
-                            Activation::GeluTanh => gelu_tanh(g),
-                        };
-                    }
-                })
+        self.run(|| {
+            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).for_each(|(o, g)| {
+                for (o, &g) in o.iter_mut().zip(g) {
+                    *o *= match act {
+                        Activation::Silu => silu(g),
+                        Activation::GeluTanh => gelu_tanh(g),
+                    };
+                }
+            })
         });
         out
     }
@@ -415,43 +367,18 @@ impl Backend for Cpu {
         out
     }
 
-    fn append_cache(
-        &mut self,
-        cache: &mut Cache,
-        k: &Tensor,
-        v: &Tensor,
-    ) -> Result<(), EngineError> {
+    fn append_cache(&mut self, cache: &mut Cache, k: &Tensor, v: &Tensor) -> Result<(), EngineError> {
         if cache.len + k.rows > cache.capacity {
-            return Err(EngineError::Backend(format!(
-                "KV cache full: {} + {} > {} tokens",
-                cache.len, k.rows, cache.capacity
-            )));
+            return Err(EngineError::Backend(format!("KV cache full: {} + {} > {} tokens", cache.len, k.rows, cache.capacity)));
         }
-        let (a, b) = (
-            cache.len * cache.kv_dim,
-            (cache.len + k.rows) * cache.kv_dim,
-        );
-        cache.k[a..b]
-            .iter_mut()
-            .zip(&k.data)
-            .for_each(|(c, x)| *c = f16::from_f32(*x));
-        cache.v[a..b]
-            .iter_mut()
-            .zip(&v.data)
-            .for_each(|(c, x)| *c = f16::from_f32(*x));
+        let (a, b) = (cache.len * cache.kv_dim, (cache.len + k.rows) * cache.kv_dim);
+        cache.k[a..b].iter_mut().zip(&k.data).for_each(|(c, x)| *c = f16::from_f32(*x));
+        cache.v[a..b].iter_mut().zip(&v.data).for_each(|(c, x)| *c = f16::from_f32(*x));
         cache.len += k.rows;
         Ok(())
     }
 
-    fn attention(
-        &mut self,
-        q: &Tensor,
-        k: &Tensor,
-        v: &Tensor,
-        cache: &Cache,
-        layout: &AttnLayout,
-        p: &AttnParams,
-    ) -> Tensor {
+    fn attention(&mut self, q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, layout: &AttnLayout, p: &AttnParams) -> Tensor {
         let hd = p.head_dim;
         let group = p.n_head / p.n_head_kv;
         let kv_dim = p.n_head_kv * hd;
@@ -462,172 +389,135 @@ impl Backend for Cpu {
         // Each new row's segment starts here (segments are contiguous runs of rows).
         let mut seg_start = vec![0usize; n_new];
         for t in 1..n_new {
-            seg_start[t] = if layout.segments[t] == layout.segments[t - 1] {
-                seg_start[t - 1]
-            } else {
-                t
-            };
+            seg_start[t] = if layout.segments[t] == layout.segments[t - 1] { seg_start[t - 1] } else { t };
         }
         // Keys and values per KV head as contiguous f32, rounded through f16 like llama.cpp's KV cache.
-        let (mut kf, mut vf) = (
-            vec![0f32; p.n_head_kv * n_keys * hd],
-            vec![0f32; p.n_head_kv * n_keys * hd],
-        );
-        self.pool.install(|| {
-            kf.par_chunks_mut(n_keys * hd)
-                .zip(vf.par_chunks_mut(n_keys * hd))
-                .enumerate()
-                .for_each(|(g, (kd, vd))| {
-                    let mut tmp = vec![f16::ZERO; hd];
-                    for j in 0..n_keys {
-                        let (dk, dv) =
-                            (&mut kd[j * hd..(j + 1) * hd], &mut vd[j * hd..(j + 1) * hd]);
-                        if j < prefix {
-                            let at = j * kv_dim + g * hd;
-                            cache.k[at..at + hd].convert_to_f32_slice(dk);
-                            cache.v[at..at + hd].convert_to_f32_slice(dv);
-                        } else {
-                            let at = (j - prefix) * kv_dim + g * hd;
-                            tmp.convert_from_f32_slice(&k.data[at..at + hd]);
-                            tmp.convert_to_f32_slice(dk);
-                            tmp.convert_from_f32_slice(&v.data[at..at + hd]);
-                            tmp.convert_to_f32_slice(dv);
-                        }
+        let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
+        self.run(|| {
+            kf.par_chunks_mut(n_keys * hd).zip(vf.par_chunks_mut(n_keys * hd)).enumerate().for_each(|(g, (kd, vd))| {
+                let mut tmp = vec![f16::ZERO; hd];
+                for j in 0..n_keys {
+                    let (dk, dv) = (&mut kd[j * hd..(j + 1) * hd], &mut vd[j * hd..(j + 1) * hd]);
+                    if j < prefix {
+                        let at = j * kv_dim + g * hd;
+                        cache.k[at..at + hd].convert_to_f32_slice(dk);
+                        cache.v[at..at + hd].convert_to_f32_slice(dv);
+                    } else {
+                        let at = (j - prefix) * kv_dim + g * hd;
+                        tmp.convert_from_f32_slice(&k.data[at..at + hd]);
+                        tmp.convert_to_f32_slice(dk);
+                        tmp.convert_from_f32_slice(&v.data[at..at + hd]);
+                        tmp.convert_to_f32_slice(dv);
                     }
-                })
+                }
+            })
         });
         let mut out = Tensor::zeros(nq, p.n_head * hd);
         const QB: usize = 32;
         let op = SendPtr(out.data.as_mut_ptr());
         let out_cols = out.cols;
         // Q is scaled first for Gemma, the scores after the product otherwise (as llama.cpp's graphs do).
-        let (pre, post) = if p.scale_q_first {
-            (p.scale, 1.0)
-        } else {
-            (1.0, p.scale)
-        };
+        let (pre, post) = if p.scale_q_first { (p.scale, 1.0) } else { (1.0, p.scale) };
         let (kf, vf) = (&kf, &vf);
         let seg_start = &seg_start;
-        self.pool.install(|| {
-            (0..p.n_head * nq.div_ceil(QB))
-                .into_par_iter()
-                .for_each_init(
-                    || (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<f16>::new()),
-                    |(qs, scores, half), task| {
-                        let h = task % p.n_head;
-                        let qb = task / p.n_head;
-                        let g = h / group;
-                        let rows = &layout.query_rows[qb * QB..((qb + 1) * QB).min(nq)];
-                        let m = rows.len();
-                        // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
-                        // [prefix + b, prefix + r]; the block computes scores for the union [lo, hi).
-                        let ranges: Vec<(usize, usize, usize)> = rows
-                            .iter()
-                            .map(|&r| {
-                                let pos = layout.positions[r] as usize;
-                                let a = p
-                                    .window
-                                    .map_or(0, |w| (pos + 1).saturating_sub(w))
-                                    .min(prefix);
-                                let b = p.window.map_or(seg_start[r], |w| {
-                                    seg_start[r].max((r + 1).saturating_sub(w))
-                                });
-                                (a, prefix + b, prefix + r + 1)
-                            })
-                            .collect();
-                        let lo = ranges
-                            .iter()
-                            .map(|x| if x.0 < prefix { x.0 } else { x.1 })
-                            .min()
-                            .unwrap();
-                        let hi = ranges.iter().map(|x| x.2).max().unwrap();
-                        let nk = hi - lo;
-                        qs.clear();
-                        for i in 0..m {
-                            let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
-                            qs.extend(qrow.iter().map(|x| x * pre));
-                        }
-                        half.resize(qs.len(), f16::ZERO);
-                        half.convert_from_f32_slice(qs);
-                        half.convert_to_f32_slice(qs);
-                        scores.resize(m * nk, 0.0);
-                        let kg = &kf[g * n_keys * hd..][..n_keys * hd];
-                        let vg = &vf[g * n_keys * hd..][..n_keys * hd];
-                        // SAFETY: buffers sized above.
-                        unsafe {
-                            gemm_nt(
-                                m,
-                                nk,
-                                hd,
-                                qs,
-                                &kg[lo * hd..hi * hd],
-                                scores.as_mut_ptr(),
-                                0,
-                                nk,
-                            )
-                        };
-                        half.resize(nk, f16::ZERO);
-                        for (i, &(a, b, e)) in ranges.iter().enumerate() {
-                            let srow = &mut scores[i * nk..(i + 1) * nk];
-                            // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
-                            let runs = [(a.max(lo), prefix.max(lo)), (b.max(lo), e)];
-                            let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
-                            let mut max = f32::NEG_INFINITY;
-                            for &(x, y) in &runs {
-                                for s in &mut srow[x..y] {
-                                    *s *= post;
-                                    if let Some(c) = p.softcap {
-                                        *s = c * (*s / c).tanh();
-                                    }
-                                    max = max.max(*s);
+        self.run(|| {
+            (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
+                || (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<f16>::new()),
+                |(qs, scores, half), task| {
+                    let h = task % p.n_head;
+                    let qb = task / p.n_head;
+                    let g = h / group;
+                    let rows = &layout.query_rows[qb * QB..((qb + 1) * QB).min(nq)];
+                    let m = rows.len();
+                    // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
+                    // [prefix + b, prefix + r]; the block computes scores for the union [lo, hi).
+                    let ranges: Vec<(usize, usize, usize)> = rows
+                        .iter()
+                        .map(|&r| {
+                            let pos = layout.positions[r] as usize;
+                            let a = p.window.map_or(0, |w| (pos + 1).saturating_sub(w)).min(prefix);
+                            let b = p.window.map_or(seg_start[r], |w| seg_start[r].max((r + 1).saturating_sub(w)));
+                            (a, prefix + b, prefix + r + 1)
+                        })
+                        .collect();
+                    let lo = ranges.iter().map(|x| if x.0 < prefix { x.0 } else { x.1 }).min().unwrap();
+                    let hi = ranges.iter().map(|x| x.2).max().unwrap();
+                    let nk = hi - lo;
+                    qs.clear();
+                    for i in 0..m {
+                        let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
+                        qs.extend(qrow.iter().map(|x| x * pre));
+                    }
+                    half.resize(qs.len(), f16::ZERO);
+                    half.convert_from_f32_slice(qs);
+                    half.convert_to_f32_slice(qs);
+                    scores.resize(m * nk, 0.0);
+                    let kg = &kf[g * n_keys * hd..][..n_keys * hd];
+                    let vg = &vf[g * n_keys * hd..][..n_keys * hd];
+                    // SAFETY: buffers sized above.
+                    unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk) };
+                    half.resize(nk, f16::ZERO);
+                    for (i, &(a, b, e)) in ranges.iter().enumerate() {
+                        let srow = &mut scores[i * nk..(i + 1) * nk];
+                        // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
+                        let runs = [(a.max(lo), prefix.max(lo)), (b.max(lo), e)];
+                        let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
+                        let mut max = f32::NEG_INFINITY;
+                        for &(x, y) in &runs {
+                            for s in &mut srow[x..y] {
+                                *s *= post;
+                                if let Some(c) = p.softcap {
+                                    *s = c * (*s / c).tanh();
                                 }
+                                max = max.max(*s);
                             }
-                            let mut sum = 0.0;
-                            for &(x, y) in &runs {
-                                for s in &mut srow[x..y] {
-                                    *s = fast_exp(*s - max);
-                                    sum += *s;
-                                }
-                            }
-                            let inv = 1.0 / sum;
-                            let mut prev = 0;
-                            for &(x, y) in &runs {
-                                srow[prev..x].fill(0.0);
-                                srow[x..y].iter_mut().for_each(|s| *s *= inv);
-                                prev = y;
-                            }
-                            srow[prev..].fill(0.0);
-                            // The probabilities meet the f16 values as f16.
-                            half.convert_from_f32_slice(srow);
-                            half.convert_to_f32_slice(srow);
                         }
-                        let op = op;
-                        // SAFETY: each task writes its own (query block, head) tile of `out`.
-                        unsafe {
-                            gemm::gemm(
-                                m,
-                                hd,
-                                nk,
-                                op.0.add(qb * QB * out_cols + h * hd),
-                                1,
-                                out_cols as isize,
-                                false,
-                                scores.as_ptr(),
-                                1,
-                                nk as isize,
-                                vg[lo * hd..].as_ptr(),
-                                1,
-                                hd as isize,
-                                0.0f32,
-                                1.0f32,
-                                false,
-                                false,
-                                false,
-                                gemm::Parallelism::None,
-                            )
-                        };
-                    },
-                )
+                        let mut sum = 0.0;
+                        for &(x, y) in &runs {
+                            for s in &mut srow[x..y] {
+                                *s = fast_exp(*s - max);
+                                sum += *s;
+                            }
+                        }
+                        let inv = 1.0 / sum;
+                        let mut prev = 0;
+                        for &(x, y) in &runs {
+                            srow[prev..x].fill(0.0);
+                            srow[x..y].iter_mut().for_each(|s| *s *= inv);
+                            prev = y;
+                        }
+                        srow[prev..].fill(0.0);
+                        // The probabilities meet the f16 values as f16.
+                        half.convert_from_f32_slice(srow);
+                        half.convert_to_f32_slice(srow);
+                    }
+                    let op = op;
+                    // SAFETY: each task writes its own (query block, head) tile of `out`.
+                    unsafe {
+                        gemm::gemm(
+                            m,
+                            hd,
+                            nk,
+                            op.0.add(qb * QB * out_cols + h * hd),
+                            1,
+                            out_cols as isize,
+                            false,
+                            scores.as_ptr(),
+                            1,
+                            nk as isize,
+                            vg[lo * hd..].as_ptr(),
+                            1,
+                            hd as isize,
+                            0.0f32,
+                            1.0f32,
+                            false,
+                            false,
+                            false,
+                            gemm::Parallelism::None,
+                        )
+                    };
+                },
+            )
         });
         out
     }
@@ -638,32 +528,8 @@ impl Backend for Cpu {
         head: &Weight,
         ids: &[u32],
         softcap: Option<f32>,
-    ) -> Result<Vec<Vec<f32>>, EngineError> {
-        let mut rows = vec![0f32; ids.len() * head.cols];
-        for (i, &id) in ids.iter().enumerate() {
-            if id as usize >= head.rows {
-                return Err(EngineError::Model(format!(
-                    "token id {id} is outside the output head ({} rows)",
-                    head.rows
-                )));
-            }
-            head.dequant_rows(
-                id as usize,
-                id as usize + 1,
-                &mut rows[i * head.cols..(i + 1) * head.cols],
-            );
-        }
-        Ok((0..x.rows)
-            .map(|r| {
-                let xr = x.row(r);
-                rows.chunks(head.cols)
-                    .map(|w| {
-                        let l: f32 = xr.iter().zip(w).map(|(a, b)| a * b).sum();
-                        softcap.map_or(l, |c| c * (l / c).tanh())
-                    })
-                    .collect()
-            })
-            .collect())
+    ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>> {
+        std::future::ready(cpu_logits(x, head, ids, softcap))
     }
 }
 
@@ -676,10 +542,7 @@ mod tests {
         for i in 0..2000 {
             let x = -(i as f32) * 0.05;
             let (a, b) = (fast_exp(x), x.exp());
-            assert!(
-                (a - b).abs() <= 5e-7 * b.max(1e-30) + 1e-38,
-                "{x}: {a} vs {b}"
-            );
+            assert!((a - b).abs() <= 5e-7 * b.max(1e-30) + 1e-38, "{x}: {a} vs {b}");
         }
         assert_eq!(fast_exp(-1000.0), fast_exp(-87.0));
     }

@@ -5,6 +5,8 @@
 //! `[n_out, n_in]` in GGUF's layout and stay quantized on the backend.
 
 pub mod cpu;
+#[cfg(feature = "webgpu")]
+pub mod webgpu;
 
 use crate::gguf::TensorInfo;
 use crate::model::config::Activation;
@@ -56,55 +58,21 @@ pub trait Backend {
     fn cache_len(&self, cache: &Self::Cache) -> usize;
 
     /// Rows of the embedding table for `tokens`, times `scale`.
-    fn embed(
-        &mut self,
-        table: &Self::Weight,
-        tokens: &[u32],
-        scale: f32,
-    ) -> Result<Self::Tensor, EngineError>;
+    fn embed(&mut self, table: &Self::Weight, tokens: &[u32], scale: f32) -> Result<Self::Tensor, EngineError>;
     /// RMSNorm over each row (`head_dim`-sized groups when `group` is given: per-head Q/K norm).
-    fn rms_norm(
-        &mut self,
-        x: &Self::Tensor,
-        w: &Self::Weight,
-        eps: f32,
-        group: Option<usize>,
-    ) -> Self::Tensor;
+    fn rms_norm(&mut self, x: &Self::Tensor, w: &Self::Weight, eps: f32, group: Option<usize>) -> Self::Tensor;
     /// `x · Wᵀ (+ bias)`.
-    fn matmul(
-        &mut self,
-        x: &Self::Tensor,
-        w: &Self::Weight,
-        bias: Option<&Self::Weight>,
-    ) -> Self::Tensor;
+    fn matmul(&mut self, x: &Self::Tensor, w: &Self::Weight, bias: Option<&Self::Weight>) -> Self::Tensor;
     /// Rotary position embedding applied in place to each `head_dim` group of each row.
-    fn rope(
-        &mut self,
-        x: &mut Self::Tensor,
-        positions: &[u32],
-        head_dim: usize,
-        base: f32,
-        scale: f32,
-        neox: bool,
-    );
+    fn rope(&mut self, x: &mut Self::Tensor, positions: &[u32], head_dim: usize, base: f32, scale: f32, neox: bool);
     /// `x + y`.
     fn add(&mut self, x: &Self::Tensor, y: &Self::Tensor) -> Self::Tensor;
     /// `act(gate) * up`.
-    fn gated_activation(
-        &mut self,
-        gate: &Self::Tensor,
-        up: &Self::Tensor,
-        act: Activation,
-    ) -> Self::Tensor;
+    fn gated_activation(&mut self, gate: &Self::Tensor, up: &Self::Tensor, act: Activation) -> Self::Tensor;
     /// The given rows of `x`.
     fn select_rows(&mut self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;
     /// Append keys and values (one row per token) to the cache.
-    fn append_cache(
-        &mut self,
-        cache: &mut Self::Cache,
-        k: &Self::Tensor,
-        v: &Self::Tensor,
-    ) -> Result<(), EngineError>;
+    fn append_cache(&mut self, cache: &mut Self::Cache, k: &Self::Tensor, v: &Self::Tensor) -> Result<(), EngineError>;
     /// Attention of the query rows `q` over the cached prefix and the new keys `k`/`v` (all new rows),
     /// masked by `layout`. Returns one row per query.
     fn attention(
@@ -118,12 +86,13 @@ pub trait Backend {
     ) -> Self::Tensor;
     /// Wait until all submitted work has finished (for timing; a no-op on the CPU).
     fn sync(&mut self) {}
-    /// Logits of the given vocabulary rows for each row of `x` (the only read-back of a forward).
+    /// Logits of the given vocabulary rows for each row of `x`: the only read-back of a forward. A
+    /// future, because on WebGPU in a browser the read-back can only be awaited, never blocked on.
     fn logits(
         &mut self,
         x: &Self::Tensor,
         head: &Self::Weight,
         ids: &[u32],
         softcap: Option<f32>,
-    ) -> Result<Vec<Vec<f32>>, EngineError>;
+    ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>>;
 }

@@ -59,10 +59,7 @@ pub struct Config {
 
 impl Config {
     pub fn from_gguf(g: &Gguf) -> Result<Self, EngineError> {
-        let arch_name = g
-            .architecture()
-            .ok_or_else(|| EngineError::Model("GGUF has no general.architecture".into()))?
-            .to_string();
+        let arch_name = g.architecture().ok_or_else(|| EngineError::Model("GGUF has no general.architecture".into()))?.to_string();
         let arch = match arch_name.as_str() {
             "llama" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
@@ -76,59 +73,33 @@ impl Config {
         };
         let key = |k: &str| format!("{arch_name}.{k}");
         let num = |k: &str| g.get(&key(k)).and_then(Value::as_f64);
-        let req =
-            |k: &str| num(k).ok_or_else(|| EngineError::Model(format!("GGUF lacks `{}`", key(k))));
+        let req = |k: &str| num(k).ok_or_else(|| EngineError::Model(format!("GGUF lacks `{}`", key(k))));
         let usize_of = |k: &str, max: f64| -> Result<usize, EngineError> {
             let v = req(k)?;
             if v >= 1.0 && v <= max && v.fract() == 0.0 {
                 Ok(v as usize)
             } else {
-                Err(EngineError::Model(format!(
-                    "`{}` = {v} is out of range",
-                    key(k)
-                )))
+                Err(EngineError::Model(format!("`{}` = {v} is out of range", key(k))))
             }
         };
         let n_embd = usize_of("embedding_length", 65536.0)?;
         let n_head = usize_of("attention.head_count", 1024.0)?;
-        let n_head_kv = if num("attention.head_count_kv").is_some() {
-            usize_of("attention.head_count_kv", 1024.0)?
-        } else {
-            n_head
-        };
+        let n_head_kv = if num("attention.head_count_kv").is_some() { usize_of("attention.head_count_kv", 1024.0)? } else { n_head };
         if n_head % n_head_kv != 0 {
-            return Err(EngineError::Model(format!(
-                "{n_head} attention heads cannot be grouped over {n_head_kv} KV heads"
-            )));
+            return Err(EngineError::Model(format!("{n_head} attention heads cannot be grouped over {n_head_kv} KV heads")));
         }
-        let head_dim = if num("attention.key_length").is_some() {
-            usize_of("attention.key_length", 4096.0)?
-        } else {
-            n_embd / n_head
-        };
+        let head_dim = if num("attention.key_length").is_some() { usize_of("attention.key_length", 4096.0)? } else { n_embd / n_head };
         if head_dim % 2 != 0 {
-            return Err(EngineError::Model(format!(
-                "head dimension {head_dim} must be even for RoPE"
-            )));
+            return Err(EngineError::Model(format!("head dimension {head_dim} must be even for RoPE")));
         }
-        let vocab = g
-            .get("tokenizer.ggml.tokens")
-            .and_then(Value::as_array)
-            .map(|a| a.len())
-            .unwrap_or(0);
+        let vocab = g.get("tokenizer.ggml.tokens").and_then(Value::as_array).map(|a| a.len()).unwrap_or(0);
         let gemma = matches!(arch, Arch::Gemma2 | Arch::Gemma3);
         let rope_scale = match g.get(&key("rope.scaling.type")).and_then(Value::as_str) {
             None | Some("none") => 1.0,
             Some("linear") => num("rope.scaling.factor").unwrap_or(1.0) as f32,
-            Some(other) => {
-                return Err(EngineError::Unsupported(format!(
-                    "RoPE scaling `{other}` is not supported (linear is)"
-                )))
-            }
+            Some(other) => return Err(EngineError::Unsupported(format!("RoPE scaling `{other}` is not supported (linear is)"))),
         };
-        let sliding_window = num("attention.sliding_window")
-            .map(|w| w as usize)
-            .filter(|&w| w > 0);
+        let sliding_window = num("attention.sliding_window").map(|w| w as usize).filter(|&w| w > 0);
         Ok(Config {
             arch,
             n_layer: usize_of("block_count", 1024.0)?,
@@ -141,11 +112,7 @@ impl Config {
             context_length: num("context_length").map(|v| v as usize).unwrap_or(4096),
             rms_eps: num("attention.layer_norm_rms_epsilon").unwrap_or(1e-6) as f32,
             rope_base: num("rope.freq_base").unwrap_or(10000.0) as f32,
-            rope_base_local: if arch == Arch::Gemma3 {
-                10000.0
-            } else {
-                num("rope.freq_base").unwrap_or(10000.0) as f32
-            },
+            rope_base_local: if arch == Arch::Gemma3 { 10000.0 } else { num("rope.freq_base").unwrap_or(10000.0) as f32 },
             rope_scale,
             rope_neox: arch != Arch::Llama,
             sliding_window: if gemma { sliding_window } else { None },
@@ -154,25 +121,11 @@ impl Config {
                 Arch::Gemma3 => 6,
                 _ => 0,
             },
-            attn_softcap: if arch == Arch::Gemma2 {
-                Some(num("attn_logit_softcapping").unwrap_or(50.0) as f32)
-            } else {
-                None
-            },
-            final_softcap: if arch == Arch::Gemma2 {
-                Some(num("final_logit_softcapping").unwrap_or(30.0) as f32)
-            } else {
-                None
-            },
-            attn_scale: num("attention.scale")
-                .map(|s| s as f32)
-                .unwrap_or(1.0 / (head_dim as f32).sqrt()),
+            attn_softcap: if arch == Arch::Gemma2 { Some(num("attn_logit_softcapping").unwrap_or(50.0) as f32) } else { None },
+            final_softcap: if arch == Arch::Gemma2 { Some(num("final_logit_softcapping").unwrap_or(30.0) as f32) } else { None },
+            attn_scale: num("attention.scale").map(|s| s as f32).unwrap_or(1.0 / (head_dim as f32).sqrt()),
             embed_scale: gemma.then(|| (n_embd as f32).sqrt()),
-            activation: if gemma {
-                Activation::GeluTanh
-            } else {
-                Activation::Silu
-            },
+            activation: if gemma { Activation::GeluTanh } else { Activation::Silu },
             qk_norm: arch == Arch::Gemma3,
             post_norms: gemma,
         })
@@ -188,12 +141,8 @@ impl Config {
 impl Config {
     /// Multiply-add FLOPs (×2) of the weight matrices per token, all layers (no output head).
     pub fn matmul_flops_per_token(&self) -> f64 {
-        let (e, q, kv, ff) = (
-            self.n_embd as f64,
-            (self.n_head * self.head_dim) as f64,
-            (self.n_head_kv * self.head_dim) as f64,
-            self.n_ff as f64,
-        );
+        let (e, q, kv, ff) =
+            (self.n_embd as f64, (self.n_head * self.head_dim) as f64, (self.n_head_kv * self.head_dim) as f64, self.n_ff as f64);
         2.0 * self.n_layer as f64 * (e * (q + 2.0 * kv) + q * e + 3.0 * e * ff)
     }
     /// Attention FLOPs (QKᵀ and PV) for one query attending to `keys` keys, all layers.

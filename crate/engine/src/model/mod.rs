@@ -11,9 +11,11 @@ use crate::gguf::{Gguf, TensorInfo};
 use crate::EngineError;
 use config::{Arch, Config};
 
-/// Where tensor bytes come from: a file, an HTTP stream, a browser Blob.
+/// Where tensor bytes come from: a file, an HTTP stream, a browser Blob. Asynchronous, because in a
+/// browser a tensor's bytes are read from a `Blob` slice with a promise; one tensor is in memory at a
+/// time.
 pub trait TensorSource {
-    fn read(&mut self, info: &TensorInfo) -> Result<Vec<u8>, EngineError>;
+    fn read(&mut self, info: &TensorInfo) -> impl std::future::Future<Output = Result<Vec<u8>, EngineError>>;
 }
 
 pub struct Layer<W> {
@@ -49,119 +51,49 @@ pub type LoadProgress<'a> = &'a mut dyn FnMut(u64, u64);
 
 impl<B: Backend> Model<B> {
     /// Load every tensor the architecture needs, one at a time (peak extra memory: one tensor).
-    pub fn load(
-        b: &mut B,
-        g: &Gguf,
-        src: &mut dyn TensorSource,
-        progress: LoadProgress<'_>,
-    ) -> Result<Self, EngineError> {
+    pub async fn load(b: &mut B, g: &Gguf, src: &mut impl TensorSource, progress: LoadProgress<'_>) -> Result<Self, EngineError> {
         let config = Config::from_gguf(g)?;
         let total: u64 = g.tensors.iter().map(|t| t.n_bytes).sum();
         let mut done = 0u64;
-        let mut load =
-            |name: &str, shape: Option<(usize, usize)>| -> Result<B::Weight, EngineError> {
-                let info = g
-                    .tensor(name)
-                    .ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
-                if let Some((rows, cols)) = shape {
-                    let got = info.rows_cols();
-                    if got != (rows, cols) {
-                        return Err(EngineError::Model(format!(
-                            "tensor `{name}` is {}×{}, expected {rows}×{cols}",
-                            got.0, got.1
-                        )));
-                    }
-                }
-                let bytes = src.read(info)?;
-                let w = b.load(info, &bytes)?;
-                done += info.n_bytes;
-                progress(done, total);
-                Ok(w)
-            };
+        let mut loader = Loader { b, g, src, progress, total, done: &mut done };
         let c = &config;
-        let (e, hd, q_dim, kv_dim) = (
-            c.n_embd,
-            c.head_dim,
-            c.n_head * c.head_dim,
-            c.n_head_kv * c.head_dim,
-        );
+        let (e, hd, q_dim, kv_dim) = (c.n_embd, c.head_dim, c.n_head * c.head_dim, c.n_head_kv * c.head_dim);
         let vec = |n| Some((1, n));
-        let embed = load("token_embd.weight", Some((c.vocab.max(1), e)))
-            .or_else(|_| load("token_embd.weight", None))?;
-        let output = if g.tensor("output.weight").is_some() {
-            Some(load("output.weight", None)?)
-        } else {
-            None
-        };
-        let output_norm = load("output_norm.weight", vec(e))?;
+        let embed = loader.load("token_embd.weight", Some((c.vocab.max(1), e))).await?;
+        let output = loader.optional("output.weight", Some((c.vocab.max(1), e))).await?;
+        let output_norm = loader.load("output_norm.weight", vec(e)).await?;
+        let gemma = matches!(c.arch, Arch::Gemma2 | Arch::Gemma3);
         let mut layers = Vec::with_capacity(c.n_layer);
-        let opt = |load: &mut dyn FnMut(
-            &str,
-            Option<(usize, usize)>,
-        ) -> Result<B::Weight, EngineError>,
-                   name: String,
-                   shape| {
-            if g.tensor(&name).is_some() {
-                load(&name, shape).map(Some)
-            } else {
-                Ok(None)
-            }
-        };
         for il in 0..c.n_layer {
             let n = |s: &str| format!("blk.{il}.{s}.weight");
             let bias = |s: &str| format!("blk.{il}.{s}.bias");
-            let gemma = matches!(c.arch, Arch::Gemma2 | Arch::Gemma3);
             let layer = Layer {
-                attn_norm: load(&n("attn_norm"), vec(e))?,
-                wq: load(&n("attn_q"), Some((q_dim, e)))?,
-                wk: load(&n("attn_k"), Some((kv_dim, e)))?,
-                wv: load(&n("attn_v"), Some((kv_dim, e)))?,
-                wo: load(&n("attn_output"), Some((e, q_dim)))?,
-                bq: opt(&mut load, bias("attn_q"), vec(q_dim))?,
-                bk: opt(&mut load, bias("attn_k"), vec(kv_dim))?,
-                bv: opt(&mut load, bias("attn_v"), vec(kv_dim))?,
-                q_norm: if c.qk_norm {
-                    Some(load(&n("attn_q_norm"), vec(hd))?)
-                } else {
-                    None
-                },
-                k_norm: if c.qk_norm {
-                    Some(load(&n("attn_k_norm"), vec(hd))?)
-                } else {
-                    None
-                },
-                post_attn_norm: if gemma {
-                    Some(load(&n("post_attention_norm"), vec(e))?)
-                } else {
-                    None
-                },
-                ffn_norm: load(&n("ffn_norm"), vec(e))?,
-                gate: load(&n("ffn_gate"), Some((c.n_ff, e)))?,
-                up: load(&n("ffn_up"), Some((c.n_ff, e)))?,
-                down: load(&n("ffn_down"), Some((e, c.n_ff)))?,
-                post_ffn_norm: if gemma {
-                    Some(load(&n("post_ffw_norm"), vec(e))?)
-                } else {
-                    None
-                },
+                attn_norm: loader.load(&n("attn_norm"), vec(e)).await?,
+                wq: loader.load(&n("attn_q"), Some((q_dim, e))).await?,
+                wk: loader.load(&n("attn_k"), Some((kv_dim, e))).await?,
+                wv: loader.load(&n("attn_v"), Some((kv_dim, e))).await?,
+                wo: loader.load(&n("attn_output"), Some((e, q_dim))).await?,
+                bq: loader.optional(&bias("attn_q"), vec(q_dim)).await?,
+                bk: loader.optional(&bias("attn_k"), vec(kv_dim)).await?,
+                bv: loader.optional(&bias("attn_v"), vec(kv_dim)).await?,
+                q_norm: if c.qk_norm { Some(loader.load(&n("attn_q_norm"), vec(hd)).await?) } else { None },
+                k_norm: if c.qk_norm { Some(loader.load(&n("attn_k_norm"), vec(hd)).await?) } else { None },
+                post_attn_norm: if gemma { Some(loader.load(&n("post_attention_norm"), vec(e)).await?) } else { None },
+                ffn_norm: loader.load(&n("ffn_norm"), vec(e)).await?,
+                gate: loader.load(&n("ffn_gate"), Some((c.n_ff, e))).await?,
+                up: loader.load(&n("ffn_up"), Some((c.n_ff, e))).await?,
+                down: loader.load(&n("ffn_down"), Some((e, c.n_ff))).await?,
+                post_ffn_norm: if gemma { Some(loader.load(&n("post_ffw_norm"), vec(e)).await?) } else { None },
             };
             layers.push(layer);
         }
-        Ok(Model {
-            config,
-            embed,
-            output,
-            output_norm,
-            layers,
-        })
+        Ok(Model { config, embed, output, output_norm, layers })
     }
 
     /// Fresh per-layer caches for `capacity` tokens.
     pub fn new_caches(&self, b: &mut B, capacity: usize) -> Result<Vec<B::Cache>, EngineError> {
         let kv = self.config.n_head_kv * self.config.head_dim;
-        (0..self.config.n_layer)
-            .map(|_| b.new_cache(capacity, kv))
-            .collect()
+        (0..self.config.n_layer).map(|_| b.new_cache(capacity, kv)).collect()
     }
 
     fn attn_params(&self, il: usize) -> AttnParams {
@@ -173,11 +105,7 @@ impl<B: Backend> Model<B> {
             scale: c.attn_scale,
             scale_q_first: matches!(c.arch, Arch::Gemma2 | Arch::Gemma3),
             softcap: c.attn_softcap,
-            window: if c.is_local(il) {
-                c.sliding_window
-            } else {
-                None
-            },
+            window: if c.is_local(il) { c.sliding_window } else { None },
         }
     }
 
@@ -213,28 +141,12 @@ impl<B: Backend> Model<B> {
                 q = b.rms_norm(&q, qn, c.rms_eps, Some(c.head_dim));
                 k = b.rms_norm(&k, kn, c.rms_eps, Some(c.head_dim));
             }
-            let query_rows: Vec<usize> =
-                pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
+            let query_rows: Vec<usize> = pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
             let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
-            let base = if c.is_local(il) {
-                c.rope_base_local
-            } else {
-                c.rope_base
-            };
+            let base = if c.is_local(il) { c.rope_base_local } else { c.rope_base };
             b.rope(&mut q, &q_pos, c.head_dim, base, c.rope_scale, c.rope_neox);
-            b.rope(
-                &mut k,
-                positions,
-                c.head_dim,
-                base,
-                c.rope_scale,
-                c.rope_neox,
-            );
-            let layout = AttnLayout {
-                positions: positions.to_vec(),
-                segments: segments.to_vec(),
-                query_rows,
-            };
+            b.rope(&mut k, positions, c.head_dim, base, c.rope_scale, c.rope_neox);
+            let layout = AttnLayout { positions: positions.to_vec(), segments: segments.to_vec(), query_rows };
             let a = b.attention(&q, &k, &v, &caches[il], &layout, &self.attn_params(il));
             if store {
                 b.append_cache(&mut caches[il], &k, &v)?;
@@ -264,17 +176,42 @@ impl<B: Backend> Model<B> {
     }
 
     /// Logits of vocabulary `ids` for each row of final hidden states `x`.
-    pub fn logits(
-        &self,
-        b: &mut B,
-        x: &B::Tensor,
-        ids: &[u32],
-    ) -> Result<Vec<Vec<f32>>, EngineError> {
-        b.logits(
-            x,
-            self.output.as_ref().unwrap_or(&self.embed),
-            ids,
-            self.config.final_softcap,
-        )
+    pub async fn logits(&self, b: &mut B, x: &B::Tensor, ids: &[u32]) -> Result<Vec<Vec<f32>>, EngineError> {
+        b.logits(x, self.output.as_ref().unwrap_or(&self.embed), ids, self.config.final_softcap).await
+    }
+}
+
+/// Loads tensors by name, checking shapes and reporting progress.
+struct Loader<'a, B: Backend, S: TensorSource> {
+    b: &'a mut B,
+    g: &'a Gguf,
+    src: &'a mut S,
+    progress: LoadProgress<'a>,
+    total: u64,
+    done: &'a mut u64,
+}
+
+impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
+    async fn load(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<B::Weight, EngineError> {
+        let info = self.g.tensor(name).ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
+        if let Some((rows, cols)) = shape {
+            let got = info.rows_cols();
+            if got != (rows, cols) {
+                return Err(EngineError::Model(format!("tensor `{name}` is {}×{}, expected {rows}×{cols}", got.0, got.1)));
+            }
+        }
+        let bytes = self.src.read(info).await?;
+        let w = self.b.load(info, &bytes)?;
+        *self.done += info.n_bytes;
+        (self.progress)(*self.done, self.total);
+        Ok(w)
+    }
+
+    async fn optional(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<Option<B::Weight>, EngineError> {
+        if self.g.tensor(name).is_some() {
+            self.load(name, shape).await.map(Some)
+        } else {
+            Ok(None)
+        }
     }
 }

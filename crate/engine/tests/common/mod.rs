@@ -15,24 +15,15 @@ pub fn root() -> PathBuf {
 pub fn model_path(name: &str) -> PathBuf {
     let cache = std::env::var_os("ROCKETJUDGE_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge")
-        });
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
     let p = cache.join("models").join(format!("{name}.gguf"));
-    assert!(
-        p.exists(),
-        "model {} is missing: run `rocketjudge models fetch {name}` (scripts/test.sh does)",
-        p.display()
-    );
+    assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {name}` (scripts/test.sh does)", p.display());
     p
 }
 
 pub fn golden(name: &str) -> serde_json::Value {
     let p = root().join("tests/golden/engine").join(name);
-    serde_json::from_str(
-        &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-    )
-    .unwrap()
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
 /// (fixture name, query, response) of the parity fixtures.
@@ -40,22 +31,14 @@ pub fn parity_fixtures() -> Vec<(String, Query, Response)> {
     let dir = root().join("tests/fixtures/parity");
     let q = std::fs::read(dir.join("queries.jsonl")).unwrap();
     let r = std::fs::read(dir.join("responses.jsonl")).unwrap();
-    let queries: Vec<Query> = read_jsonl::<Query>("queries.jsonl", &q)
-        .unwrap()
-        .into_iter()
-        .map(|l| l.value)
-        .collect();
+    let queries: Vec<Query> = read_jsonl::<Query>("queries.jsonl", &q).unwrap().into_iter().map(|l| l.value).collect();
     let raw = read_jsonl::<serde_json::Value>("responses.jsonl", &r).unwrap();
     read_jsonl::<Response>("responses.jsonl", &r)
         .unwrap()
         .into_iter()
         .zip(raw)
         .map(|(l, v)| {
-            let q = queries
-                .iter()
-                .find(|q| q.session_id == l.value.session_id)
-                .unwrap()
-                .clone();
+            let q = queries.iter().find(|q| q.session_id == l.value.session_id).unwrap().clone();
             (v.value["fixture"].as_str().unwrap().to_string(), q, l.value)
         })
         .collect()
@@ -69,7 +52,5 @@ pub fn model_lock() -> MutexGuard<'static, ()> {
 }
 
 pub fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
 }

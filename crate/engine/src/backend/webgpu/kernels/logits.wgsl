@@ -1,0 +1,48 @@
+// out[r, i] = x[r, :] · W[ids[i], :] for the ids whose row lies in this part of the head, then the
+// optional final soft-cap: only the vocabulary rows that are read are ever computed.
+
+struct Params {
+    m: u32,
+    n_ids: u32,
+    k: u32,
+    wk: u32,
+    row0: u32,
+    rows: u32,
+    softcap: f32,
+    has_cap: u32,
+}
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(2) var<storage, read> ids: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+var<workgroup> red: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+    let i = wid.x;
+    let r = wid.y;
+    let id = ids[i];
+    if (id < P.row0 || id >= P.row0 + P.rows) {
+        return;
+    }
+    var s = 0.0;
+    for (var k8 = tid; k8 < P.wk / 8u; k8 += 64u) {
+        let w = dq8(id - P.row0, k8);
+        s += dot(w.a, xload4(r, 8u * k8)) + dot(w.b, xload4(r, 8u * k8 + 4u));
+    }
+    red[tid] = s;
+    workgroupBarrier();
+    for (var st = 32u; st > 0u; st >>= 1u) {
+        if (tid < st) {
+            red[tid] += red[tid + st];
+        }
+        workgroupBarrier();
+    }
+    if (tid == 0u) {
+        var l = red[0];
+        if (P.has_cap != 0u) {
+            l = P.softcap * tanh_safe(l / P.softcap);
+        }
+        out[r * P.n_ids + i] = l;
+    }
+}

@@ -1,0 +1,42 @@
+// RMSNorm of each group of `g` values (a row, or one head of a row): x · w / sqrt(mean(x²) + eps).
+
+struct Params {
+    n_groups: u32,
+    g: u32,
+    eps: f32,
+    pad: u32,
+}
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read> w: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+const WG: u32 = {{WG}}u;
+var<workgroup> red: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    let grp = wid.x + wid.y * nwg.x;
+    if (grp >= P.n_groups) {
+        return;
+    }
+    let base = grp * P.g;
+    var s = 0.0;
+    for (var i = tid; i < P.g; i += WG) {
+        let v = x[base + i];
+        s += v * v;
+    }
+    red[tid] = s;
+    workgroupBarrier();
+    for (var st = WG / 2u; st > 0u; st >>= 1u) {
+        if (tid < st) {
+            red[tid] += red[tid + st];
+        }
+        workgroupBarrier();
+    }
+    let inv = 1.0 / sqrt(red[0] / f32(P.g) + P.eps);
+    for (var i = tid; i < P.g; i += WG) {
+        out[base + i] = x[base + i] * (inv * w[i]);
+    }
+}

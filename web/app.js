@@ -1,0 +1,429 @@
+// The page: state, panels and wiring. All computation happens in the worker (engine, parsing,
+// statistics); this file only keeps state and renders it. Text from files is always rendered as text.
+
+import { EngineClient } from './lib/rpc.js';
+import { h, mount, $, download, fmt, bytes, duration } from './lib/dom.js';
+import * as db from './lib/db.js';
+import { renderResults } from './views.js';
+
+const engine = new EngineClient(new URL('./worker.js', import.meta.url));
+
+const state = {
+  manifest: [],
+  judge: null,          // {name, backend, why, answerTokens, model}
+  loading: null,        // {phase, done, total}
+  benchmark: null,      // {name, queries, problems}
+  responses: [],        // [{file, model, format, records, problems}]
+  judgments: new Map(), // key(judge, model, session) -> judgment
+  grading: { running: false, paused: false, done: 0, total: 0, itemsPerSec: 0, etaSec: NaN, errors: [] },
+  reference: null,      // {name, entries}
+  notices: [],
+  gpu: null,            // {available, name, f16}
+};
+
+const key = (judge, model, session) => `${judge}\u0000${model}\u0000${session}`;
+
+function notice(text, kind = 'info') {
+  state.notices.push({ text, kind, at: Date.now() });
+  state.notices = state.notices.slice(-4);
+  renderStatus();
+}
+
+// ------------------------------------------------------------------ status
+
+function renderStatus() {
+  const j = state.judge;
+  mount($('#status'),
+    h('span', { class: 'badge privacy', title: 'The page may only contact its own origin (Content-Security-Policy).' }, '🔒 private: nothing leaves this tab'),
+    j ? h('span', { class: 'badge' }, `judge: ${j.name} on ${j.backend}`) : h('span', { class: 'badge muted' }, 'no judge loaded'),
+    state.notices.map((n) => h('div', { class: `notice ${n.kind}` }, n.text)),
+  );
+}
+
+// ------------------------------------------------------------------ 1. judge
+
+async function detectGpu() {
+  if (!('gpu' in navigator)) return { available: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
+  try {
+    const a = await navigator.gpu.requestAdapter();
+    if (!a) return { available: false, why: 'no WebGPU adapter' };
+    const info = a.info || {};
+    return { available: true, name: [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter', f16: a.features.has('shader-f16') };
+  } catch (e) {
+    return { available: false, why: e.message };
+  }
+}
+
+function recommendedModel() {
+  // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B); it needs WebGPU to be
+  // practical. Without WebGPU the 0.5B is the CPU default.
+  return state.gpu && state.gpu.available ? 'qwen2.5-coder-1.5b' : 'qwen2.5-coder-0.5b';
+}
+
+function renderJudge() {
+  const select = h('select', { id: 'model-select', 'aria-label': 'Judge model' },
+    state.manifest.map((m) => h('option', { value: m.name, selected: m.name === (state.selectedModel || recommendedModel()) },
+      `${m.display} — ${bytes(m.size)}${m.name === recommendedModel() ? ' (recommended here)' : ''}`)),
+    h('option', { value: '__file' }, 'A GGUF file on this computer…'),
+    h('option', { value: '__url' }, 'A GGUF at a URL…'),
+  );
+  const fileInput = h('input', { type: 'file', accept: '.gguf', id: 'model-file', hidden: true });
+  const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://… (must be allowed by the page policy)', hidden: true, size: 48 });
+  const backendSel = h('select', { id: 'backend-select', 'aria-label': 'Backend' },
+    h('option', { value: 'auto' }, 'WebGPU if available, else CPU'), h('option', { value: 'cpu' }, 'CPU only'));
+  select.addEventListener('change', () => {
+    state.selectedModel = select.value;
+    fileInput.hidden = select.value !== '__file';
+    urlInput.hidden = select.value !== '__url';
+  });
+  const selected = state.manifest.find((m) => m.name === (state.selectedModel || recommendedModel()));
+  const l = state.loading;
+  mount($('#judge'),
+    h('div', { class: 'row' }, select, fileInput, urlInput, backendSel,
+      h('button', { id: 'load-judge', class: 'primary', disabled: !!l, onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value) }, state.judge ? 'Load another judge' : 'Load judge')),
+    selected ? h('p', { class: 'hint' }, selected.role, '. ', `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`) : null,
+    h('p', { class: 'hint' }, state.gpu ? (state.gpu.available ? `WebGPU: ${state.gpu.name}${state.gpu.f16 ? ', shader-f16' : ', no shader-f16'}.` : `No WebGPU: ${state.gpu.why}. The CPU fallback runs instead (slower).`) : 'Checking WebGPU…'),
+    l ? h('div', { class: 'progress-block' },
+      h('label', { for: 'load-progress' }, l.phase === 'download' ? `Downloading ${bytes(l.done)} of ${bytes(l.total)}` : `Loading weights ${bytes(l.done)} of ${bytes(l.total)}`),
+      h('progress', { id: 'load-progress', max: l.total || 1, value: l.done })) : null,
+    state.judge ? h('div', { class: 'judge-info' },
+      h('strong', {}, state.judge.name), ` · ${state.judge.model.architecture} · ${state.judge.backend}`,
+      h('div', { class: 'hint' }, `Backend: ${state.judge.why}. Yes/No tokens: ${state.judge.answerTokens.yes.join(', ')} / ${state.judge.answerTokens.no.join(', ')}.`)) : null,
+    h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
+  );
+  renderCached();
+}
+
+async function renderCached() {
+  const list = await engine.request('cachedModels').catch(() => []);
+  const el = $('#cached-list');
+  if (!el) return;
+  mount(el, list.length ? h('ul', {}, list.map((m) => h('li', {}, `${m.key} ${m.size ? bytes(m.size) : ''} `,
+    h('button', { class: 'link', onclick: async () => { await engine.request('removeModel', { key: m.key }); notice(`Removed ${m.key} from this browser.`); renderCached(); } }, 'remove')))) : 'None yet.');
+}
+
+async function loadJudge(choice, file, url, backend) {
+  let source;
+  if (choice === '__file') {
+    if (!file) return notice('Choose a .gguf file first.', 'error');
+    source = { file };
+  } else if (choice === '__url') {
+    if (!url) return notice('Enter a model URL first.', 'error');
+    let u;
+    try { u = new URL(url, location.href); } catch { return notice('That is not a valid URL.', 'error'); }
+    source = { key: `url-${await shortHash(u.href)}`, url: u.href };
+  } else {
+    const m = state.manifest.find((x) => x.name === choice);
+    // Absolute: the worker resolves relative URLs against its own script, not the page.
+    source = { key: m.name, url: new URL(`models/${m.name}.gguf`, location.href).href, sha256: m.sha256, size: m.size };
+  }
+  state.loading = { phase: 'download', done: 0, total: source.size || 0 };
+  renderJudge();
+  try {
+    state.judge = await engine.request('loadJudge', { source, backend, maxTokens: 4096 });
+    await db.put('settings', { choice, backend }, 'judge');
+    notice(`Judge ${state.judge.name} loaded on ${state.judge.backend}.`);
+  } catch (e) {
+    notice(`Could not load the judge: ${e.message}`, 'error');
+  }
+  state.loading = null;
+  renderAll();
+}
+
+async function shortHash(s) {
+  const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(s));
+  return [...new Uint8Array(d)].slice(0, 6).map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+engine.on('download', (m) => { state.loading = { phase: 'download', done: m.done, total: m.total }; throttle('judge', renderJudge); });
+engine.on('load', (m) => { state.loading = { phase: 'load', done: m.done, total: m.total }; throttle('judge', renderJudge); });
+engine.on('notice', (m) => notice(m.text, 'warn'));
+engine.on('engine-restarted', () => { state.judge = null; notice('The engine hit an internal error and was restarted; load the judge again.', 'error'); renderAll(); });
+
+const timers = {};
+function throttle(name, fn, ms = 150) {
+  if (timers[name]) return;
+  timers[name] = setTimeout(() => { timers[name] = null; fn(); }, ms);
+}
+
+// ------------------------------------------------------------------ 2. benchmark
+
+async function readFile(file) {
+  return new Uint8Array(await file.arrayBuffer());
+}
+
+async function loadBundledBenchmark() {
+  const resp = await fetch('benchmarks/mt-bench/queries.jsonl');
+  if (!resp.ok) throw new Error(`cannot load the MT-Bench benchmark (HTTP ${resp.status})`);
+  const parsed = await engine.core('parseQueries', 'mt-bench/queries.jsonl', new Uint8Array(await resp.arrayBuffer()));
+  state.benchmark = { name: 'MT-Bench (80 questions × 2 turns, precomputed checklists)', queries: parsed.records, problems: parsed.problems };
+  await db.put('inputs', state.benchmark, 'benchmark');
+}
+
+async function uploadBenchmark(files) {
+  let queries = null;
+  let checklists = null;
+  try {
+    for (const f of files) {
+      const bytesIn = await readFile(f);
+      const text = new TextDecoder().decode(bytesIn.slice(0, 4096));
+      if (/"conversation_input"/.test(text)) queries = await engine.core('parseQueries', f.name, bytesIn);
+      else if (/"checklist"/.test(text)) checklists = { name: f.name, ...(await engine.core('parseChecklists', f.name, bytesIn)) };
+      else throw new Error(`${f.name}: neither queries (conversation_input) nor checklists (checklist) — see the README's formats section`);
+    }
+  } catch (e) {
+    return notice(e.message, 'error');
+  }
+  if (!queries) return notice('Add a queries file (RocketEval JSONL with conversation_input).', 'error');
+  const problems = [...queries.problems];
+  if (checklists) {
+    const byId = new Map(queries.records.map((q) => [q.session_id, q]));
+    checklists.records.forEach((c, i) => {
+      const q = byId.get(c.session_id);
+      if (q) q.checklist = c.checklist;
+      else problems.push({ severity: 'error', file: checklists.name, line: i + 1, session_id: c.session_id, message: 'checklist for a session that has no query' });
+    });
+  }
+  const missing = queries.records.filter((q) => !q.checklist || q.checklist.length === 0);
+  for (const q of missing) problems.push({ severity: 'error', file: files[0].name, line: 0, session_id: q.session_id, message: 'no checklist for this query' });
+  state.benchmark = { name: [...files].map((f) => f.name).join(' + '), queries: queries.records, problems: dedupeProblems(problems) };
+  await db.put('inputs', state.benchmark, 'benchmark');
+  renderAll();
+}
+
+function dedupeProblems(ps) {
+  const seen = new Set();
+  return ps.filter((p) => { const k = `${p.file}|${p.line}|${p.session_id}|${p.message}`; if (seen.has(k)) return false; seen.add(k); return true; });
+}
+
+function problemList(problems, limit = 12) {
+  if (!problems || problems.length === 0) return null;
+  const errors = problems.filter((p) => p.severity === 'error').length;
+  return h('details', { class: `problems ${errors ? 'has-errors' : ''}`, open: errors > 0 },
+    h('summary', {}, `${problems.length} problem${problems.length === 1 ? '' : 's'} (${errors} error${errors === 1 ? '' : 's'})`),
+    h('ul', {}, problems.slice(0, limit).map((p) => h('li', { class: p.severity }, `${p.file}${p.line ? `:${p.line}` : ''} — session ${p.session_id}: ${p.message}`)),
+      problems.length > limit ? h('li', {}, `… and ${problems.length - limit} more`) : null));
+}
+
+function renderBench() {
+  const b = state.benchmark;
+  const input = h('input', { type: 'file', multiple: true, accept: '.jsonl,.json', id: 'bench-files', 'aria-label': 'Queries and checklist files' });
+  input.addEventListener('change', () => uploadBenchmark(input.files));
+  const withChecklist = b ? b.queries.filter((q) => q.checklist && q.checklist.length).length : 0;
+  const items = b ? b.queries.reduce((n, q) => n + (q.checklist ? q.checklist.length : 0), 0) : 0;
+  mount($('#bench'),
+    h('div', { class: 'row' },
+      h('button', { id: 'load-mtbench', onclick: async () => { try { await loadBundledBenchmark(); renderAll(); } catch (e) { notice(e.message, 'error'); } } }, 'Use MT-Bench (bundled)'),
+      h('label', { class: 'file-label' }, 'or upload queries + checklists (RocketEval JSONL): ', input)),
+    b ? h('p', {}, h('strong', {}, b.name), `: ${b.queries.length} queries, ${withChecklist} with checklists, ${items} checklist items.`) : h('p', { class: 'hint' }, 'No benchmark loaded.'),
+    b ? problemList(b.problems) : null);
+}
+
+// ------------------------------------------------------------------ 3. responses
+
+async function addResponseFiles(files) {
+  if (!state.benchmark) return notice('Load a benchmark first: responses are matched to its queries.', 'error');
+  for (const f of files) {
+    try {
+      const parsed = await engine.core('parseResponses', f.name, await readFile(f), state.benchmark.queries);
+      const models = [...new Set(parsed.records.map((r) => r.generator))];
+      state.responses = state.responses.filter((r) => r.file !== f.name);
+      for (const model of models) {
+        state.responses.push({ file: f.name, model, format: parsed.format, records: parsed.records.filter((r) => r.generator === model), problems: parsed.problems });
+      }
+    } catch (e) {
+      notice(e.message, 'error');
+    }
+  }
+  await db.put('inputs', state.responses, 'responses');
+  renderAll();
+}
+
+async function loadDemoResponses() {
+  const names = ['gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.3', 'llama-13b'];
+  const files = [];
+  for (const n of names) {
+    const r = await fetch(`benchmarks/mt-bench/demo/${n}.jsonl`);
+    if (r.ok) files.push(new File([await r.blob()], `${n}.jsonl`));
+  }
+  await addResponseFiles(files);
+}
+
+function renderResponses() {
+  const input = h('input', { type: 'file', multiple: true, accept: '.jsonl,.json', id: 'response-files', 'aria-label': 'Response files' });
+  input.addEventListener('change', () => addResponseFiles([...input.files]));
+  const drop = h('div', { class: 'drop', tabindex: 0 }, 'Drop one file per model here: RocketEval responses JSONL, FastChat model_answer JSONL or AlpacaEval model_outputs.json.');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); addResponseFiles([...e.dataTransfer.files]); });
+  const judge = state.judge && state.judge.name;
+  mount($('#responses'),
+    h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: loadDemoResponses, disabled: !state.benchmark }, 'Add demo answers (4 models)')),
+    drop,
+    state.responses.length ? h('table', { class: 'models' },
+      h('thead', {}, h('tr', {}, ['model', 'file', 'format', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
+      h('tbody', {}, state.responses.map((r) => h('tr', {},
+        h('td', {}, r.model), h('td', {}, r.file), h('td', {}, r.format), h('td', { class: 'num' }, r.records.length),
+        h('td', { class: 'num' }, judge ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length : '–'),
+        h('td', {}, h('button', { class: 'link', onclick: async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); } }, 'remove')))))) : null,
+    state.responses.map((r) => problemList(r.problems)));
+}
+
+// ------------------------------------------------------------------ 4. grade
+
+function pendingJobs() {
+  if (!state.benchmark || !state.judge) return [];
+  const byId = new Map(state.benchmark.queries.map((q) => [q.session_id, q]));
+  const jobs = [];
+  for (const r of state.responses) {
+    for (const resp of r.records) {
+      const q = byId.get(resp.session_id);
+      if (!q || !q.checklist || !q.checklist.length) continue;
+      const j = state.judgments.get(key(state.judge.name, r.model, resp.session_id));
+      if (j && j.norm_probability.length === q.checklist.length) continue;
+      jobs.push({ query: q, response: resp, model: r.model });
+    }
+  }
+  return jobs;
+}
+
+async function startGrading() {
+  const jobs = pendingJobs();
+  if (!jobs.length) return notice('Nothing left to grade.');
+  state.grading = { running: true, paused: false, done: 0, total: jobs.length, itemsPerSec: 0, etaSec: NaN, errors: [] };
+  renderGrade();
+  try {
+    const r = await engine.request('grade', { jobs });
+    if (r.cancelled) notice(`Grading cancelled after ${r.graded} responses; what was graded is kept.`);
+    else if (r.stopped) notice(`Grading stopped: ${r.stopped}`, 'error');
+    else notice(`Graded ${r.graded} responses.`);
+  } catch (e) {
+    notice(`Grading failed: ${e.message}`, 'error');
+  }
+  state.grading.running = false;
+  renderAll();
+}
+
+engine.on('graded', (m) => {
+  const j = m.judgment;
+  state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
+  Object.assign(state.grading, { done: m.done, total: m.total, itemsPerSec: m.itemsPerSec, etaSec: m.etaSec });
+  throttle('grade', renderGrade, 200);
+  throttle('results', () => { renderResponses(); renderResultsPanel(); }, 1500);
+});
+engine.on('grade-error', (m) => { state.grading.errors.push(m); notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error'); });
+
+function renderGrade() {
+  const g = state.grading;
+  const jobs = g.running ? [] : pendingJobs();
+  const ready = state.judge && state.benchmark && state.responses.length;
+  mount($('#grade'),
+    h('div', { class: 'row' },
+      h('button', { id: 'start-grading', class: 'primary', disabled: !ready || g.running || jobs.length === 0, onclick: startGrading },
+        g.running ? 'Grading…' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
+      h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); } }, g.paused ? 'Resume' : 'Pause'),
+      h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel')),
+    !ready ? h('p', { class: 'hint' }, 'Load a judge, a benchmark and at least one model\'s responses.') : null,
+    g.running || g.done ? h('div', { class: 'progress-block' },
+      h('label', { for: 'grade-progress' }, `${g.done} of ${g.total} responses · ${fmt(g.itemsPerSec, 2)} items/s · ETA ${duration(g.etaSec)}${g.paused ? ' · paused' : ''}`),
+      h('progress', { id: 'grade-progress', max: g.total || 1, value: g.done })) : null,
+    !g.running && state.judge && jobs.length && [...state.judgments.values()].some((j) => j.judge === state.judge.name)
+      ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.') : null);
+}
+
+// ------------------------------------------------------------------ 5. results
+
+function currentJudgments() {
+  if (!state.judge) {
+    // Without a loaded judge, show the judge with the most judgments.
+    const counts = {};
+    for (const j of state.judgments.values()) counts[j.judge] = (counts[j.judge] || 0) + 1;
+    const best = Object.entries(counts).sort((a, b) => b[1] - a[1])[0];
+    return best ? [...state.judgments.values()].filter((j) => j.judge === best[0]) : [];
+  }
+  return [...state.judgments.values()].filter((j) => j.judge === state.judge.name);
+}
+
+function renderResultsPanel() {
+  renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems });
+}
+
+/** Grade only some checklist items of some responses (after a checklist edit) and merge. */
+async function regradeItems(query, changes) {
+  // changes: {newChecklist, keep: [[newIndex, oldIndex]...], grade: [newIndex...]}
+  if (!state.judge) return notice('Load a judge to regrade edited items.', 'error');
+  const partial = { ...query, checklist: changes.grade.map((i) => changes.newChecklist[i]) };
+  const jobs = [];
+  for (const r of state.responses) {
+    for (const resp of r.records) if (resp.session_id === query.session_id) jobs.push({ query: partial, response: resp, model: r.model });
+  }
+  const old = new Map(jobs.map((j) => [j.model, state.judgments.get(key(state.judge.name, j.model, query.session_id))]));
+  const results = await engine.request('regrade', { jobs }).catch((e) => { notice(e.message, 'error'); return null; });
+  if (!results) return;
+  for (const { model, judgment } of results) {
+    const prev = old.get(model);
+    const probs = changes.newChecklist.map(() => null);
+    for (const [ni, oi] of changes.keep) probs[ni] = prev ? prev.norm_probability[oi] : null;
+    changes.grade.forEach((ni, k) => { probs[ni] = judgment.norm_probability[k]; });
+    const labels = await engine.core('judgmentLabels', probs);
+    const merged = { ...judgment, norm_probability: probs, judgment: labels };
+    state.judgments.set(key(merged.judge, model, query.session_id), merged);
+    await db.put('judgments', merged);
+  }
+  query.checklist = changes.newChecklist;
+  await db.put('inputs', state.benchmark, 'benchmark');
+  renderAll();
+}
+
+// ------------------------------------------------------------------ boot
+
+function renderAll() {
+  renderStatus();
+  renderJudge();
+  renderBench();
+  renderResponses();
+  renderGrade();
+  renderResultsPanel();
+}
+
+async function boot() {
+  renderStatus();
+  try {
+    await engine.request('init');
+  } catch (e) {
+    notice(`The engine could not start: ${e.message}`, 'error');
+    return;
+  }
+  state.gpu = await detectGpu();
+  try {
+    state.manifest = (await (await fetch('models/manifest.json')).json()).models;
+  } catch {
+    notice('Could not read models/manifest.json; load a model from a file.', 'warn');
+  }
+  // Restore what this browser kept; on a first visit, preload the demo.
+  const [bench, responses, judgments, judgeSettings] = await Promise.all([
+    db.get('inputs', 'benchmark'), db.get('inputs', 'responses'), db.all('judgments'), db.get('settings', 'judge'),
+  ]).catch(() => [null, null, [], null]);
+  for (const j of judgments || []) state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
+  if (bench) state.benchmark = bench;
+  if (responses) state.responses = responses;
+  if (judgeSettings && judgeSettings.choice && !judgeSettings.choice.startsWith('__')) state.selectedModel = judgeSettings.choice;
+  if (!bench) {
+    try {
+      await loadBundledBenchmark();
+      await loadDemoResponses();
+      notice('Demo loaded: MT-Bench with answers of 4 models. Load the judge and press Grade.');
+    } catch (e) {
+      notice(e.message, 'error');
+    }
+  }
+  renderAll();
+  $('#forget').addEventListener('click', async () => {
+    if (!confirm('Delete the benchmark, responses, grades and cached models stored by this page in this browser?')) return;
+    await Promise.all([db.clear('inputs'), db.clear('judgments'), db.clear('settings')]);
+    for (const m of await engine.request('cachedModels').catch(() => [])) await engine.request('removeModel', { key: m.key });
+    location.reload();
+  });
+}
+
+boot();

@@ -1,0 +1,157 @@
+// Judge models on this device: the Origin Private File System (OPFS), with the Cache API as a fallback.
+// A download streams to storage chunk by chunk (never the whole file in memory), reports bytes, and is
+// checked against the manifest's SHA-256 (hashed in wasm as it streams) before it counts as cached.
+
+const DIR = 'models';
+const CACHE = 'rocketjudge-models';
+
+async function opfsDir() {
+  if (!navigator.storage || !navigator.storage.getDirectory) return null;
+  try {
+    const root = await navigator.storage.getDirectory();
+    return await root.getDirectoryHandle(DIR, { create: true });
+  } catch {
+    return null;
+  }
+}
+
+async function readMarker(dir, key) {
+  try {
+    const f = await (await dir.getFileHandle(`${key}.json`)).getFile();
+    return JSON.parse(await f.text());
+  } catch {
+    return null;
+  }
+}
+
+/** The cached model as a Blob (disk-backed), or null. */
+export async function openCachedModel(key) {
+  const dir = await opfsDir();
+  if (dir) {
+    const marker = await readMarker(dir, key);
+    if (marker && marker.complete) {
+      const f = await (await dir.getFileHandle(`${key}.gguf`)).getFile();
+      if (f.size === marker.size) return f;
+    }
+  }
+  if (self.caches) {
+    const c = await caches.open(CACHE);
+    const r = await c.match(`/__model__/${key}`);
+    if (r) return await r.blob();
+  }
+  return null;
+}
+
+/** Keys of cached models with their sizes. */
+export async function cachedModels() {
+  const out = [];
+  const dir = await opfsDir();
+  if (dir) {
+    for await (const [name] of dir.entries()) {
+      if (!name.endsWith('.json')) continue;
+      const key = name.slice(0, -5);
+      const m = await readMarker(dir, key);
+      if (m && m.complete) out.push({ key, size: m.size, sha256: m.sha256, store: 'opfs' });
+    }
+  }
+  if (self.caches) {
+    const c = await caches.open(CACHE);
+    for (const req of await c.keys()) {
+      const key = new URL(req.url).pathname.replace('/__model__/', '');
+      if (!out.some((m) => m.key === key)) out.push({ key, store: 'cache' });
+    }
+  }
+  return out;
+}
+
+export async function removeCachedModel(key) {
+  const dir = await opfsDir();
+  if (dir) {
+    for (const n of [`${key}.gguf`, `${key}.json`, `${key}.gguf.partial`]) {
+      await dir.removeEntry(n).catch(() => {});
+    }
+  }
+  if (self.caches) await (await caches.open(CACHE)).delete(`/__model__/${key}`);
+}
+
+async function checkRoom(size) {
+  if (!size || !navigator.storage || !navigator.storage.estimate) return;
+  const { quota = Infinity, usage = 0 } = await navigator.storage.estimate();
+  if (quota - usage < size * 1.05) {
+    throw new Error(`not enough browser storage for this model: it needs ${(size / 1e6).toFixed(0)} MB, ${((quota - usage) / 1e6).toFixed(0)} MB are free`);
+  }
+}
+
+/**
+ * Download `source` ({key, url, sha256?, size?}) into the store; `progress(done, total)` per chunk.
+ * Returns the stored Blob. A SHA-256 mismatch deletes the download and throws.
+ */
+export async function fetchModel(source, wasm, progress) {
+  await checkRoom(source.size);
+  const resp = await fetch(source.url, { credentials: 'omit', cache: 'no-store' });
+  if (!resp.ok || !resp.body) throw new Error(`cannot download ${source.url}: HTTP ${resp.status}`);
+  const total = Number(resp.headers.get('content-length')) || source.size || 0;
+  const hasher = new wasm.Sha256Stream();
+  const dir = await opfsDir();
+  let done = 0;
+  const verify = () => {
+    const got = hasher.hex();
+    if (source.sha256 && got !== source.sha256) {
+      throw new Error(`the downloaded model's SHA-256 (${got.slice(0, 16)}…) does not match the expected ${source.sha256.slice(0, 16)}…; it was discarded`);
+    }
+    return got;
+  };
+  if (dir && self.FileSystemSyncAccessHandle) {
+    const partial = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
+    const access = await partial.createSyncAccessHandle();
+    try {
+      access.truncate(0);
+      const reader = resp.body.getReader();
+      for (;;) {
+        const { done: end, value } = await reader.read();
+        if (end) break;
+        access.write(value, { at: done });
+        hasher.update(value);
+        done += value.length;
+        progress(done, total);
+      }
+      access.flush();
+    } finally {
+      access.close();
+    }
+    let sha;
+    try {
+      sha = verify();
+    } catch (e) {
+      await removeCachedModel(source.key);
+      throw e;
+    }
+    const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
+    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, url: source.url }));
+    marker.truncate(0);
+    marker.write(text, { at: 0 });
+    marker.flush();
+    marker.close();
+    return openCachedModel(source.key);
+  }
+  // Fallback: the Cache API, fed by one branch of the stream while the other is hashed.
+  const [toCache, toHash] = resp.body.tee();
+  const c = await caches.open(CACHE);
+  const stored = c.put(`/__model__/${source.key}`, new Response(toCache, { headers: { 'content-type': 'application/octet-stream' } }));
+  const reader = toHash.getReader();
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    hasher.update(value);
+    done += value.length;
+    progress(done, total);
+  }
+  await stored;
+  try {
+    verify();
+  } catch (e) {
+    await c.delete(`/__model__/${source.key}`);
+    throw e;
+  }
+  return openCachedModel(source.key);
+}

@@ -1,0 +1,302 @@
+// Result views: leaderboard with CIs, per-category table, CI plot, score distributions, pairwise
+// win-rate heatmap, item inspector (with checklist editing), comparison with a reference ranking,
+// exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
+
+import * as echarts from './vendor/echarts.esm.min.mjs';
+import { h, mount, download, fmt } from './lib/dom.js';
+
+const TABS = [
+  ['leaderboard', 'Leaderboard'],
+  ['categories', 'Per category'],
+  ['distributions', 'Score distributions'],
+  ['heatmap', 'Win rates'],
+  ['inspector', 'Item inspector'],
+  ['reference', 'Compare to a reference'],
+  ['export', 'Export'],
+];
+
+const ui = { tab: 'leaderboard', method: 'bt', bootstrap: 1000, query: null, model: null, editing: false };
+let charts = [];
+
+function chart(el, option) {
+  const c = echarts.init(el, null, { renderer: 'canvas' });
+  c.setOption(option);
+  charts.push(c);
+  return c;
+}
+
+function disposeCharts() {
+  charts.forEach((c) => c.dispose());
+  charts = [];
+}
+
+addEventListener('resize', () => charts.forEach((c) => c.resize()));
+
+/** A tooltip as DOM: lines of text. */
+function tip(...lines) {
+  return h('div', { class: 'tip' }, lines.map((l) => h('div', {}, l)));
+}
+
+export async function renderResults(el, ctx) {
+  disposeCharts();
+  const { judgments } = ctx;
+  const tabs = h('div', { class: 'tabs', role: 'tablist' }, TABS.map(([id, label]) =>
+    h('button', { role: 'tab', id: `tab-${id}`, 'aria-selected': ui.tab === id ? 'true' : 'false', class: ui.tab === id ? 'active' : '', onclick: () => { ui.tab = id; renderResults(el, ctx); } }, label)));
+  const body = h('div', { class: 'tab-body', role: 'tabpanel' });
+  mount(el, tabs, body);
+  if (!judgments.length) {
+    mount(body, h('p', { class: 'hint' }, 'No grades yet: load a judge and grade some responses.'));
+    return;
+  }
+  const judge = judgments[0].judge;
+  try {
+    await VIEWS[ui.tab](body, ctx, judge);
+  } catch (e) {
+    mount(body, h('p', { class: 'notice error' }, e.message));
+  }
+}
+
+async function scores(ctx) {
+  return ctx.engine.core('scoreJudgments', ctx.judgments);
+}
+
+const VIEWS = {
+  async leaderboard(body, ctx, judge) {
+    const method = h('select', { id: 'rank-method', 'aria-label': 'Ranking method' },
+      [['bt', 'Bradley–Terry (Elo scale)'], ['mean', 'Mean score (1–10)'], ['median', 'Median score'], ['winrate', 'Win rate'], ['elo', 'Online Elo (order-dependent)']]
+        .map(([v, l]) => h('option', { value: v, selected: ui.method === v }, l)));
+    method.addEventListener('change', () => { ui.method = method.value; renderResults(body.parentElement, ctx); });
+    const ranking = await ctx.engine.core('rank', ctx.judgments, { method: ui.method, bootstrap: ui.bootstrap });
+    ctx.lastRanking = ranking;
+    const digits = ui.method === 'winrate' ? 3 : ui.method === 'mean' || ui.method === 'median' ? 2 : 0;
+    const plot = h('div', { class: 'chart', id: 'ci-plot', role: 'img', 'aria-label': 'Ratings with 95% confidence intervals' });
+    mount(body,
+      h('div', { class: 'row' }, h('label', {}, 'Method ', method),
+        h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.bootstrap} resamples)`)),
+      ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
+      h('table', { class: 'leaderboard', id: 'leaderboard' },
+        h('thead', {}, h('tr', {}, ['#', 'model', ui.method === 'bt' || ui.method === 'elo' ? 'rating' : 'score', '95% CI', 'responses', ''].map((c) => h('th', {}, c)))),
+        h('tbody', {}, ranking.entries.map((e) => h('tr', {},
+          h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num score' }, fmt(e.score, digits)),
+          h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`),
+          h('td', { class: 'num' }, e.responses), h('td', { class: 'hint' }, (e.notes || []).join('; ')))))),
+      plot,
+      h('p', { class: 'hint' }, trustNote(judge)));
+    const rev = [...ranking.entries].reverse();
+    chart(plot, {
+      grid: { left: 150, right: 30, top: 20, bottom: 40 },
+      xAxis: { type: 'value', scale: true, name: ui.method === 'bt' ? 'Bradley–Terry rating' : 'score', nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: rev.map((e) => e.model) },
+      tooltip: { trigger: 'item', formatter: (p) => { const e = rev[p.dataIndex]; return tip(e.model, `${fmt(e.score, digits)} (95% CI ${fmt(e.lower, digits)} – ${fmt(e.upper, digits)})`); } },
+      series: [
+        { type: 'custom', renderItem: (params, api) => {
+          const y = api.coord([0, api.value(0)])[1];
+          const lo = api.coord([api.value(1), 0])[0];
+          const hi = api.coord([api.value(2), 0])[0];
+          return { type: 'group', children: [
+            { type: 'line', shape: { x1: lo, y1: y, x2: hi, y2: y }, style: { stroke: '#2563eb', lineWidth: 2 } },
+            { type: 'line', shape: { x1: lo, y1: y - 6, x2: lo, y2: y + 6 }, style: { stroke: '#2563eb', lineWidth: 2 } },
+            { type: 'line', shape: { x1: hi, y1: y - 6, x2: hi, y2: y + 6 }, style: { stroke: '#2563eb', lineWidth: 2 } },
+          ] };
+        }, data: rev.map((e, i) => [i, e.lower ?? e.score, e.upper ?? e.score]), encode: { y: 0 } },
+        { type: 'scatter', data: rev.map((e, i) => [e.score, i]), symbolSize: 10, itemStyle: { color: '#1e3a8a' } },
+      ],
+    });
+  },
+
+  async categories(body, ctx) {
+    const { scores: s } = await scores(ctx);
+    const cat = new Map((ctx.state.benchmark ? ctx.state.benchmark.queries : []).map((q) => [q.session_id, q.category || 'all']));
+    const models = [...new Set(s.map((x) => x.model_test))].sort();
+    const cats = [...new Set(s.map((x) => cat.get(x.session_id) || 'all'))].sort();
+    const cell = new Map();
+    for (const x of s) {
+      const k = `${x.model_test}|${cat.get(x.session_id) || 'all'}`;
+      const c = cell.get(k) || [0, 0];
+      cell.set(k, [c[0] + x.score, c[1] + 1]);
+    }
+    const mean = (m, c) => { const v = cell.get(`${m}|${c}`); return v ? v[0] / v[1] : null; };
+    mount(body, h('p', { class: 'hint' }, 'Mean response score (1–10) per category. Few responses per cell make these noisy.'),
+      h('div', { class: 'scroll' }, h('table', { class: 'categories', id: 'category-table' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'model'), cats.map((c) => h('th', {}, c)))),
+        h('tbody', {}, models.map((m) => h('tr', {}, h('td', {}, m), cats.map((c) => {
+          const v = mean(m, c);
+          return h('td', { class: 'num heat', style: { background: heat(v == null ? null : (v - 1) / 9) } }, fmt(v, 2));
+        })))))));
+  },
+
+  async distributions(body, ctx) {
+    const { scores: s } = await scores(ctx);
+    const models = [...new Set(s.map((x) => x.model_test))].sort();
+    const box = models.map((m) => quartiles(s.filter((x) => x.model_test === m).map((x) => x.score)));
+    const el = h('div', { class: 'chart tall', id: 'dist-plot', role: 'img', 'aria-label': 'Distribution of response scores per model' });
+    mount(body, h('p', { class: 'hint' }, 'Response scores (mean p(Yes) on 1–10) per model: box = quartiles, whiskers = range.'), el);
+    chart(el, {
+      grid: { left: 150, right: 30, top: 20, bottom: 40 },
+      xAxis: { type: 'value', min: 1, max: 10, name: 'response score', nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: models },
+      tooltip: { trigger: 'item', formatter: (p) => { const q = box[p.dataIndex]; return tip(models[p.dataIndex], `min ${fmt(q[0])} · Q1 ${fmt(q[1])} · median ${fmt(q[2])} · Q3 ${fmt(q[3])} · max ${fmt(q[4])}`); } },
+      series: [{ type: 'boxplot', data: box, itemStyle: { color: '#dbeafe', borderColor: '#1e3a8a' } }],
+    });
+  },
+
+  async heatmap(body, ctx) {
+    const battles = await ctx.engine.core('battles', ctx.judgments, 0.1);
+    const models = [...new Set(battles.flatMap((b) => [b.model_a, b.model_b]))].sort();
+    const idx = new Map(models.map((m, i) => [m, i]));
+    const pts = models.map(() => models.map(() => [0, 0]));
+    for (const b of battles) {
+      const a = idx.get(b.model_a);
+      const c = idx.get(b.model_b);
+      const s = b.winner === 'model_a' ? 1 : b.winner === 'model_b' ? 0 : 0.5;
+      pts[a][c][0] += s; pts[a][c][1] += 1;
+      pts[c][a][0] += 1 - s; pts[c][a][1] += 1;
+    }
+    const data = [];
+    models.forEach((_, i) => models.forEach((__, j) => { if (i !== j && pts[i][j][1]) data.push([j, i, pts[i][j][0] / pts[i][j][1], pts[i][j][1]]); }));
+    const el = h('div', { class: 'chart tall', id: 'heatmap', role: 'img', 'aria-label': 'Pairwise win rates' });
+    mount(body, h('p', { class: 'hint' }, 'Row model\'s win rate against column model over the queries both answered (score differences under 0.1 are ties, counted as half).'), el);
+    chart(el, {
+      grid: { left: 150, right: 80, top: 20, bottom: 110 },
+      xAxis: { type: 'category', data: models, axisLabel: { rotate: 40 } },
+      yAxis: { type: 'category', data: models },
+      visualMap: { min: 0, max: 1, calculable: true, orient: 'vertical', right: 0, top: 'center', inRange: { color: ['#b91c1c', '#f8fafc', '#1d4ed8'] } },
+      tooltip: { formatter: (p) => tip(`${models[p.value[1]]} vs ${models[p.value[0]]}`, `win rate ${fmt(p.value[2], 3)} over ${p.value[3]} queries`) },
+      series: [{ type: 'heatmap', data, label: { show: models.length <= 10, formatter: (p) => fmt(p.value[2], 2) } }],
+    });
+  },
+
+  async inspector(body, ctx, judge) {
+    const queries = ctx.state.benchmark ? ctx.state.benchmark.queries : [];
+    const graded = new Set(ctx.judgments.map((j) => j.session_id));
+    const options = queries.filter((q) => graded.has(q.session_id));
+    if (!options.length) return mount(body, h('p', { class: 'hint' }, 'No graded queries yet.'));
+    if (!ui.query || !graded.has(ui.query)) ui.query = options[0].session_id;
+    const q = queries.find((x) => x.session_id === ui.query);
+    const sel = h('select', { id: 'inspect-query', 'aria-label': 'Query' }, options.map((o) => h('option', { value: o.session_id, selected: o.session_id === ui.query }, `${o.session_id}${o.category ? ` (${o.category})` : ''}: ${o.conversation_input[o.conversation_input.length - 1].content.slice(0, 80)}`)));
+    sel.addEventListener('change', () => { ui.query = sel.value; ui.model = null; renderResults(body.parentElement, ctx); });
+    const js = ctx.judgments.filter((j) => j.session_id === ui.query).sort((a, b) => a.model_test.localeCompare(b.model_test));
+    if (!ui.model || !js.some((j) => j.model_test === ui.model)) ui.model = js[0].model_test;
+    const responseOf = (model) => { for (const r of ctx.state.responses) if (r.model === model) { const x = r.records.find((y) => y.session_id === ui.query); if (x) return x; } return null; };
+    const grid = h('table', { class: 'inspector', id: 'inspector-grid' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'checklist item'), js.map((j) => h('th', {},
+        h('button', { class: `link ${j.model_test === ui.model ? 'selected' : ''}`, onclick: () => { ui.model = j.model_test; renderResults(body.parentElement, ctx); } }, j.model_test))))),
+      h('tbody', {}, q.checklist.map((item, i) => h('tr', {}, h('td', { class: 'item' }, `${i + 1}. ${item}`),
+        js.map((j) => { const p = j.norm_probability[i]; return h('td', { class: 'num heat', style: { background: heat(p) }, title: `p(Yes) = ${p == null ? 'not graded' : p.toFixed(4)}` }, p == null ? '–' : p.toFixed(2)); }))),
+        h('tr', { class: 'total' }, h('td', {}, 'score (mean·9+1)'), js.map((j) => { const ps = j.norm_probability.filter((p) => p != null); return h('td', { class: 'num' }, ps.length ? fmt(ps.reduce((a, b) => a + b, 0) / ps.length * 9 + 1) : '–'); }))));
+    const resp = responseOf(ui.model);
+    const editor = ui.editing ? checklistEditor(q, ctx, () => { ui.editing = false; renderResults(body.parentElement, ctx); }) : null;
+    mount(body,
+      h('div', { class: 'row' }, h('label', {}, 'Query ', sel), h('button', { id: 'edit-checklist', onclick: () => { ui.editing = !ui.editing; renderResults(body.parentElement, ctx); } }, ui.editing ? 'Close editor' : 'Edit checklist')),
+      h('div', { class: 'inspect' },
+        h('div', {}, h('h3', {}, 'User query'), h('pre', { class: 'text', id: 'query-text' }, conversationText(q)), grid, editor),
+        h('div', {}, h('h3', {}, `Response of ${ui.model}`), h('pre', { class: 'text', id: 'response-text' }, resp ? resp.output[0] : '(response not loaded)'))),
+      h('p', { class: 'hint' }, 'Each cell is p(Yes)/(p(Yes)+p(No)) for the item; blue = yes, red = no. Text is shown exactly as uploaded, as text.'));
+  },
+
+  async reference(body, ctx) {
+    const input = h('input', { type: 'file', accept: '.json,.jsonl', id: 'reference-file', 'aria-label': 'Reference ranking' });
+    input.addEventListener('change', async () => {
+      const f = input.files[0];
+      try {
+        ctx.state.reference = { name: f.name, entries: await ctx.engine.core('parseRanking', f.name, new Uint8Array(await f.arrayBuffer())) };
+      } catch (e) { ctx.notice(e.message, 'error'); }
+      renderResults(body.parentElement, ctx);
+    });
+    const bundled = h('button', { id: 'reference-bundled', onclick: async () => {
+      const r = await fetch('benchmarks/mt-bench/reference-arena-2023.json');
+      ctx.state.reference = { name: 'Chatbot Arena Elo (LMSYS snapshots, 2023)', entries: await ctx.engine.core('parseRanking', 'reference-arena-2023.json', new Uint8Array(await r.arrayBuffer())) };
+      renderResults(body.parentElement, ctx);
+    } }, 'Use Chatbot Arena 2023 (MT-Bench models)');
+    const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking ([{name, rating, lower?, upper?}]): ', input))];
+    if (ctx.state.reference) {
+      const ours = (ctx.lastRanking || await ctx.engine.core('rank', ctx.judgments, { method: 'bt', bootstrap: 200 })).entries.map((e) => ({ name: e.model, rating: e.score }));
+      try {
+        const c = await ctx.engine.core('compareRankings', ours, ctx.state.reference.entries, 1000);
+        const est = (e) => e ? `${fmt(e.value, 3)}${e.lower != null ? ` [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]` : ''}` : '–';
+        parts.push(h('table', { class: 'meta', id: 'reference-table' }, h('tbody', {},
+          h('tr', {}, h('th', {}, 'reference'), h('td', {}, ctx.state.reference.name)),
+          h('tr', {}, h('th', {}, 'models compared'), h('td', {}, `${c.models.length}: ${c.models.join(', ')}`)),
+          h('tr', {}, h('th', {}, 'Spearman ρ'), h('td', {}, est(c.spearman))),
+          h('tr', {}, h('th', {}, 'Kendall τ-b'), h('td', {}, est(c.kendall_tau_b))),
+          c.tau_u ? h('tr', {}, h('th', {}, 'τ_u (separable pairs)'), h('td', {}, `${est(c.tau_u)} over ${c.tau_u_pairs} pairs`)) : null)),
+          c.only_ours.length ? h('p', { class: 'hint' }, `Not in the reference: ${c.only_ours.join(', ')}`) : null,
+          h('p', { class: 'hint' }, 'Intervals: 95% bootstrap over models. With few models they are wide; read them before the point value.'));
+      } catch (e) { parts.push(h('p', { class: 'notice error' }, e.message)); }
+    }
+    mount(body, parts);
+  },
+
+  async export(body, ctx, judge) {
+    const ranking = ctx.lastRanking || await ctx.engine.core('rank', ctx.judgments, { method: 'bt', bootstrap: ui.bootstrap });
+    const base = `rocketjudge-${judge}`;
+    const btn = (id, label, fn) => h('button', { id, onclick: async () => { try { await fn(); } catch (e) { ctx.notice(e.message, 'error'); } } }, label);
+    mount(body, h('div', { class: 'exports' },
+      btn('export-judgments', 'Judgments (RocketEval JSONL)', async () => download(`${base}-judgments.jsonl`, await ctx.engine.core('judgmentsJsonl', ctx.judgments), 'application/jsonl')),
+      btn('export-scores', 'Scores (CSV)', async () => {
+        const { scores: s } = await scores(ctx);
+        const cells = await Promise.all(s.map(async (x) => [await ctx.engine.core('csvCell', x.model_test), await ctx.engine.core('csvCell', x.session_id), x.score]));
+        download(`${base}-scores.csv`, `model,session_id,score\n${cells.map((c) => c.join(',')).join('\n')}\n`, 'text/csv');
+      }),
+      btn('export-ranking-csv', 'Ranking (CSV)', async () => {
+        const rows = await Promise.all(ranking.entries.map(async (e) => [e.rank, await ctx.engine.core('csvCell', e.model), e.score, e.lower ?? '', e.upper ?? ''].join(',')));
+        download(`${base}-ranking.csv`, `rank,model,score,lower,upper\n${rows.join('\n')}\n`, 'text/csv');
+      }),
+      btn('export-ranking-json', 'Ranking (JSON)', async () => download(`${base}-ranking.json`, JSON.stringify(ranking.entries.map((e) => ({ model: e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank })), null, 2))),
+      btn('export-battles', 'Battles (Chatbot Arena JSON)', async () => download(`${base}-battles.json`, await ctx.engine.core('battlesJson', await ctx.engine.core('battles', ctx.judgments, 0.1)))),
+      btn('export-report', 'Shareable report (aggregates only)', async () => download(`${base}-report.json`, JSON.stringify({
+        tool: 'rocketjudge', judge, prompt: 'RocketEval checklist grading', method: ranking.method, ranking: ranking.entries.map((e) => ({ model: e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank, responses: e.responses })),
+        benchmark: ctx.state.benchmark ? { name: ctx.state.benchmark.name, queries: ctx.state.benchmark.queries.length } : null,
+        note: 'Aggregates only: no query, response or checklist text.', created: new Date().toISOString(),
+      }, null, 2))),
+    ), h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. Exports read back with `rocketjudge rank --judgments`.'));
+  },
+};
+
+function checklistEditor(q, ctx, close) {
+  const rows = q.checklist.map((t) => ({ text: t, orig: t }));
+  const list = h('ol', { class: 'editor' });
+  const redraw = () => mount(list, rows.map((r, i) => h('li', {},
+    (() => { const inp = h('input', { type: 'text', value: r.text, size: 70, 'aria-label': `item ${i + 1}` }); inp.addEventListener('input', () => { r.text = inp.value; }); return inp; })(),
+    h('button', { class: 'link', onclick: () => { rows.splice(i, 1); redraw(); } }, 'remove'))));
+  redraw();
+  return h('div', { class: 'edit-box' },
+    h('p', { class: 'hint' }, 'Add, remove or reword items. Saving regrades only the new and reworded items for every model.'),
+    list,
+    h('div', { class: 'row' },
+      h('button', { onclick: () => { rows.push({ text: '', orig: null }); redraw(); } }, 'Add item'),
+      h('button', { class: 'primary', id: 'save-checklist', onclick: async () => {
+        const newChecklist = rows.map((r) => r.text.trim()).filter(Boolean);
+        const keep = [];
+        const grade = [];
+        newChecklist.forEach((t, ni) => { const oi = q.checklist.indexOf(t); if (oi >= 0) keep.push([ni, oi]); else grade.push(ni); });
+        await ctx.regrade(q, { newChecklist, keep, grade });
+        close();
+      } }, 'Save and regrade')));
+}
+
+function conversationText(q) {
+  return q.conversation_input.map((m) => `${m.role.toUpperCase()}: ${m.content}`).join('\n\n');
+}
+
+function quartiles(xs) {
+  const v = [...xs].sort((a, b) => a - b);
+  const q = (p) => { const i = (v.length - 1) * p; const lo = Math.floor(i); const hi = Math.ceil(i); return v[lo] + (v[hi] - v[lo]) * (i - lo); };
+  return [v[0], q(0.25), q(0.5), q(0.75), v[v.length - 1]];
+}
+
+/** Red (0) → white (0.5) → blue (1). */
+function heat(p) {
+  if (p == null || Number.isNaN(p)) return '#f1f5f9';
+  const t = Math.max(0, Math.min(1, p));
+  const mix = (a, b, u) => Math.round(a + (b - a) * u);
+  const [r, g, b] = t < 0.5 ? [mix(239, 248, t * 2), mix(68, 250, t * 2), mix(68, 252, t * 2)] : [mix(248, 59, (t - 0.5) * 2), mix(250, 130, (t - 0.5) * 2), mix(252, 246, (t - 0.5) * 2)];
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+function trustNote(judge) {
+  if (/smollm/i.test(judge)) return 'SmolLM2-135M is a test model: on real chatbot answers it ranks models in reverse. Do not trust this ranking.';
+  if (/0\.5b/i.test(judge)) return 'A 0.5B judge agrees only modestly with strong judges (Spearman ≈ +0.45 on real chatbot answers): treat close ranks as ties and use the 1.5B judge where WebGPU runs.';
+  if (/1\.5b/i.test(judge)) return 'The 1.5B judge ranked 16 chatbots close to GPT-4 (Spearman ≈ +0.90 on 12 prompts), but it is still a small model: check the item inspector before trusting a surprising result.';
+  return 'Small judges vary: validate against a reference before trusting a ranking.';
+}
