@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
-# Run every test of rocketjudge. Installs what it needs first (idempotent), so it works on a fresh machine.
+# Run every test of rocketjudge on this machine: unit and golden tests, engine parity with llama.cpp
+# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end, and the app
+# in headless Chromium (WebGPU on SwiftShader). Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
 
-setup_rust
-echo "== cargo test (workspace)"
-cargo test --workspace --locked 2>&1
+started=$(date +%s)
+setup_system
+setup_wasm
+setup_node
+build_cli
+fetch_models --all
+
+log "cargo test (core, engine, CLI; release, WebGPU backend included)"
+cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
+
+log "building the web app"
+./scripts/build-web.sh
+
+log "browser tests (Chromium, SwiftShader WebGPU)"
+node --test --test-concurrency=1 tests/browser/ 2>&1
+
+log "all tests passed in $(( ($(date +%s) - started) / 60 )) min"

@@ -34,7 +34,7 @@ function notice(text, kind = 'info') {
 function renderStatus() {
   const j = state.judge;
   mount($('#status'),
-    h('span', { class: 'badge privacy', title: 'The page may only contact its own origin (Content-Security-Policy).' }, '🔒 private: nothing leaves this tab'),
+    h('span', { class: 'badge privacy', title: 'The page may only contact its own origin (Content-Security-Policy).' }, 'Private: nothing leaves this tab'),
     j ? h('span', { class: 'badge' }, `judge: ${j.name} on ${j.backend}`) : h('span', { class: 'badge muted' }, 'no judge loaded'),
     state.notices.map((n) => h('div', { class: `notice ${n.kind}` }, n.text)),
   );
@@ -249,6 +249,14 @@ async function loadDemoResponses() {
   await addResponseFiles(files);
 }
 
+/** The judge with the most stored grades (shown before any judge is loaded after a reload). */
+function storedJudge() {
+  const counts = {};
+  for (const j of state.judgments.values()) counts[j.judge] = (counts[j.judge] || 0) + 1;
+  const best = Object.entries(counts).sort((a, b) => b[1] - a[1])[0];
+  return best ? best[0] : null;
+}
+
 function renderResponses() {
   const input = h('input', { type: 'file', multiple: true, accept: '.jsonl,.json', id: 'response-files', 'aria-label': 'Response files' });
   input.addEventListener('change', () => addResponseFiles([...input.files]));
@@ -256,16 +264,18 @@ function renderResponses() {
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); addResponseFiles([...e.dataTransfer.files]); });
-  const judge = state.judge && state.judge.name;
+  // Counts are per judge: the loaded one, else the one with the most grades stored here.
+  const judge = (state.judge && state.judge.name) || storedJudge();
   mount($('#responses'),
     h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: loadDemoResponses, disabled: !state.benchmark }, 'Add demo answers (4 models)')),
     drop,
-    state.responses.length ? h('table', { class: 'models' },
+    state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
       h('thead', {}, h('tr', {}, ['model', 'file', 'format', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},
         h('td', {}, r.model), h('td', {}, r.file), h('td', {}, r.format), h('td', { class: 'num' }, r.records.length),
         h('td', { class: 'num' }, judge ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length : '–'),
-        h('td', {}, h('button', { class: 'link', onclick: async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); } }, 'remove')))))) : null,
+        h('td', {}, h('button', { class: 'link', onclick: async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); } }, 'remove'))))))) : null,
+    judge ? h('p', { class: 'hint' }, `"graded" counts grades by ${judge}.`) : null,
     state.responses.map((r) => problemList(r.problems)));
 }
 
@@ -320,7 +330,7 @@ function renderGrade() {
   mount($('#grade'),
     h('div', { class: 'row' },
       h('button', { id: 'start-grading', class: 'primary', disabled: !ready || g.running || jobs.length === 0, onclick: startGrading },
-        g.running ? 'Grading…' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
+        g.running ? 'Grading…' : !ready ? 'Grade' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
       h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); } }, g.paused ? 'Resume' : 'Pause'),
       h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel')),
     !ready ? h('p', { class: 'hint' }, 'Load a judge, a benchmark and at least one model\'s responses.') : null,
@@ -328,7 +338,8 @@ function renderGrade() {
       h('label', { for: 'grade-progress' }, `${g.done} of ${g.total} responses · ${fmt(g.itemsPerSec, 2)} items/s · ETA ${duration(g.etaSec)}${g.paused ? ' · paused' : ''}`),
       h('progress', { id: 'grade-progress', max: g.total || 1, value: g.done })) : null,
     !g.running && state.judge && jobs.length && [...state.judgments.values()].some((j) => j.judge === state.judge.name)
-      ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.') : null);
+      ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.') : null,
+    !state.judge && storedJudge() ? h('p', { class: 'hint' }, `${[...state.judgments.values()].filter((j) => j.judge === storedJudge()).length} responses were graded earlier by ${storedJudge()}; load that judge to grade the rest.`) : null);
 }
 
 // ------------------------------------------------------------------ 5. results
@@ -408,7 +419,8 @@ async function boot() {
   if (bench) state.benchmark = bench;
   if (responses) state.responses = responses;
   if (judgeSettings && judgeSettings.choice && !judgeSettings.choice.startsWith('__')) state.selectedModel = judgeSettings.choice;
-  if (!bench) {
+  const wantDemo = new URLSearchParams(location.search).get('demo') !== '0';
+  if (!bench && wantDemo) {
     try {
       await loadBundledBenchmark();
       await loadDemoResponses();

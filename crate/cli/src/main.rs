@@ -23,12 +23,16 @@ struct Cli {
 enum Command {
     Grade(commands::grade::Args),
     Bench(commands::bench::Args),
+    Direct(commands::direct::Args),
     Serve(commands::serve::Args),
     Rank(commands::rank::Args),
     Score(commands::score::Args),
     Meta(commands::meta::Args),
     #[command(subcommand)]
     Export(commands::export::Export),
+    /// Checklists: create them with a strong model, or print the creation prompt.
+    #[command(subcommand)]
+    Checklist(commands::checklist::ChecklistCmd),
     /// Judge models: list, fetch, verify.
     #[command(subcommand)]
     Models(commands::models::Models),
@@ -52,11 +56,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Grade(a) => commands::grade::run(a),
         Command::Bench(a) => commands::bench::run(a),
+        Command::Direct(a) => commands::direct::run(a),
         Command::Serve(a) => commands::serve::run(a),
         Command::Rank(a) => commands::rank::run(a),
         Command::Score(a) => commands::score::run(a),
         Command::Meta(a) => commands::meta::run(a),
         Command::Export(e) => commands::export::run(e),
+        Command::Checklist(c) => commands::checklist::run(c),
         Command::Models(m) => commands::models::run(m),
     };
     match result {

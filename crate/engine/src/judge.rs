@@ -180,6 +180,31 @@ impl PromptCodec {
     }
 }
 
+/// The paper's "Direct" baseline: the judge answers the 0–9 scoring prompt with one digit; the
+/// score is read from the first token's distribution over the ten digits (renormalised), as
+/// G-Eval does: `expected = Σ d·p(d)`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DigitScore {
+    pub probabilities: [f64; 10],
+    pub expected: f64,
+    pub argmax: u8,
+}
+
+impl DigitScore {
+    pub fn from_logits(logits: &[f32]) -> Self {
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let e: Vec<f64> = logits.iter().map(|&l| (l as f64 - max).exp()).collect();
+        let z: f64 = e.iter().sum();
+        let mut probabilities = [0.0; 10];
+        for (d, v) in e.iter().enumerate() {
+            probabilities[d] = v / z;
+        }
+        let expected = probabilities.iter().enumerate().map(|(d, p)| d as f64 * p).sum();
+        let argmax = (0..10).max_by(|&a, &b| probabilities[a].total_cmp(&probabilities[b])).unwrap() as u8;
+        DigitScore { probabilities, expected, argmax }
+    }
+}
+
 /// A judge backed by a model on some backend.
 pub struct ModelJudge<B: Backend> {
     pub name: String,
@@ -245,6 +270,41 @@ impl<B: Backend> ModelJudge<B> {
                 ItemGrade::from_logits(best(&l[..ny]), best(&l[ny..]))
             })
             .collect())
+    }
+
+    /// The Direct baseline for one response: the 0–9 prompt (with the query's reference answer when
+    /// it has one, as the paper does for MT-Bench), the digit distribution of the first answer token.
+    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
+        let digits: Vec<u32> = (0..10)
+            .map(|d| {
+                let t = self.codec.tokenizer.encode_plain(&d.to_string())?;
+                if t.len() == 1 {
+                    Ok(t[0])
+                } else {
+                    Err(EngineError::Unsupported(format!("the digit {d} is not a single token for this judge")))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        let reference = query.references.get("gpt-4").or_else(|| query.references.values().next()).map(String::as_str);
+        let mut tokens = self.codec.encode_user_message(&rocketjudge_core::prompt::direct_prompt(
+            &rocketjudge_core::prompt::grading_history(query, response),
+            query.user_query(),
+            reference,
+            response.answer(),
+        ))?;
+        if tokens.len() > self.max_tokens {
+            // Keep the end (the scoring instruction) and as much of the beginning as fits.
+            let cut = tokens.len() - self.max_tokens;
+            tokens.drain(self.max_tokens / 2..self.max_tokens / 2 + cut);
+        }
+        let (prefix, last) = tokens.split_at(tokens.len() - 1);
+        self.prefill(prefix)?;
+        let hidden = self
+            .model
+            .forward(&mut self.backend, &mut self.caches, last, &[prefix.len() as u32], &[0], false, Some(&[0]))?
+            .expect("rows were requested");
+        let logits = self.model.logits(&mut self.backend, &hidden, &digits).await?;
+        Ok(DigitScore::from_logits(&logits[0]))
     }
 
     /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use rocketjudge_core::formats::{self, jsonl, Benchmark, Judgment, Lined, Query, Response};
+use rocketjudge_core::formats::{self, jsonl, Judgment, Lined};
 use rocketjudge_core::prompt::GRADING_PROMPT_VERSION;
 use serde_json::json;
 
@@ -58,12 +58,6 @@ pub struct Args {
     allow_problems: bool,
 }
 
-struct Work<'a> {
-    query: &'a Query,
-    response: &'a Response,
-    model: String,
-}
-
 fn parse_shard(s: &str) -> Result<(usize, usize)> {
     let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
     let (i, n): (usize, usize) = (i.parse().context("--shard: I is not a number")?, n.parse().context("--shard: N is not a number")?);
@@ -99,48 +93,8 @@ fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let qname = a.queries.display().to_string();
-    let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &inputs::read(&a.queries)?)?);
-    if let Some(c) = &a.checklists {
-        let cname = c.display().to_string();
-        problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &inputs::read(c)?)?));
-    }
-    problems.extend(bench.check_checklists(&qname));
-    let mut responses: Vec<(String, Vec<Lined<Response>>)> = Vec::new();
-    for r in &a.responses {
-        for f in inputs::files_in(r)? {
-            let name = f.display().to_string();
-            let rows = jsonl::read_jsonl::<Response>(&name, &inputs::read(&f)?)?;
-            problems.extend(bench.check_responses(&name, &rows));
-            responses.push((name, rows));
-        }
-    }
-    let has_errors = problems.iter().any(|p| p.severity == formats::Severity::Error);
-    if has_errors && !a.allow_problems {
-        return inputs::report(problems);
-    } else {
-        for p in &problems {
-            eprintln!("{p}");
-        }
-    }
-    let bad: HashSet<&str> = problems.iter().filter(|p| p.severity == formats::Severity::Error).map(|p| p.session_id.as_str()).collect();
-
-    // The work, in a deterministic order: files as given, records in file order.
-    let mut work = Vec::new();
-    let mut seen = HashSet::new();
-    for (file, rows) in &responses {
-        let stem = Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("model").to_string();
-        for r in rows {
-            let model = if r.value.generator.is_empty() { stem.clone() } else { r.value.generator.clone() };
-            let Some(query) = bench.get(&r.value.session_id) else {
-                continue;
-            };
-            if bad.contains(r.value.session_id.as_str()) || !seen.insert((model.clone(), r.value.session_id.clone())) {
-                continue;
-            }
-            work.push(Work { query, response: &r.value, model });
-        }
-    }
+    let inputs = inputs::GradingInputs::read(&a.queries, a.checklists.as_deref(), &a.responses, a.allow_problems)?;
+    let mut work = inputs.work();
     if let Some(s) = &a.shard {
         let (i, n) = parse_shard(s)?;
         work = work.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, w)| w).collect();
@@ -163,7 +117,7 @@ pub fn run(a: Args) -> CliResult {
             done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
         }
     }
-    let todo: Vec<&Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    let todo: Vec<&inputs::Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     let already = work.len() - todo.len();
     if already > 0 {
         eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.out.display());

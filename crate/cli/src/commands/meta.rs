@@ -31,13 +31,16 @@ pub struct Args {
     #[arg(long)]
     u: Option<f64>,
     /// Folder (or file) of judgments, for instance-level agreement.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "scores")]
     judgments: Option<PathBuf>,
+    /// Score files instead of judgments (e.g. supervised or Direct scores).
+    #[arg(long)]
+    scores: Option<PathBuf>,
     /// Pairwise labels: Arena battles {model_a, model_b, winner, question_id}.
-    #[arg(long, requires = "judgments")]
+    #[arg(long)]
     pairs: Option<PathBuf>,
     /// Reference scores (RocketEval score files or FastChat `*_single.jsonl`).
-    #[arg(long, requires = "judgments")]
+    #[arg(long)]
     labels: Option<PathBuf>,
     /// Tie margin when the judge's scores are compared pairwise.
     #[arg(long, default_value_t = 0.1)]
@@ -87,8 +90,13 @@ pub fn run(a: Args) -> CliResult {
             return Ok(());
         }
         serde_json::to_value(&c)?
-    } else if let Some(j) = &a.judgments {
-        let table = ScoreTable::new(&inputs::scores_of_judgments(j)?)?;
+    } else if a.judgments.is_some() || a.scores.is_some() {
+        let scores = match (&a.judgments, &a.scores) {
+            (Some(j), _) => inputs::scores_of_judgments(j)?,
+            (None, Some(s)) => inputs::labels(s)?,
+            _ => unreachable!(),
+        };
+        let table = ScoreTable::new(&scores)?;
         let mut out = serde_json::Map::new();
         if let Some(p) = &a.pairs {
             let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?.into_iter().map(|l| l.value).collect();
@@ -125,14 +133,14 @@ pub fn run(a: Args) -> CliResult {
             out.insert("pairwise_vs_labels".into(), serde_json::to_value(&agr)?);
         }
         if out.is_empty() {
-            bail!("with --judgments, give --pairs FILE and/or --labels PATH");
+            bail!("with --judgments or --scores, give --pairs FILE and/or --labels PATH");
         }
         if a.format == Format::Table {
             return Ok(());
         }
         serde_json::Value::Object(out)
     } else {
-        bail!("give --ranking with --reference, or --judgments with --pairs and/or --labels");
+        bail!("give --ranking with --reference, or --judgments/--scores with --pairs and/or --labels");
     };
     println!("{}", serde_json::to_string_pretty(&json!(report))?);
     Ok(())

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod checklist;
+pub mod direct;
 pub mod export;
 pub mod grade;
 pub mod meta;

@@ -179,6 +179,39 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + fast_exp(-x))
 }
 
+/// The largest value, with eight lanes so that it vectorizes.
+#[inline]
+fn max_of(xs: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] = if c[k] > acc[k] { c[k] } else { acc[k] };
+        }
+    }
+    rest.iter().chain(acc.iter()).fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m })
+}
+
+/// Replace each x by e^(x − max) and return their sum (eight lanes, vectorized).
+#[inline]
+fn exp_sum(xs: &mut [f32], max: f32) -> f32 {
+    let mut acc = [0f32; 8];
+    let mut chunks = xs.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            c[k] = fast_exp(c[k] - max);
+            acc[k] += c[k];
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for v in chunks.into_remainder() {
+        *v = fast_exp(*v - max);
+        sum += *v;
+    }
+    sum
+}
+
 /// Sum of squares with eight independent accumulators, so that it vectorizes.
 #[inline]
 fn sum_squares(xs: &[f32]) -> f32 {
@@ -464,20 +497,19 @@ impl Backend for Cpu {
                         let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
                         let mut max = f32::NEG_INFINITY;
                         for &(x, y) in &runs {
-                            for s in &mut srow[x..y] {
-                                *s *= post;
-                                if let Some(c) = p.softcap {
-                                    *s = c * (*s / c).tanh();
-                                }
-                                max = max.max(*s);
+                            let run = &mut srow[x..y];
+                            if post != 1.0 {
+                                run.iter_mut().for_each(|s| *s *= post);
                             }
+                            if let Some(c) = p.softcap {
+                                // c·tanh(s/c), with tanh(u) = 1 − 2/(e^{2u} + 1).
+                                run.iter_mut().for_each(|s| *s = c * (1.0 - 2.0 / (fast_exp(2.0 * *s / c) + 1.0)));
+                            }
+                            max = max.max(max_of(run));
                         }
                         let mut sum = 0.0;
                         for &(x, y) in &runs {
-                            for s in &mut srow[x..y] {
-                                *s = fast_exp(*s - max);
-                                sum += *s;
-                            }
+                            sum += exp_sum(&mut srow[x..y], max);
                         }
                         let inv = 1.0 / sum;
                         let mut prev = 0;

@@ -14,6 +14,9 @@
 //!   (f16 tiles where `shader-f16` exists, f32 otherwise, always f32 accumulation) for many rows, a
 //!   GEMV for few rows, flash-style attention over the f16 cache and the new keys with segment masks,
 //!   and RMSNorm, RoPE (host-computed tables), gated activations, adds, row selection, cache appends.
+//!   Software adapters (lavapipe, SwiftShader: a CPU running invocations as SIMD lanes) get their
+//!   own matrix-product and attention kernels ([`KernelSet`]), several times faster there; the
+//!   tests check both sets against the CPU backend.
 //! - **Failures** (device loss, out of memory, validation) are caught by wgpu's error and device-lost
 //!   callbacks and remembered; ops after a failure do nothing, and the next call that can return an
 //!   error (`load`, `embed`, `append_cache`, `logits`) returns it as [`EngineError::Backend`].
@@ -50,8 +53,9 @@ pub enum KernelSet {
     Auto,
     /// Workgroup-tiled kernels for GPUs.
     Gpu,
-    /// One row per invocation, uniform-address reads: for adapters that run invocations as SIMD
-    /// lanes of a CPU, where per-lane addresses cost a load each (tens of times faster there).
+    /// One weight row (matmul) or query row (attention) per invocation, activations and keys read
+    /// through uniform bindings: for adapters that run invocations as the SIMD lanes of a CPU, where
+    /// a storage load inside a loop costs one scalar load per lane but a uniform load costs one.
     Software,
 }
 
@@ -652,19 +656,15 @@ impl WebGpu {
         let gemv = m <= self.options.gemv_max_rows;
         let bk = if self.f16 || self.limits.max_compute_workgroup_storage_size >= 2 * 64 * 9 * 16 { 32 } else { 16 };
         if self.software {
-            let (mb, kc) = (32usize, 512usize);
-            if self.limits.max_uniform_buffer_binding_size >= (mb * kc * 4) as u64 {
-                return self.matmul_ubo(x, &xb, fmt, kp, parts, &bias_buf, bias.is_some(), &yb, n, mb, kc);
-            }
+            // WebGPU guarantees uniform bindings of 64 KiB: 32 rows × 512 columns.
+            let kc = ((self.limits.max_uniform_buffer_binding_size / 4 / 32) as usize).min(512) / 8 * 8;
+            return self.matmul_ubo(x, &xb, fmt, kp, parts, &bias_buf, bias.is_some(), &yb, n, 32, kc);
         }
         for part in parts {
             let params = [m as u32, part.rows as u32, k as u32, kp as u32, n as u32, part.row0 as u32, bias.is_some() as u32, 0];
             let mut binds = vec![(1, Bind::Buf(xb.clone())), (2, Bind::Buf(bias_buf.clone())), (3, Bind::Buf(yb.clone()))];
             binds.extend(part.planes.iter().enumerate().map(|(i, p)| (8 + i as u32, Bind::Buf(p.clone()))));
-            if self.software {
-                let g = [part.rows.div_ceil(64) as u32, m.div_ceil(16) as u32, 1];
-                self.dispatch(Kernel::MatmulRows { fmt, xvec }, &params, binds, g);
-            } else if gemv {
+            if gemv {
                 let mut g = self.grid(part.rows, 8);
                 g[2] = m.div_ceil(8) as u32;
                 self.dispatch(Kernel::Gemv { fmt, xvec }, &params, binds, g);
@@ -735,10 +735,110 @@ impl WebGpu {
                         Kernel::MatmulUbo { fmt, mb: mb as u32, kc: kc as u32 },
                         &params,
                         binds,
-                        [part.rows.div_ceil(64) as u32, 1, 1],
+                        [part.rows.div_ceil(128) as u32, 1, 1],
                     );
                 }
             }
+        }
+        Some(())
+    }
+
+    /// Attention on software adapters (see `kernels/attention_ubo.wgsl`): new keys and values rounded
+    /// to f16 pairs once, then one dispatch per block of keys that some query can see.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_ubo(
+        &mut self,
+        qb: &wgpu::Buffer,
+        kb: &wgpu::Buffer,
+        vb: &wgpu::Buffer,
+        ob: &wgpu::Buffer,
+        rb: &Bind,
+        cache: &Cache,
+        ranges: &[u32],
+        nq: usize,
+        n_new: usize,
+        p: &AttnParams,
+        pre: f32,
+        post: f32,
+    ) -> Option<()> {
+        let kv_dim = cache.kv_dim;
+        let kvw = kv_dim / 2;
+        let hd2 = (p.head_dim / 2) as u32;
+        // Keys per block: one uniform binding each for keys and values, offsets aligned.
+        let align = self.limits.min_uniform_buffer_offset_alignment.max(4) as usize;
+        let step = align / gcd(kvw * 4, align);
+        let per_binding = self.limits.max_uniform_buffer_binding_size.min(1 << 16) as usize / (kvw * 4);
+        let kb_keys = (per_binding.min(256) / 16 * 16) / step * step;
+        if kb_keys == 0 {
+            self.misuse(format!("attention: a key row of {kv_dim} values does not fit a uniform binding"));
+            return None;
+        }
+        // New rows rounded to f16 pairs, with a block of slack for the last uniform binding.
+        let (kt, vt) = (self.alloc(n_new + kb_keys, kvw), self.alloc(n_new + kb_keys, kvw));
+        let state = self.alloc(nq * p.n_head, p.head_dim + 2);
+        let [ktb, vtb, sb] = Self::bufs([&kt, &vt, &state])?;
+        let n = n_new * kvw;
+        let g = self.grid(n, 256);
+        self.dispatch(
+            Kernel::Append,
+            &[n as u32, 0, 0, 0],
+            vec![(1, Bind::Buf(kb.clone())), (2, Bind::Buf(vb.clone())), (3, Bind::Buf(ktb.clone())), (4, Bind::Buf(vtb.clone()))],
+            g,
+        );
+        let prefix = cache.len;
+        // Blocks of (keys, values, first key index, first row in that buffer, count) that some
+        // query sees.
+        let visible = |j0: usize, j1: usize| {
+            ranges.chunks(4).any(|r| {
+                let (a, pe, b, e) = (r[0] as usize, r[1] as usize, r[2] as usize, r[3] as usize);
+                (a.max(j0) < pe.min(j1)) || (b.max(j0) < e.min(j1))
+            })
+        };
+        let mut blocks = Vec::new();
+        for r0 in (0..prefix).step_by(kb_keys) {
+            let nk = kb_keys.min(prefix - r0);
+            if visible(r0, r0 + nk) {
+                blocks.push((cache.k.clone(), cache.v.clone(), r0, r0, nk));
+            }
+        }
+        for r0 in (0..n_new).step_by(kb_keys) {
+            let nk = kb_keys.min(n_new - r0);
+            if visible(prefix + r0, prefix + r0 + nk) {
+                blocks.push((ktb.clone(), vtb.clone(), prefix + r0, r0, nk));
+            }
+        }
+        let binding = ((kb_keys * kvw).div_ceil(4) * 16) as u64;
+        let last = blocks.len().saturating_sub(1);
+        for (i, (kbuf, vbuf, j0, r0, nk)) in blocks.into_iter().enumerate() {
+            let flags = (i == 0) as u32 | ((i == last) as u32) << 1;
+            let params = [
+                nq as u32,
+                p.n_head as u32,
+                (p.n_head / p.n_head_kv) as u32,
+                kvw as u32,
+                j0 as u32,
+                nk as u32,
+                (p.n_head * p.head_dim) as u32,
+                p.softcap.is_some() as u32,
+                pre.to_bits(),
+                post.to_bits(),
+                p.softcap.unwrap_or(1.0).to_bits(),
+                flags,
+            ];
+            let offset = (r0 * kvw * 4) as u64;
+            self.dispatch(
+                Kernel::AttentionUbo { hd2, kvw: kvw as u32, kb: kb_keys as u32 },
+                &params,
+                vec![
+                    (1, Bind::Buf(qb.clone())),
+                    (2, Bind::Range(kbuf, offset, binding)),
+                    (3, Bind::Range(vbuf, offset, binding)),
+                    (4, Bind::Buf(sb.clone())),
+                    (6, rb.clone()),
+                    (7, Bind::Buf(ob.clone())),
+                ],
+                [nq.div_ceil(32) as u32, p.n_head as u32, 1],
+            );
         }
         Some(())
     }
@@ -758,6 +858,14 @@ impl WebGpu {
             contents,
             usage: wgpu::BufferUsages::STORAGE,
         })
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -845,8 +953,11 @@ impl Backend for WebGpu {
         if kv_dim % 2 != 0 {
             return Err(EngineError::Backend(format!("KV width {kv_dim} must be even for the f16-pair cache")));
         }
-        let bytes =
-            (capacity as u64).checked_mul(kv_dim as u64 * 2).ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?.max(4);
+        // 256 rows of slack: the software attention binds whole blocks of keys past the last one.
+        let bytes = (capacity as u64 + 256)
+            .checked_mul(kv_dim as u64 * 2)
+            .ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?
+            .max(4);
         if bytes > self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size) {
             return Err(EngineError::Backend(format!(
                 "a KV cache of {capacity} tokens × {kv_dim} needs {} per layer, more than {} allows in one buffer ({})",
@@ -859,7 +970,7 @@ impl Backend for WebGpu {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: bytes.div_ceil(4) * 4,
-                usage: wgpu::BufferUsages::STORAGE,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::UNIFORM,
                 mapped_at_creation: false,
             })
         };
@@ -1090,32 +1201,24 @@ impl Backend for WebGpu {
             p.softcap.unwrap_or(1.0).to_bits(),
             0,
         ];
-        let mut binds =
-            vec![(1, Bind::Buf(qb)), (4, Bind::Buf(cache.k.clone())), (5, Bind::Buf(cache.v.clone())), (6, rb), (7, Bind::Buf(ob))];
         if self.software {
-            // New keys and values rounded to f16 pairs once, laid out like the cache.
-            let (kt, vt) = (self.alloc(n_new, kv_dim / 2), self.alloc(n_new, kv_dim / 2));
-            let Some([ktb, vtb]) = Self::bufs([&kt, &vt]) else {
-                return out;
-            };
-            let n = n_new * kv_dim / 2;
-            let g = self.grid(n, 256);
-            self.dispatch(
-                Kernel::Append,
-                &[n as u32, 0, 0, 0],
-                vec![(1, Bind::Buf(kb)), (2, Bind::Buf(vb)), (3, Bind::Buf(ktb.clone())), (4, Bind::Buf(vtb.clone()))],
-                g,
-            );
-            binds.extend([(2, Bind::Buf(ktb)), (3, Bind::Buf(vtb))]);
-            self.dispatch(Kernel::AttentionRows { hd2 }, &params, binds, [nq.div_ceil(32) as u32, p.n_head as u32, 1]);
-        } else {
-            let Some((bq, bk)) = shaders::attention_tile(hd2, self.limits.max_compute_workgroup_storage_size) else {
-                self.misuse(format!("attention: head dimension {hd} does not fit in workgroup memory"));
-                return out;
-            };
-            binds.extend([(2, Bind::Buf(kb)), (3, Bind::Buf(vb))]);
-            self.dispatch(Kernel::Attention { bq, bk, hd2 }, &params, binds, [nq.div_ceil(bq as usize) as u32, p.n_head as u32, 1]);
+            self.attention_ubo(&qb, &kb, &vb, &ob, &rb, cache, &ranges, nq, n_new, p, pre, post);
+            return out;
         }
+        let Some((bq, bk)) = shaders::attention_tile(hd2, self.limits.max_compute_workgroup_storage_size) else {
+            self.misuse(format!("attention: head dimension {hd} does not fit in workgroup memory"));
+            return out;
+        };
+        let binds = vec![
+            (1, Bind::Buf(qb)),
+            (2, Bind::Buf(kb)),
+            (3, Bind::Buf(vb)),
+            (4, Bind::Buf(cache.k.clone())),
+            (5, Bind::Buf(cache.v.clone())),
+            (6, rb),
+            (7, Bind::Buf(ob)),
+        ];
+        self.dispatch(Kernel::Attention { bq, bk, hd2 }, &params, binds, [nq.div_ceil(bq as usize) as u32, p.n_head as u32, 1]);
         out
     }
 

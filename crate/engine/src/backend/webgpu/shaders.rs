@@ -10,8 +10,7 @@ const DQ: &str = include_str!("kernels/dq.wgsl");
 const XLOAD: &str = include_str!("kernels/xload.wgsl");
 const GEMM: &str = include_str!("kernels/gemm.wgsl");
 const GEMV: &str = include_str!("kernels/gemv.wgsl");
-const MATMUL_ROWS: &str = include_str!("kernels/matmul_rows.wgsl");
-const ATTENTION_ROWS: &str = include_str!("kernels/attention_rows.wgsl");
+const ATTENTION_UBO: &str = include_str!("kernels/attention_ubo.wgsl");
 const MATMUL_UBO: &str = include_str!("kernels/matmul_ubo.wgsl");
 const EMBED: &str = include_str!("kernels/embed.wgsl");
 const LOGITS: &str = include_str!("kernels/logits.wgsl");
@@ -32,11 +31,6 @@ pub enum Kernel {
         xvec: bool,
     },
     Gemv {
-        fmt: Format,
-        xvec: bool,
-    },
-    /// The matrix product for software adapters (one weight row per invocation).
-    MatmulRows {
         fmt: Format,
         xvec: bool,
     },
@@ -61,9 +55,12 @@ pub enum Kernel {
     },
     /// Activations into `[k-chunk][row][kc]` blocks for [`Kernel::MatmulUbo`].
     PackX,
-    /// Attention for software adapters (one query row per invocation).
-    AttentionRows {
+    /// Attention for software adapters: one query row per invocation, blocks of `kb` keys of `kvw`
+    /// words read through uniform bindings.
+    AttentionUbo {
         hd2: u32,
+        kvw: u32,
+        kb: u32,
     },
     Norm {
         wg: u32,
@@ -129,21 +126,21 @@ impl Kernel {
             Kernel::Gemv { fmt, xvec } => {
                 format!("{GEMV}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
-            Kernel::MatmulRows { fmt, xvec } => {
-                format!("{MATMUL_ROWS}\n{}\n{}", xload(xvec), dq_section(fmt))
-            }
             Kernel::MatmulUbo { fmt, mb, kc } => {
-                let mut decl = String::new();
-                let mut body = String::new();
-                let mut store = String::new();
+                let (mut decl, mut body, mut store, mut store2) = (String::new(), String::new(), String::new(), String::new());
                 for i in 0..mb {
                     let at = i * kc / 4;
-                    decl.push_str(&format!("    var a{i} = 0.0;\n"));
-                    body.push_str(&format!("        a{i} += dot(w.a, xu[{at}u + b]) + dot(w.b, xu[{at}u + b + 1u]);\n"));
-                    store.push_str(&format!(
-                        "        if ({i}u < P.m) {{\n            let at = (P.m0 + {i}u) * P.ldy + P.col0 + n;\n            \
-                         if (P.accumulate != 0u) {{ y[at] += a{i}; }} else {{ y[at] = a{i} + bi; }}\n        }}\n"
+                    decl.push_str(&format!("    var a{i} = 0.0;\n    var c{i} = 0.0;\n"));
+                    body.push_str(&format!(
+                        "        let x{i}a = xu[{at}u + b];\n        let x{i}b = xu[{at}u + b + 1u];\n        \
+                         a{i} += dot(w.a, x{i}a) + dot(w.b, x{i}b);\n        c{i} += dot(v.a, x{i}a) + dot(v.b, x{i}b);\n"
                     ));
+                    for (acc, col, out) in [("a", "n", &mut store), ("c", "n2", &mut store2)] {
+                        out.push_str(&format!(
+                            "        if ({i}u < P.m) {{\n            let at = (P.m0 + {i}u) * P.ldy + P.col0 + {col};\n            \
+                             if (P.accumulate != 0u) {{ y[at] += {acc}{i}; }} else {{ y[at] = {acc}{i} + bi; }}\n        }}\n"
+                        ));
+                    }
                 }
                 format!(
                     "{}\n{}",
@@ -152,12 +149,42 @@ impl Kernel {
                         .replace("{{KC4}}", &(kc / 4).to_string())
                         .replace("{{DECL}}", &decl)
                         .replace("{{BODY}}", &body)
-                        .replace("{{STORE}}", &store),
+                        .replace("{{STORE}}", &store)
+                        .replace("{{STORE2}}", &store2),
                     dq_section(fmt)
                 )
             }
             Kernel::PackX => section(ELTWISE, "PACKX").to_string(),
-            Kernel::AttentionRows { hd2 } => ATTENTION_ROWS.replace("{{HD2}}", &hd2.to_string()),
+            Kernel::AttentionUbo { hd2, kvw, kb } => {
+                let mut t = [(); 8].map(|_| String::new());
+                let [qdecl, oload, score, rescale, pv, store, osave, _] = &mut t;
+                for d in 0..hd2 {
+                    let (a, b) = (2 * d, 2 * d + 1);
+                    qdecl.push_str(&format!(
+                        "    let q{d} = unpack2x16float(pack_f16(q[qat + {a}u] * P.pre, q[qat + {b}u] * P.pre));\n    var o{d} = vec2<f32>(0.0);\n"
+                    ));
+                    oload.push_str(&format!("        o{d} = vec2<f32>(state[st + {}u], state[st + {}u]);\n", 2 + a, 2 + b));
+                    score.push_str(&format!("                acc += dot(q{d}, unpack2x16float(kw(kb + {d}u)));\n"));
+                    rescale.push_str(&format!("        o{d} = o{d} * alpha;\n"));
+                    pv.push_str(&format!("                o{d} += pr * unpack2x16float(vw(vb + {d}u));\n"));
+                    store.push_str(&format!("            out[qat + {a}u] = o{d}.x * inv;\n            out[qat + {b}u] = o{d}.y * inv;\n"));
+                    osave.push_str(&format!(
+                        "            state[st + {}u] = o{d}.x;\n            state[st + {}u] = o{d}.y;\n",
+                        2 + a,
+                        2 + b
+                    ));
+                }
+                ATTENTION_UBO
+                    .replace("{{HD2}}", &hd2.to_string())
+                    .replace("{{KV4}}", &(kb * kvw).div_ceil(4).to_string())
+                    .replace("{{QDECL}}", qdecl)
+                    .replace("{{OLOAD}}", oload)
+                    .replace("{{SCORE}}", score)
+                    .replace("{{RESCALE}}", rescale)
+                    .replace("{{PV}}", pv)
+                    .replace("{{STORE}}", store)
+                    .replace("{{OSAVE}}", osave)
+            }
             Kernel::Embed { fmt } => format!("{EMBED}\n{}", dq_section(fmt)),
             Kernel::Logits { fmt, xvec } => {
                 format!("{LOGITS}\n{}\n{}", xload(xvec), dq_section(fmt))

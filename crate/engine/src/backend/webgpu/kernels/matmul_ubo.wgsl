@@ -30,12 +30,15 @@ const KC4: u32 = {{KC4}}u;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let n = wid.x * 64u + lid;
+    let n = wid.x * 128u + lid;
+    let n2 = n + 64u;
     // Lanes past the last row decode the last row again and discard it.
     let row = min(n, P.n - 1u);
+    let row2 = min(n2, P.n - 1u);
 {{DECL}}
     for (var k8 = 0u; k8 < P.k8n; k8++) {
         let w = dq8(row, P.k8_0 + k8);
+        let v = dq8(row2, P.k8_0 + k8);
         let b = 2u * k8;
 {{BODY}}
     }
@@ -45,5 +48,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             bi = bias[P.col0 + n];
         }
 {{STORE}}
+    }
+    if (n2 < P.n) {
+        var bi = 0.0;
+        if (P.has_bias != 0u && P.accumulate == 0u) {
+            bi = bias[P.col0 + n2];
+        }
+{{STORE2}}
     }
 }

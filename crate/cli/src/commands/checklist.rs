@@ -1,0 +1,192 @@
+//! `rocketjudge checklist create`: instance-specific checklists from a strong model behind any
+//! OpenAI-compatible chat endpoint (a local vLLM / Ollama / llama.cpp server, or a hosted API), with
+//! RocketEval's creation prompt.
+//!
+//! Robust by construction: connect and read timeouts, bounded retries with exponential backoff, replies
+//! cut off above a size bound, malformed replies (no numbered questions) retried, results appended one
+//! line per query (resumable, never rewritten), and the API key read only from the named environment
+//! variable — it never appears in files, logs or error messages.
+
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use rocketjudge_core::formats::{jsonl, Checklist, Query};
+use rocketjudge_core::prompt::{creation_prompt, parse_checklist_reply, CREATION_PROMPT_VERSION};
+use serde_json::{json, Value};
+
+use crate::{inputs, CliResult};
+
+/// Replies larger than this are cut off (a checklist is a few hundred bytes).
+const MAX_REPLY_BYTES: u64 = 1 << 20;
+
+#[derive(clap::Subcommand)]
+pub enum ChecklistCmd {
+    /// Create checklists for queries with a strong model (OpenAI-compatible chat completions API).
+    Create(CreateArgs),
+    /// Print the creation prompt of one query (to run with a model elsewhere).
+    Prompt {
+        #[arg(long)]
+        queries: PathBuf,
+        #[arg(long)]
+        session: String,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct CreateArgs {
+    /// Queries (RocketEval JSONL); `references["gpt-4"]` is used as the reference response when present.
+    #[arg(long)]
+    queries: PathBuf,
+    /// Base URL of the API, e.g. http://127.0.0.1:8000/v1 (the path /chat/completions is appended).
+    #[arg(long)]
+    endpoint: String,
+    /// Model name sent to the endpoint.
+    #[arg(long)]
+    model: String,
+    /// Name of the environment variable holding the API key (sent as a Bearer token). Never a literal key.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Output checklist file (RocketEval `checklist.jsonl`); existing lines are kept and skipped.
+    #[arg(long)]
+    out: PathBuf,
+    /// Attempts per query (malformed replies and transient errors are retried with backoff).
+    #[arg(long, default_value_t = 4)]
+    attempts: u32,
+    /// Seconds to wait for a connection / for the reply.
+    #[arg(long, default_value_t = 10)]
+    connect_timeout: u64,
+    #[arg(long, default_value_t = 120)]
+    read_timeout: u64,
+    /// Sampling temperature.
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f64,
+}
+
+pub fn run(c: ChecklistCmd) -> CliResult {
+    match c {
+        ChecklistCmd::Prompt { queries, session } => {
+            let name = queries.display().to_string();
+            let qs = jsonl::read_jsonl::<Query>(&name, &inputs::read(&queries)?)?;
+            let q = qs.iter().find(|q| q.value.session_id == session).with_context(|| format!("no query `{session}` in {name}"))?;
+            println!("{}", creation_prompt(&q.value));
+            Ok(())
+        }
+        ChecklistCmd::Create(a) => create(a),
+    }
+}
+
+fn create(a: CreateArgs) -> CliResult {
+    let name = a.queries.display().to_string();
+    let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
+    let key = match &a.api_key_env {
+        Some(var) => Some(std::env::var(var).with_context(|| format!("the environment variable {var} (named by --api-key-env) is not set"))?),
+        None => None,
+    };
+    // Resume: sessions already in the output are done. A torn last line is cut off first.
+    let mut done = HashSet::new();
+    if let Ok(bytes) = std::fs::read(&a.out) {
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if complete < bytes.len() {
+            OpenOptions::new().write(true).open(&a.out)?.set_len(complete as u64)?;
+        }
+        for c in jsonl::read_jsonl::<Checklist>(&a.out.display().to_string(), &bytes[..complete])? {
+            done.insert(c.value.session_id);
+        }
+    }
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(a.connect_timeout))
+        .timeout_read(Duration::from_secs(a.read_timeout))
+        .build();
+    let url = format!("{}/chat/completions", a.endpoint.trim_end_matches('/'));
+    let mut out = OpenOptions::new().create(true).append(true).open(&a.out).with_context(|| format!("cannot open {}", a.out.display()))?;
+    let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
+    eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
+    let mut failed = Vec::new();
+    for (n, q) in todo.iter().enumerate() {
+        match create_one(&agent, &url, key.as_deref(), &a, q) {
+            Ok(items) => {
+                let c = Checklist {
+                    session_id: q.session_id.clone(),
+                    checklist: items,
+                    meta: Some(json!({"generator": a.model, "prompt_version": CREATION_PROMPT_VERSION, "endpoint": redact(&a.endpoint)})),
+                };
+                out.write_all(jsonl::to_jsonl_line(&c).as_bytes())?;
+                out.sync_data()?;
+            }
+            Err(e) => {
+                eprintln!("{}: no checklist: {e:#}", q.session_id);
+                failed.push(q.session_id.clone());
+            }
+        }
+        eprintln!("[{}/{}] {}", n + 1, todo.len(), q.session_id);
+    }
+    if !failed.is_empty() {
+        bail!("{} queries got no checklist ({}); run again to retry them", failed.len(), failed.join(", "));
+    }
+    Ok(())
+}
+
+/// The endpoint for records and logs: scheme, host and path only (no user info, no query string).
+fn redact(endpoint: &str) -> String {
+    let no_query = endpoint.split(['?', '#']).next().unwrap_or("");
+    match no_query.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host)),
+        None => no_query.to_string(),
+    }
+}
+
+fn create_one(agent: &ureq::Agent, url: &str, key: Option<&str>, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
+    let body = json!({
+        "model": a.model,
+        "temperature": a.temperature,
+        "messages": [{"role": "user", "content": creation_prompt(q)}],
+    });
+    let mut last = anyhow::anyhow!("no attempt made");
+    for attempt in 0..a.attempts.max(1) {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_millis(250 * (1 << attempt.min(6))));
+        }
+        let mut req = agent.post(url).set("Content-Type", "application/json");
+        if let Some(k) = key {
+            req = req.set("Authorization", &format!("Bearer {k}"));
+        }
+        let resp = match req.send_string(&body.to_string()) {
+            Ok(r) => r,
+            Err(ureq::Error::Status(code, _)) if code == 429 || code >= 500 => {
+                last = anyhow::anyhow!("the endpoint answered HTTP {code}");
+                continue;
+            }
+            Err(ureq::Error::Status(code, _)) => bail!("the endpoint answered HTTP {code} (not retried)"),
+            // Transport errors carry the URL only; the key is in a header and never printed.
+            Err(e) => {
+                last = anyhow::anyhow!("cannot reach {}: {}", redact(url), e.kind());
+                continue;
+            }
+        };
+        let mut text = String::new();
+        resp.into_reader().take(MAX_REPLY_BYTES).read_to_string(&mut text).context("reading the reply")?;
+        let content = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string));
+        match content.as_deref().and_then(parse_checklist_reply) {
+            Some(items) => return Ok(items),
+            None => last = anyhow::anyhow!("the reply has no numbered questions"),
+        }
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn endpoints_are_redacted() {
+        assert_eq!(redact("https://user:secret@api.example.com/v1?key=abc"), "https://api.example.com/v1");
+        assert_eq!(redact("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+    }
+}

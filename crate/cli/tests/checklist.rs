@@ -1,0 +1,148 @@
+//! `rocketjudge checklist create` against a local stand-in for an OpenAI-compatible endpoint: retries
+//! on malformed replies and server errors, resumes, times out, and never leaks the API key.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+const KEY: &str = "sk-test-SECRET-4242";
+
+/// A stand-in server answering successive requests with the given (status, body) replies; the last
+/// is repeated. Records each request's Authorization header.
+fn serve(replies: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut auth = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if lower.starts_with("authorization:") {
+                    auth = line.trim().to_string();
+                }
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            log.lock().unwrap().push(auth);
+            let (status, reply) = replies.get(n).unwrap_or(replies.last().unwrap()).clone();
+            let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len());
+        }
+    });
+    (addr, seen)
+}
+
+fn chat(content: &str) -> String {
+    serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string()
+}
+
+fn queries(dir: &std::path::Path) -> std::path::PathBuf {
+    let q = dir.join("queries.jsonl");
+    std::fs::write(
+        &q,
+        "{\"session_id\":\"a\",\"conversation_input\":[{\"role\":\"user\",\"content\":\"What is 2+2?\"}],\"references\":{\"gpt-4\":\"4\"}}\n\
+         {\"session_id\":\"b\",\"conversation_input\":[{\"role\":\"user\",\"content\":\"Name a prime.\"}]}\n",
+    )
+    .unwrap();
+    q
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rocketjudge")).args(args).env("RJ_TEST_KEY", KEY).output().unwrap()
+}
+
+#[test]
+fn creates_retries_resumes_and_keeps_the_key_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let out = dir.path().join("checklists.jsonl");
+    let good = chat("## Checklist\n1. Does the response say 4?\n2. Is it brief?");
+    let (url, seen) = serve(vec![(200, chat("I cannot help with that.")), (503, "{}".into()), (200, good.clone())]);
+    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "stand-in", "--api-key-env", "RJ_TEST_KEY", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["checklist"][0], "Does the response say 4?");
+    assert_eq!(lines[0]["meta"]["generator"], "stand-in");
+    assert_eq!(lines[0]["meta"]["prompt_version"], "rocketeval-create-v1");
+    // A malformed reply and a 503 were retried: 4 requests for 2 queries, each with the key as a bearer token.
+    let auth = seen.lock().unwrap().clone();
+    assert_eq!(auth.len(), 4);
+    assert!(auth.iter().all(|a| a == &format!("Authorization: Bearer {KEY}")), "{auth:?}");
+    for s in [text.as_str(), &String::from_utf8_lossy(&o.stdout), &String::from_utf8_lossy(&o.stderr)] {
+        assert!(!s.contains(KEY), "the key leaked: {s}");
+    }
+    // Resume: nothing left to do, no request, the file unchanged.
+    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "stand-in", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_eq!(seen.lock().unwrap().len(), 4);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+}
+
+#[test]
+fn gives_up_after_bounded_attempts_and_a_missing_key_variable_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let out = dir.path().join("c.jsonl");
+    let (url, seen) = serve(vec![(200, chat("no numbered list here"))]);
+    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out", out.to_str().unwrap(), "--attempts", "2"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no numbered questions"));
+    assert_eq!(seen.lock().unwrap().len(), 4, "two attempts per query");
+    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out", out.to_str().unwrap(), "--api-key-env", "RJ_NOT_SET_ANYWHERE"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("RJ_NOT_SET_ANYWHERE"));
+}
+
+#[test]
+fn a_silent_server_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let _held: Vec<_> = listener.incoming().take(4).collect(); // accept, never answer
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+        .args([
+            "checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out",
+            dir.path().join("c.jsonl").to_str().unwrap(), "--attempts", "1", "--read-timeout", "1", "--api-key-env", "RJ_TEST_KEY",
+        ])
+        .env("RJ_TEST_KEY", KEY)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Liveness, not speed: with a 1 s read timeout the command must give up on its own; a client
+    // without timeouts would wait for the silent server forever.
+    let mut status = None;
+    for _ in 0..600 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("checklist create did not give up on a server that never answers");
+    };
+    assert!(!status.success());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("cannot reach") || err.contains("reading the reply"), "{err}");
+    assert!(!err.contains(KEY));
+}

@@ -1,0 +1,147 @@
+// Browser tests of the app (issue #5, #8): a real Chromium, real wasm engine, real judge weights.
+// Run by scripts/test.sh after `scripts/build-web.sh`: `node --test tests/browser/`.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, FIX, OUT } from './harness.mjs';
+
+const JUDGE = 'smollm2-135m';
+let server;
+let browser;
+let native; // Map key(model, session) -> norm_probability, from `rocketjudge grade` on the same inputs
+
+const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const key = (j) => `${j.model_test}|${j.session_id}`;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
+  cli(['grade', '--model', JUDGE, '--queries', join(FIX, 'queries.jsonl'), '--responses', join(FIX, 'responses'), '--out', dir, '--backend', 'cpu']);
+  native = new Map();
+  for (const m of ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']) for (const j of jsonl(join(dir, `${m}.jsonl`))) native.set(key(j), j.norm_probability);
+  native.dir = dir;
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** Every item's p(Yes) in `judgments` within `tol` of the native CLI's. Returns the largest gap. */
+function compareToNative(judgments, tol) {
+  assert.equal(judgments.length, native.size, 'every response graded once');
+  let worst = 0;
+  for (const j of judgments) {
+    const want = native.get(key(j));
+    assert.ok(want, `unexpected judgment ${key(j)}`);
+    assert.equal(j.norm_probability.length, want.length);
+    j.norm_probability.forEach((p, i) => { worst = Math.max(worst, Math.abs(p - want[i])); });
+  }
+  assert.ok(worst <= tol, `largest |Δp(Yes)| vs native ${worst} > ${tol}`);
+  return worst;
+}
+
+/** The page's leaderboard rows: [{model, score}]. */
+async function leaderboard(page) {
+  await page.click('#tab-leaderboard');
+  await page.waitForSelector('#leaderboard tbody tr');
+  return page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+}
+
+async function gradeIn(page, backend) {
+  await page.goto(`${server.origin}/?demo=0`);
+  await loadFixtures(page);
+  const info = await loadJudge(page, JUDGE, backend);
+  await gradeAll(page);
+  return info;
+}
+
+test('CPU fallback: grades 4 models in the browser like the native CLI, exports that the CLI reads', async () => {
+  const { context, page, log, external } = await newPage(browser, server.origin);
+  const info = await gradeIn(page, 'cpu');
+  assert.match(info, /cpu/);
+  await shot(page, 'cpu-graded');
+  const board = await leaderboard(page);
+  assert.equal(board.length, 4);
+  const exported = await exportFile(page, 'export-judgments', 'browser-cpu-judgments.jsonl');
+  const judgments = jsonl(exported);
+  const worst = compareToNative(judgments, 0.01);
+  console.log(`cpu (wasm) vs native: max |Δp| = ${worst.toExponential(2)}`);
+  // The page's leaderboard is what `rocketjudge rank` computes from the exported file.
+  const ranked = JSON.parse(cli(['rank', '--judgments', exported, '--format', 'json']));
+  assert.deepEqual(board.map((r) => r.model), ranked.map((r) => r.model));
+  board.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  // And the same order as natively graded judgments.
+  const nativeRanked = JSON.parse(cli(['rank', '--judgments', native.dir, '--format', 'json']));
+  assert.deepEqual(ranked.map((r) => r.model), nativeRanked.map((r) => r.model));
+  // Other exports parse with the CLI's readers.
+  const battles = await exportFile(page, 'export-battles', 'browser-battles.json');
+  const b = JSON.parse(readFileSync(battles, 'utf8'));
+  assert.equal(b.length, 3 * 6);
+  cli(['meta', '--judgments', exported, '--pairs', battles, '--bootstrap', '0']);
+  const csv = readFileSync(await exportFile(page, 'export-ranking-csv', 'browser-ranking.csv'), 'utf8');
+  assert.match(csv, /^rank,model,score,lower,upper\n1,/);
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
+
+test('resume after reload: grades are kept, the rest is graded, nothing is doubled', async () => {
+  const { context, page } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  await loadFixtures(page);
+  await loadJudge(page, JUDGE, 'cpu');
+  await page.click('#start-grading');
+  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 3, null, { timeout: 600_000, polling: 500 });
+  await page.reload();
+  await page.waitForSelector('#responses table.models');
+  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.children[4].textContent) || 0), 0));
+  assert.ok(kept >= 3, `grades kept after reload: ${kept}`);
+  await loadJudge(page, JUDGE, 'cpu');
+  const label = await page.locator('#start-grading').innerText();
+  assert.match(label, new RegExp(`Grade ${12 - kept} response`), label);
+  await gradeAll(page);
+  const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-resumed.jsonl'));
+  assert.equal(new Set(judgments.map(key)).size, 12);
+  compareToNative(judgments, 0.01);
+  await shot(page, 'resumed');
+  await context.close();
+});
+
+test('a malformed upload names the file, line and field', async () => {
+  const { context, page } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
+  const bad = join(OUT, 'bad-model.jsonl');
+  writeFileSync(bad, '{"session_id": "101_turn1", "output": ["fine"], "generator": "bad-model"}\n{"session_id": "104_turn1", "output": 42, "generator": "bad-model"}\n');
+  await page.setInputFiles('#response-files', bad);
+  await page.waitForSelector('.notice.error');
+  const msg = await page.locator('.notice.error').last().innerText();
+  assert.match(msg, /bad-model\.jsonl:2: field `output`/);
+  await shot(page, 'malformed-upload');
+  await context.close();
+});
+
+test('hostile text in uploads is shown as inert text and requests nothing', async () => {
+  const { context, page, external } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
+  const payload = '<img src="https://evil.example/x.png" onerror="window.__pwned=1"><script>window.__pwned=1</script>'
+    + '[link](javascript:window.__pwned=1) \u202Eevil\u202C \u0000nul ' + 'x'.repeat(20000);
+  const model = '<b onmouseover="window.__pwned=1">evil-model</b>';
+  const file = join(OUT, 'hostile.jsonl');
+  writeFileSync(file, `${JSON.stringify({ session_id: '101_turn1', chat_history: ['q'], output: [payload], generator: model })}\n`);
+  await page.setInputFiles('#response-files', file);
+  await page.waitForSelector('#responses table.models tbody tr');
+  const cell = await page.locator('#responses table.models tbody tr td').first().innerText();
+  assert.equal(cell, model, 'the model name is shown literally');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  assert.equal(await page.locator('#responses b').count(), 0, 'no element was created from the text');
+  assert.deepEqual(external(), []);
+  await shot(page, 'hostile-text');
+  await context.close();
+});

@@ -1,0 +1,102 @@
+// Shared plumbing of the browser tests: the app served by `rocketjudge serve` on a free loopback port,
+// Debian's Chromium driven by playwright-core with WebGPU on SwiftShader, request logging for the
+// privacy checks, screenshots into tests/browser/out/.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const OUT = join(ROOT, 'tests/browser/out');
+export const FIX = join(ROOT, 'tests/fixtures/browser');
+export const CLI = join(ROOT, 'target/release/rocketjudge');
+mkdirSync(OUT, { recursive: true });
+
+async function freePort() {
+  return new Promise((res) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+  });
+}
+
+/** Start `rocketjudge serve` on the repository root; resolves when it answers. */
+export async function startServer() {
+  const port = await freePort();
+  const proc = spawn(CLI, ['serve', '--dir', ROOT, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const origin = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try { if ((await fetch(`${origin}/index.html`)).ok) break; } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { origin, stop: () => proc.kill() };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-webgpu-adapter=swiftshader'],
+  });
+}
+
+/** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */
+export async function newPage(browser, origin) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1600 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const log = { requests: [], errors: [] };
+  context.on('request', (r) => log.requests.push(r.url()));
+  page.on('pageerror', (e) => log.errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') log.errors.push(m.text()); });
+  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') log.errors.push(`worker: ${m.text()}`); }));
+  return { context, page, log, external: () => log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')) };
+}
+
+export async function shot(page, name) {
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+}
+
+/** Load the fixture benchmark and responses through the page's file inputs. */
+export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']) {
+  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
+  await page.waitForFunction(() => document.querySelector('#bench').innerText.includes('3 queries'));
+  await page.setInputFiles('#response-files', models.map((m) => join(FIX, 'responses', `${m}.jsonl`)));
+  await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n, models.length);
+}
+
+export async function loadJudge(page, model, backend) {
+  await page.selectOption('#model-select', model);
+  await page.selectOption('#backend-select', backend);
+  await page.click('#load-judge');
+  await page.waitForSelector('.judge-info', { timeout: 600_000 });
+  return page.locator('.judge-info').innerText();
+}
+
+export async function gradeAll(page, timeout = 1_800_000) {
+  await page.click('#start-grading');
+  await page.waitForFunction(() => {
+    const b = document.querySelector('#start-grading');
+    return b && b.textContent === 'All graded';
+  }, null, { timeout, polling: 1000 });
+}
+
+/** Click an export button and return the downloaded file's path. */
+export async function exportFile(page, buttonId, name) {
+  await page.click('#tab-export');
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(`#${buttonId}`)]);
+  const path = join(OUT, name);
+  await dl.saveAs(path);
+  return path;
+}
+
+export function cli(args) {
+  return execFileSync(CLI, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function writeOut(name, text) {
+  const p = join(OUT, name);
+  writeFileSync(p, text);
+  return p;
+}
