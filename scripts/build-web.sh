@@ -10,8 +10,10 @@ if [ "${ROCKETJUDGE_WEB_FEATURES:-webgpu}" = "webgpu" ] && grep -q '^webgpu' cra
   features="--features webgpu"
 fi
 echo "== building the wasm engine (release, simd128 $features)" >&2
-cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features
-wasm-bindgen --target web --out-dir pkg target/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm
+# No debug info in the shipped module (the native release profile keeps line tables for profiling).
+CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=debuginfo \
+  cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features
+wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg target/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm
 # No wasm-opt pass: Debian's binaryen (111) predates the reference-types output of current
 # wasm-bindgen and produces a module that fails to instantiate. rustc's release build is already -O3.
 mkdir -p web/vendor
