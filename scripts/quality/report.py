@@ -12,7 +12,8 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 RJ = os.path.join(ROOT, "target", "release", "rocketjudge")
-IN = os.path.join(ROOT, ".cache", "quality", "inputs")
+IN = os.environ.get("QUALITY_INPUTS", os.path.join(ROOT, ".cache", "quality", "inputs"))
+TAG = os.environ.get("QUALITY_TAG", "")
 REFS = {
     "GPT-4 MT-Bench score (25 models)": os.path.join(ROOT, "benchmarks", "mt-bench", "reference-gpt4-mtbench.json"),
     "Chatbot Arena Elo, 2023-06 (14 models)": os.path.join(ROOT, "benchmarks", "mt-bench", "reference-arena-2023.json"),
@@ -60,7 +61,8 @@ def system(ranking_args, name):
 
 def main():
     judge = sys.argv[1]
-    base = os.path.join(ROOT, ".cache", "quality", judge)
+    run = f"{judge}-{TAG}" if TAG else judge
+    base = os.path.join(ROOT, ".cache", "quality", run)
     lmsys, forks = stems(os.path.join(IN, "lmsys")), stems(os.path.join(IN, "forks"))
     fork_models = sorted({json.loads(l)["model"] for l in open(os.path.join(IN, "forks-labels.jsonl"))})
     judg = os.path.join(base, "judgments")
@@ -93,7 +95,7 @@ def main():
     g4 = {p["question_id"]: p["winner"] for p in json.load(open(os.path.join(IN, "human-pairs-gpt4.json")))}
     rep["gpt4_vs_human_gallery"] = sum(1 for p in gallery if g4.get(p["question_id"]) == p["winner"]) / max(1, len(gallery))
     os.makedirs(os.path.join(ROOT, "docs", "quality"), exist_ok=True)
-    with open(os.path.join(ROOT, "docs", "quality", f"{judge}.json"), "w") as f:
+    with open(os.path.join(ROOT, "docs", "quality", f"{run}.json"), "w") as f:
         json.dump(rep, f, indent=1)
     md = [f"### {judge}", "", f"Subset: {len(lmsys)} LMSYS models and {len(fork_models)} fork models on {rep['instance_gpt4']['score_correlation']['n'] // max(1, len(fork_models))} MT-Bench turns; {len(llmbar)} LLMBar and {len(gallery)} gallery human pairs. {rep['timing'] or ''}", "",
           "| measure | RocketEval (unsup.) | RocketEval (sup.) | Direct |", "|---|---|---|---|"]
@@ -110,7 +112,7 @@ def main():
         md.append(f"| {label} | {est(rep[name][k])} | – | {est(d[k]) if d else '–'} |")
     md.append(f"| BT ranking, system Spearman vs GPT-4 MT-Bench | {est(rep['system_unsupervised_bt'][list(REFS)[0]]['spearman'])} | | |")
     text = "\n".join(md) + "\n"
-    with open(os.path.join(ROOT, "docs", "quality", f"{judge}.md"), "w") as f:
+    with open(os.path.join(ROOT, "docs", "quality", f"{run}.md"), "w") as f:
         f.write(text)
     print(text)
 

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Judge-quality report for one judge (issue #6): grade the prepared MT-Bench inputs, then measure.
 #   scripts/quality/run.sh JUDGE [extra grade flags, e.g. --backend webgpu --threads 2]
-# Inputs: scripts/quality/prepare.py (subset options there). Output: .cache/quality/<judge>/ and
-# docs/quality/<judge>.json + .md (the numbers the README's table quotes).
+# Inputs: scripts/quality/prepare.py (subset options there) into $QUALITY_INPUTS (default
+# .cache/quality/inputs). Output: .cache/quality/<judge>[-<QUALITY_TAG>]/ and
+# docs/quality/<judge>[-<QUALITY_TAG>].json + .md (the numbers the README's table quotes).
+# The full set: python3 scripts/quality/prepare.py --questions all --human-pairs 1000 --out .cache/quality/inputs-full
+#   QUALITY_INPUTS=.cache/quality/inputs-full QUALITY_TAG=full scripts/quality/run.sh JUDGE --backend webgpu
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 judge="$1"; shift
-in=.cache/quality/inputs
-out=.cache/quality/$judge
+in=${QUALITY_INPUTS:-.cache/quality/inputs}
+out=.cache/quality/$judge${QUALITY_TAG:+-$QUALITY_TAG}
 rj=./target/release/rocketjudge
-[ -f "$in/queries.jsonl" ] || python3 scripts/quality/prepare.py
+[ -f "$in/queries.jsonl" ] || python3 scripts/quality/prepare.py --out "$in"
 mkdir -p "$out"
 start=$(date +%s)
 # Checklist grading (resumable: re-running continues where it stopped).
@@ -23,4 +26,4 @@ if [ ! -d "$out/direct" ]; then
   mv "$out/direct.partial" "$out/direct"
 fi
 echo "graded in $(( $(date +%s) - start )) s" > "$out/timing.txt"
-python3 scripts/quality/report.py "$judge"
+QUALITY_INPUTS="$in" python3 scripts/quality/report.py "$judge"
