@@ -16,9 +16,14 @@ const MAGIC: &[u8; 4] = b"GGUF";
 pub const MAX_TENSORS: u64 = 1 << 16;
 pub const MAX_KV: u64 = 1 << 16;
 pub const MAX_DIMS: u32 = 4;
-/// The largest header we are willing to parse (Gemma 3's 262k-token vocabulary takes ~6 MB).
-pub const MAX_HEADER_BYTES: usize = 256 << 20;
+/// The largest header we are willing to parse (Gemma 3's 262k-token vocabulary takes 6.5 MB, the
+/// packaged judges' headers 1.8–6.5 MB). A claim beyond it is refused before any byte is read for it.
+pub const MAX_HEADER_BYTES: usize = 64 << 20;
 pub const MAX_STRING_BYTES: u64 = 16 << 20;
+/// Array elements in the whole header (Gemma 3 has 786k: tokens, scores, token types). Each element
+/// is decoded into a [`Value`] of 32 bytes from as little as one byte of the file, so this bounds the
+/// memory a header can make us spend (64 MiB), whatever its bytes say.
+pub const MAX_ARRAY_ELEMENTS: u64 = 1 << 21;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum GgufError {
@@ -147,6 +152,8 @@ pub struct Gguf {
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Array elements decoded so far (bounded by [`MAX_ARRAY_ELEMENTS`]).
+    elements: u64,
 }
 
 impl<'a> Cursor<'a> {
@@ -215,6 +222,12 @@ impl<'a> Cursor<'a> {
                     9 => return bad(format!("metadata `{key}`: nested arrays are not supported")),
                     t => return bad(format!("metadata `{key}`: unknown array element type {t}")),
                 };
+                if n > MAX_ARRAY_ELEMENTS - self.elements {
+                    return bad(format!(
+                        "metadata `{key}`: array of {n} elements exceeds the limit of {MAX_ARRAY_ELEMENTS} array elements in a header"
+                    ));
+                }
+                self.elements += n;
                 let need = n.checked_mul(min).ok_or_else(|| GgufError::Invalid(format!("metadata `{key}`: array length {n} overflows")))?;
                 if need > (MAX_HEADER_BYTES - self.pos) as u64 {
                     return bad(format!("metadata `{key}`: array of {n} elements cannot fit in a header"));
@@ -240,7 +253,7 @@ impl Gguf {
     /// Parse the header from a prefix of the file. `file_len` (when known) bounds tensor offsets.
     /// Returns [`GgufError::NeedMore`] when the prefix is too short.
     pub fn parse(prefix: &[u8], file_len: Option<u64>) -> Result<Self, GgufError> {
-        let mut c = Cursor { buf: prefix, pos: 0 };
+        let mut c = Cursor { buf: prefix, pos: 0, elements: 0 };
         if c.take(4)? != MAGIC {
             return bad("wrong magic: this is not a GGUF file");
         }
