@@ -4,10 +4,13 @@
 //! appended as one line and flushed to disk before the next starts, so an interrupted run loses at
 //! most the response in flight; a run with the same arguments resumes: a torn last line is cut off,
 //! finished lines are kept as they are and never rewritten, and only missing responses are graded.
+//! The --trace file is written before each judgment line; on resume it loses its torn tail and the
+//! lines of the responses about to be graded again (rewritten atomically), so it too ends as an
+//! uninterrupted run's.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{IsTerminal, Write};
+use std::io::{ErrorKind, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -92,6 +95,50 @@ fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
     Ok(done)
 }
 
+/// Make a trace file agree with the judgments on disk before grading resumes: drop a torn last line
+/// (and any line that is not a trace record) and the lines of responses in `todo` (those of a
+/// response in flight when a run was stopped; it is graded, and traced, again). Other lines are kept
+/// as they are. The file is replaced atomically.
+fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    #[derive(serde::Deserialize)]
+    struct Key {
+        session_id: String,
+        model_test: String,
+    }
+    let mut keep = Vec::with_capacity(bytes.len());
+    let mut dropped = 0;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        // A torn line, a line that is not a trace record, or one of a response graded again: dropped.
+        let keep_line = line.ends_with(b"\n")
+            && serde_json::from_slice::<Key>(line).is_ok_and(|k| !todo.contains(&(k.model_test.as_str(), k.session_id.as_str())));
+        if keep_line {
+            keep.extend_from_slice(line);
+        } else {
+            dropped += 1;
+        }
+    }
+    if dropped == 0 {
+        return Ok(());
+    }
+    eprintln!("{}: dropping {dropped} trace lines of responses an interrupted run did not finish", path.display());
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("trace")));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(&keep)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The rename itself is durable once the folder is.
+        File::open(dir).and_then(|d| d.sync_all()).or(Ok(()))
+    };
+    write().with_context(|| format!("cannot rewrite {}", path.display()))
+}
+
 pub fn run(a: Args) -> CliResult {
     let inputs = inputs::GradingInputs::read(&a.queries, a.checklists.as_deref(), &a.responses, a.allow_problems)?;
     let mut work = inputs.work();
@@ -123,7 +170,10 @@ pub fn run(a: Args) -> CliResult {
         eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.out.display());
     }
     let mut trace = match &a.trace {
-        Some(p) => Some(OpenOptions::new().create(true).append(true).open(p).with_context(|| format!("cannot open {}", p.display()))?),
+        Some(p) => {
+            resume_trace(p, &todo.iter().map(|w| (w.model.as_str(), w.response.session_id.as_str())).collect())?;
+            Some(OpenOptions::new().create(true).append(true).open(p).with_context(|| format!("cannot open {}", p.display()))?)
+        }
         None => None,
     };
     let tokens = judge.answer_tokens();
@@ -152,7 +202,9 @@ pub fn run(a: Args) -> CliResult {
                     "logit_yes": g.logit_yes, "logit_no": g.logit_no, "p_yes": g.p_yes,
                 })));
             }
+            // Durable before the judgment line that makes the response count as done.
             t.write_all(lines.as_bytes())?;
+            t.sync_data()?;
         }
         let f = match files.get_mut(&w.model) {
             Some(f) => f,

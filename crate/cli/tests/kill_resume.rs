@@ -1,0 +1,320 @@
+//! Crash-safe grading: `rocketjudge grade` killed with SIGKILL at any moment and run again with the
+//! same arguments ends with exactly the judgments of an uninterrupted run — no torn line, no
+//! duplicate, no missing response, bit-identical p(Yes).
+//!
+//! One uninterrupted run grades six MT-Bench demo responses of two models with SmolLM2-135M into A
+//! (with `--trace`). Then one output folder B goes through a chain of real runs, each killed at a
+//! different moment (while the model loads, the instant the first line reaches the file, after the
+//! 3rd and 5th line, the instant the last line lands) and each resumed by the next run with the same
+//! arguments. A torn write (SIGKILL between two page copies of one `write`, which a test cannot
+//! time) is reproduced byte for byte after three of the kills: the last judgment line without its
+//! newline, cut in the middle, and a kill inside the trace write (the response's judgment line
+//! absent, the trace cut in the middle of a line). The last run completes; B's judgments and trace
+//! must equal A's byte for byte.
+
+#![cfg(unix)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::File;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const MODEL: &str = "smollm2-135m";
+/// (model, session ids): short MT-Bench demo answers, so the whole test stays near a minute or two.
+const SUBSET: &[(&str, &[&str])] =
+    &[("gpt-3.5-turbo", &["101_turn1", "111_turn1", "131_turn1"]), ("llama-13b", &["111_turn1", "91_turn1", "101_turn1"])];
+const THREADS: &str = "2";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn model_path() -> PathBuf {
+    let cache = std::env::var_os("ROCKETJUDGE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
+    let p = cache.join("models").join(format!("{MODEL}.gguf"));
+    assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {MODEL}` (scripts/test.sh does)", p.display());
+    p
+}
+
+/// Queries and responses of the subset, written into `dir` from the bundled benchmark.
+fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
+    let bench = root().join("benchmarks/mt-bench");
+    let wanted: HashSet<&str> = SUBSET.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    let sid = |line: &str| serde_json::from_str::<Value>(line).unwrap()["session_id"].as_str().unwrap().to_string();
+    let queries: String = std::fs::read_to_string(bench.join("queries.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| wanted.contains(sid(l).as_str()))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(queries.lines().count(), wanted.len());
+    let q = dir.join("queries.jsonl");
+    std::fs::write(&q, queries).unwrap();
+    let r = dir.join("responses");
+    std::fs::create_dir(&r).unwrap();
+    for (model, ids) in SUBSET {
+        let text: String = std::fs::read_to_string(bench.join("demo").join(format!("{model}.jsonl")))
+            .unwrap()
+            .lines()
+            .filter(|l| ids.contains(&sid(l).as_str()))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(text.lines().count(), ids.len());
+        std::fs::write(r.join(format!("{model}.jsonl")), text).unwrap();
+    }
+    (q, r)
+}
+
+struct Grade {
+    model: PathBuf,
+    queries: PathBuf,
+    responses: PathBuf,
+    logs: PathBuf,
+    runs: usize,
+}
+
+/// The trace file of the output folder `out` (next to it, so the folder holds judgments only).
+fn trace_of(out: &Path) -> PathBuf {
+    out.with_extension("trace.jsonl")
+}
+
+impl Grade {
+    /// Start `rocketjudge grade` into `out`; stderr goes to a log file (a pipe nobody reads could block it).
+    fn spawn(&mut self, out: &Path) -> (Child, PathBuf) {
+        self.runs += 1;
+        let log = self.logs.join(format!("run-{}.log", self.runs));
+        let child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+            .args(["grade", "--model"])
+            .arg(&self.model)
+            .arg("--queries")
+            .arg(&self.queries)
+            .arg("--responses")
+            .arg(&self.responses)
+            .arg("--out")
+            .arg(out)
+            .arg("--trace")
+            .arg(trace_of(out))
+            .args(["--threads", THREADS])
+            .stdout(Stdio::null())
+            .stderr(File::create(&log).unwrap())
+            .spawn()
+            .expect("start rocketjudge");
+        (child, log)
+    }
+
+    /// Run to the end; panics unless it succeeds. Returns its stderr.
+    fn complete(&mut self, out: &Path) -> String {
+        let (mut child, log) = self.spawn(out);
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&log).unwrap();
+        assert!(status.success(), "grade failed ({status}): {err}");
+        err
+    }
+}
+
+/// Total bytes and complete lines of the judgment files in `out`.
+fn progress(out: &Path) -> (u64, usize) {
+    let Ok(dir) = std::fs::read_dir(out) else { return (0, 0) };
+    let (mut bytes, mut lines) = (0, 0);
+    for e in dir.flatten() {
+        if e.path().extension().is_some_and(|x| x == "jsonl") {
+            let b = std::fs::read(e.path()).unwrap_or_default();
+            bytes += b.len() as u64;
+            lines += b.iter().filter(|&&c| c == b'\n').count();
+        }
+    }
+    (bytes, lines)
+}
+
+/// What one kill did.
+struct Kill {
+    point: String,
+    /// Complete lines in the folder when the run started and when it was killed.
+    lines_before: usize,
+    lines_at_kill: usize,
+    /// The run was really killed by SIGKILL (not finished first).
+    killed: bool,
+    /// The run's stderr (it is killed before its last words).
+    log: String,
+}
+
+/// Start a run into `out` and SIGKILL it as soon as `when(bytes, lines, elapsed)` holds, polling
+/// every millisecond (or when it ends by itself, which a kill point may allow).
+fn kill_when(g: &mut Grade, out: &Path, point: &str, when: impl Fn(u64, usize, Duration) -> bool) -> Kill {
+    let lines_before = progress(out).1;
+    let (mut child, log) = g.spawn(out);
+    let start = Instant::now();
+    loop {
+        let (bytes, lines) = progress(out);
+        if when(bytes, lines, start.elapsed()) {
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(300), "{point}: the run did not reach its kill point in 300 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // SIGKILL (std's `Child::kill` on Unix); a zombie that already exited ignores it.
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    let killed = status.signal() == Some(9);
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(killed || status.success(), "{point}: the run failed on its own ({status}): {log}");
+    Kill { point: point.to_string(), lines_before, lines_at_kill: progress(out).1, killed, log }
+}
+
+/// The judgment file written last.
+fn newest(out: &Path) -> PathBuf {
+    std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+        .expect("a judgment file")
+}
+
+/// Cut `file` inside its last line: `keep` maps the last line's length (newline included) to the
+/// number of its bytes to keep. Returns the bytes lost.
+fn tear_last_line(file: &Path, keep: impl Fn(usize) -> usize) -> usize {
+    let b = std::fs::read(file).unwrap();
+    assert_eq!(b.last(), Some(&b'\n'), "{}: the kill itself left a torn line", file.display());
+    let start = b[..b.len() - 1].iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+    let kept = keep(b.len() - start);
+    assert!(kept < b.len() - start);
+    std::fs::write(file, &b[..start + kept]).unwrap();
+    b.len() - start - kept
+}
+
+/// A judgment file's bytes and its records by (session_id, model_test).
+type JudgmentFile = (Vec<u8>, BTreeMap<(String, String), Value>);
+
+/// Every judgment file of `out`, checked line by line: each line complete and valid JSON, no
+/// (session_id, model_test) twice. Returns file name → (bytes, records by key).
+fn read_out(out: &Path) -> BTreeMap<String, JudgmentFile> {
+    let mut files = BTreeMap::new();
+    let mut seen = HashSet::new();
+    for e in std::fs::read_dir(out).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        assert!(!name.starts_with('.'), "{name}: a temporary file was left behind");
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{name}: torn last line");
+        let mut records = BTreeMap::new();
+        for (i, line) in bytes.split(|&c| c == b'\n').enumerate().filter(|(_, l)| !l.is_empty()) {
+            let v: Value = serde_json::from_slice(line).unwrap_or_else(|e| panic!("{name}:{}: not a complete record: {e}", i + 1));
+            let key = (v["session_id"].as_str().unwrap().to_string(), v["model_test"].as_str().unwrap().to_string());
+            assert!(seen.insert(key.clone()), "{name}:{}: {key:?} is judged twice", i + 1);
+            records.insert(key, v);
+        }
+        files.insert(name, (bytes, records));
+    }
+    files
+}
+
+#[test]
+fn grade_killed_at_any_moment_resumes_to_the_uninterrupted_result() {
+    let t0 = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let (queries, responses) = inputs(dir.path());
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let mut g = Grade { model: model_path(), queries, responses, logs, runs: 0 };
+    let total: usize = SUBSET.iter().map(|(_, ids)| ids.len()).sum();
+
+    // A: uninterrupted.
+    let a = dir.path().join("a");
+    g.complete(&a);
+    let t_a = t0.elapsed();
+    let want = read_out(&a);
+    assert_eq!(want.values().map(|(_, r)| r.len()).sum::<usize>(), total);
+
+    // B: a chain of killed runs, each resuming the last.
+    let b = dir.path().join("b");
+    let mut kills = Vec::new();
+    let mut tears = Vec::new();
+    kills.push(kill_when(&mut g, &b, "while loading the model (after 300 ms)", |_, _, t| t >= Duration::from_millis(300)));
+    kills.push(kill_when(&mut g, &b, "the instant the 1st line reached the file", |bytes, _, _| bytes > 0));
+    let f = newest(&b);
+    tear_last_line(&f, |len| len - 1);
+    tears.push(format!("a write torn before the newline ({} lost only the newline of its last line)", name(&f)));
+    kills.push(kill_when(&mut g, &b, "after the 3rd line", |_, lines, _| lines >= 3));
+    let f = newest(&b);
+    let lost = tear_last_line(&f, |len| len / 2);
+    tears.push(format!("a write torn in the middle ({} lost {lost} bytes of its last line)", name(&f)));
+    kills.push(kill_when(&mut g, &b, "after the 5th line", |_, lines, _| lines >= 5));
+    // A kill inside the trace write: the response's judgment line was never written, its trace
+    // lines were, the last of them in part.
+    let f = newest(&b);
+    tear_last_line(&f, |_| 0);
+    let t = trace_of(&b);
+    let lost = tear_last_line(&t, |len| len / 3);
+    tears.push(format!("a kill inside the trace write ({} lost its last line, the trace {lost} bytes)", name(&f)));
+    kills.push(kill_when(&mut g, &b, "the instant the last line reached the file", |_, lines, _| lines >= total));
+    let last = g.complete(&b);
+
+    // Every run after a torn judgment line said so and graded that response again.
+    let logs: Vec<&str> = kills.iter().map(|k| k.log.as_str()).chain([last.as_str()]).collect();
+    let discarded = logs.iter().filter(|l| l.contains("discarding an unfinished last line")).count();
+    assert_eq!(discarded, 2, "both torn judgment lines are detected and discarded on resume");
+    for (i, k) in kills.iter().enumerate() {
+        assert!(k.killed || i == kills.len() - 1, "{}: the run ended before SIGKILL reached it", k.point);
+        if i > 0 && k.lines_before > 0 {
+            assert!(k.log.contains("resuming:"), "{}: the run did not resume: {}", k.point, k.log);
+        }
+    }
+    assert_eq!(kills[0].lines_at_kill, 0);
+    assert!(kills[1].lines_at_kill >= 1 && kills[1].lines_at_kill < total);
+    assert!(kills[2].lines_at_kill >= 3 && kills[3].lines_at_kill >= 5);
+
+    // B equals A: the same files, records, p(Yes) to the bit, and bytes.
+    let got = read_out(&b);
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "the same judgment files");
+    for (name, (want_bytes, want_records)) in &want {
+        let (got_bytes, got_records) = &got[name];
+        assert_eq!(got_records.keys().collect::<Vec<_>>(), want_records.keys().collect::<Vec<_>>(), "{name}: the same responses");
+        for (key, w) in want_records {
+            let g = &got_records[key];
+            let bits =
+                |v: &Value| v["norm_probability"].as_array().unwrap().iter().map(|p| p.as_f64().unwrap().to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(g), bits(w), "{name} {key:?}: p(Yes) differs after resuming");
+            assert_eq!(g, w, "{name} {key:?}: the record differs after resuming");
+        }
+        assert!(got_bytes == want_bytes, "{name}: same records, but not the same bytes (order)");
+    }
+    // The trace too: every item of every response once, complete, in the same order.
+    let (ta, tb) = (std::fs::read(trace_of(&a)).unwrap(), std::fs::read(trace_of(&b)).unwrap());
+    let items = |t: &[u8]| t.iter().filter(|&&c| c == b'\n').count();
+    assert!(ta == tb, "the trace differs after resuming: {} lines uninterrupted, {} resumed", items(&ta), items(&tb));
+
+    assert!(logs.iter().any(|l| l.contains("dropping") && l.contains("trace lines")), "the torn trace is repaired on resume");
+    eprintln!("uninterrupted run: {total} responses, {} trace lines in {:.1} s", items(&ta), t_a.as_secs_f64());
+    for (i, k) in kills.iter().enumerate() {
+        eprintln!(
+            "survived SIGKILL {}: {} -> {} complete lines{}",
+            k.point,
+            k.lines_before,
+            k.lines_at_kill,
+            if k.killed { "" } else { " (the run had already finished)" }
+        );
+        if let Some(t) = i.checked_sub(1).and_then(|j| tears.get(j)) {
+            eprintln!("survived {t}");
+        }
+    }
+    eprintln!(
+        "{} runs; the interrupted chain ends byte-identical to the uninterrupted run ({:.1} s in all)",
+        g.runs,
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+fn name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().to_string()
+}
