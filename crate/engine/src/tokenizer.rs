@@ -148,6 +148,10 @@ impl Tokenizer {
                 let bpe = BPE::builder()
                     .vocab_and_merges(vocab, merges)
                     .ignore_merges(ignore_merges)
+                    // No BPE word cache: tokenizers 0.23 keeps it in a thread-local map that outlives the
+                    // BPE, so every tokenizer built and dropped leaked its cache (found by fuzzing; see
+                    // crate/cli/tests/fuzz_regressions.rs). Token ids are the same without it.
+                    .cache_capacity(0)
                     .build()
                     .map_err(|e| EngineError::Model(format!("cannot build the BPE tokenizer: {e}")))?;
                 let mut tk = HfTokenizer::new(bpe);
