@@ -67,12 +67,19 @@ pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
     Ok(out)
 }
 
-/// Unsupervised scores of every judgment in `path`, problems reported.
+/// Every record of `files`, with the file it came from, in file order.
+pub fn records<T>(files: &[(String, Vec<Lined<T>>)]) -> impl Iterator<Item = (&str, &Lined<T>)> + Clone {
+    files.iter().flat_map(|(file, rows)| rows.iter().map(move |r| (file.as_str(), r)))
+}
+
+/// Unsupervised scores of every judgment in `path`, after the checks across files (one judgment per
+/// response, one checklist length per session); problems reported.
 pub fn scores_of_judgments(path: &Path) -> Result<Vec<Score>> {
+    let files = judgments(path)?;
     let mut scores = Vec::new();
-    let mut problems = Vec::new();
-    for (file, js) in judgments(path)? {
-        let (s, p) = scores_from_judgments(&file, &js);
+    let mut problems = formats::check_judgments(records(&files));
+    for (file, js) in &files {
+        let (s, p) = scores_from_judgments(file, js);
         scores.extend(s);
         problems.extend(p);
     }
@@ -81,23 +88,26 @@ pub fn scores_of_judgments(path: &Path) -> Result<Vec<Score>> {
 }
 
 /// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL) or a FastChat
-/// `*_single.jsonl` judgment file (recognised by its `question_id` and `turn` fields).
+/// `*_single.jsonl` judgment file (recognised by its `question_id` and `turn` fields). A response
+/// scored twice is an error.
 pub fn labels(path: &Path) -> Result<Vec<Score>> {
-    let mut out = Vec::new();
+    let mut files = Vec::new();
     let mut problems = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
         let bytes = read(&f)?;
-        if looks_like_fastchat_judgment(&bytes) {
+        let scores = if looks_like_fastchat_judgment(&bytes) {
             let (s, p) = fastchat::scores_from_single_judgments(&name, &bytes)?;
-            out.extend(s);
             problems.extend(p);
+            s
         } else {
-            out.extend(formats::rocketeval::read_scores(&name, &bytes)?.into_iter().map(|l| l.value));
-        }
+            formats::rocketeval::read_scores(&name, &bytes)?
+        };
+        files.push((name, scores));
     }
+    problems.extend(formats::check_scores(records(&files)));
     report(problems)?;
-    Ok(out)
+    Ok(files.into_iter().flat_map(|(_, s)| s.into_iter().map(|l| l.value)).collect())
 }
 
 fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {

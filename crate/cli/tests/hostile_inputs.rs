@@ -524,20 +524,28 @@ fn hostile_model_files_are_refused_by_grade() {
     }
 }
 
-/// Inconsistent records that are reported today without the file, line or field (or with exit code
-/// 1 instead of 3). They live outside the readers (`commands/score.rs`, `core::rank`); run with
-/// `--ignored` to see them, and drop the `#[ignore]` once they name where the problem is.
+/// Inconsistent records, each fine on its own: a judgment with nothing graded, a session graded on
+/// checklists of different lengths by different models, a response judged or scored twice, and bad
+/// elements of pretty-printed JSON-array score files. Each names file, line and field, exit code 3.
 #[test]
-#[ignore = "known gap: these errors do not name file, line and field yet"]
 fn inconsistent_records_across_lines_name_file_line_and_field() {
     let mut failures = Vec::new();
-    // A judgment with no probability at all: `rank` names file and line, `score` does not.
+    let mut expect =
+        |what: &str, o: &Output, file: &Path, line: usize, field: &str, says: &str| match check(what, o, file, line, Some(field), says) {
+            Ok(3) => {}
+            Ok(code) => failures.push(format!("{what}: exit code {code}, but bad input exits with 3")),
+            Err(e) => failures.push(e),
+        };
+    // A judgment with no probability at all.
     let inputs = Inputs::new();
     let file = inputs.target(Input::Judgments);
     std::fs::write(&file, at_line(J1, 2, br#"{"session_id":"q2","model_test":"m","norm_probability":[]}"#, "")).unwrap();
     let o = run(&["score", "--judgments", &inputs.s("j"), "--out", &inputs.s("scores")]);
-    failures.extend(check("score: empty norm_probability", &o, &file, 2, Some("norm_probability"), "no checklist item").err());
-    // The same session graded on checklists of different lengths by two models (supervised score).
+    expect("score: empty norm_probability", &o, &file, 2, "norm_probability", "no checklist item");
+    let o = run(&["rank", "--judgments", &inputs.s("j"), "--bootstrap", "0"]);
+    expect("rank: empty norm_probability", &o, &file, 2, "norm_probability", "no checklist item");
+    // The same session graded on checklists of different lengths by two models: in supervised score
+    // the training model's checklist is the session's, so the scored model's judgment is the error.
     let inputs = Inputs::new();
     let file = inputs.target(Input::Judgments);
     std::fs::write(&file, format!("{J1}\n{}\n", r#"{"session_id":"q2","model_test":"m","norm_probability":[0.5]}"#)).unwrap();
@@ -558,12 +566,47 @@ fn inconsistent_records_across_lines_name_file_line_and_field() {
         "--out",
         &inputs.s("scores"),
     ]);
-    failures.extend(check("score: lists of different lengths across models", &o, &file, 2, Some("norm_probability"), "items").err());
-    // The same response judged twice in one file.
+    expect("score: lists of different lengths across models", &o, &file, 2, "norm_probability", "1 item here but 2 items");
+    // Models compared on one query must have been graded on the same checklist: `rank` and
+    // unsupervised `score` refuse too (the length most models have is the session's).
+    std::fs::write(inputs.p("j/o.jsonl"), format!("{}\n{}\n", J1.replace("\"m\"", "\"o\""), J2.replace("\"m\"", "\"o\""))).unwrap();
+    let o = run(&["rank", "--judgments", &inputs.s("j"), "--bootstrap", "0"]);
+    expect("rank: lists of different lengths across models", &o, &file, 2, "norm_probability", "same checklist");
+    let o = run(&["score", "--judgments", &inputs.s("j"), "--out", &inputs.s("scores")]);
+    expect("score: lists of different lengths across models (unsupervised)", &o, &file, 2, "norm_probability", "same checklist");
+    // The same response judged twice, in one file and in two.
     let inputs = Inputs::new();
     let file = inputs.target(Input::Judgments);
     std::fs::write(&file, at_line(J1, 2, J1.as_bytes(), J2)).unwrap();
     let o = run(&["rank", "--judgments", &inputs.s("j"), "--bootstrap", "0"]);
-    failures.extend(check("rank: duplicate judgment", &o, &file, 2, Some("session"), "").err());
+    expect("rank: duplicate judgment", &o, &file, 2, "session_id", "a second judgment of `m` on this session (the first: line 1)");
+    let o = run(&["score", "--judgments", &inputs.s("j"), "--out", &inputs.s("scores")]);
+    expect("score: duplicate judgment", &o, &file, 2, "session_id", "a second judgment of `m`");
+    let inputs = Inputs::new();
+    let file = inputs.p("j/z.jsonl");
+    std::fs::write(&file, format!("{J2}\n")).unwrap();
+    let o = run(&["rank", "--judgments", &inputs.s("j"), "--bootstrap", "0"]);
+    expect("rank: duplicate judgment in another file", &o, &file, 1, "session_id", "m.jsonl, line 2)");
+    // The same response scored twice (rank --scores), in JSONL and in a pretty-printed JSON array.
+    let inputs = Inputs::new();
+    let file = inputs.p("s/z.json");
+    let z = |s: &str| s.replace("\"m\"", "\"z\"");
+    std::fs::write(&file, format!("[\n  {},\n\n  {}\n]\n", z(S1), z(S2))).unwrap();
+    let o = run(&["rank", "--scores", &inputs.s("s"), "--bootstrap", "0"]);
+    assert!(o.status.success(), "a JSON-array score file: {}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(&file, format!("[\n  {},\n\n  {S2}\n]\n", z(S1))).unwrap();
+    let o = run(&["rank", "--scores", &inputs.s("s"), "--bootstrap", "0"]);
+    expect("rank: duplicate score in a JSON array", &o, &file, 4, "session_id", "a second score of `m`");
+    // A bad element of a JSON array: the line of the element, the field with the element's index.
+    std::fs::write(
+        &file,
+        format!("[\n  {},\n  {{\"session_id\": \"q2\",\n   \"model_test\": \"z\",\n   \"score\": \"high\"}}\n]\n", z(S1)),
+    )
+    .unwrap();
+    let o = run(&["rank", "--scores", &inputs.s("s"), "--bootstrap", "0"]);
+    expect("rank: score is a string in a JSON array", &o, &file, 5, "[1].score", "expected f64");
+    std::fs::write(&file, format!("[\n  {},\n  {{\"session_id\": \"q2\",\n   \"model_test\": \"z\"}}\n]\n", z(S1))).unwrap();
+    let o = run(&["rank", "--scores", &inputs.s("s"), "--bootstrap", "0"]);
+    expect("rank: missing score in a JSON array", &o, &file, 4, "[1]", "missing field `score`");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use anyhow::bail;
+use rocketjudge_core::formats::{self, Judgment, Lined};
+use rocketjudge_core::score::judgment_score;
 use rocketjudge_core::score::supervised::{ExtraTreesParams, SupervisedScorer, TrainingExample};
-use rocketjudge_core::score::unsupervised_score;
 use serde::Serialize;
 
 use super::write_atomic;
@@ -58,19 +59,32 @@ struct Row<'a> {
 
 pub fn run(a: Args) -> CliResult {
     let files = inputs::judgments(&a.judgments)?;
-    let all: Vec<_> = files.iter().flat_map(|(_, js)| js.iter().map(|l| &l.value)).collect();
     let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
-    let known: HashSet<&str> = all.iter().map(|j| j.model_test.as_str()).collect();
+    let is_train = |(_, j): &(&str, &Lined<Judgment>)| train.contains(j.value.model_test.as_str());
+    let known: HashSet<&str> = inputs::records(&files).map(|(_, j)| j.value.model_test.as_str()).collect();
     if let Some(missing) = train.iter().find(|m| !known.contains(**m)) {
         bail!("training model `{missing}` has no judgments in {}", a.judgments.display());
     }
+    // Training judgments first: where a session's checklist lengths tie, the one the predictor is
+    // trained on is the session's, and the scored judgments that differ are the errors.
+    let training = inputs::records(&files).filter(is_train);
+    let scored = inputs::records(&files).filter(|r| !is_train(r));
+    let mut problems = formats::check_judgments(training.clone().chain(scored.clone()));
+    let mut unsupervised = Vec::new();
+    for (file, j) in scored {
+        let (s, p) = judgment_score(file, j);
+        problems.extend(p);
+        unsupervised.extend(s.map(|s| (&j.value, s.score)));
+    }
+    inputs::report(problems)?;
     let scorer = match &a.labels {
         Some(path) => {
             let labels: HashMap<(String, String), f64> =
                 inputs::labels(path)?.into_iter().map(|s| ((s.model_test, s.session_id), s.score)).collect();
             let mut examples = Vec::new();
             let mut unlabelled = 0;
-            for j in all.iter().filter(|j| train.contains(j.model_test.as_str())) {
+            for (_, j) in training {
+                let j = &j.value;
                 match labels.get(&(j.model_test.clone(), j.session_id.clone())) {
                     Some(&label) => {
                         examples.push(TrainingExample { session_id: j.session_id.clone(), probs: j.norm_probability.clone(), label })
@@ -93,34 +107,25 @@ pub fn run(a: Args) -> CliResult {
     };
     let mut per_model: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
     let mut untrained = 0;
-    for j in all.iter().filter(|j| !train.contains(j.model_test.as_str())) {
-        let row = match &scorer {
+    for (j, unsupervised) in unsupervised {
+        // The checks above leave every scored judgment with a graded item and its session's checklist
+        // length, so scoring cannot fail on the input.
+        let (score, alpha) = match &scorer {
             Some(s) => {
                 let r = s.score(&j.session_id, &j.norm_probability)?;
                 untrained += usize::from(!r.trained);
-                Row {
-                    session_id: &j.session_id,
-                    model_test: &j.model_test,
-                    score: r.score,
-                    judge: &j.judge,
-                    unsupervised: r.unsupervised,
-                    alpha: r.alpha,
-                }
+                (r.score, r.alpha)
             }
-            None => {
-                let s =
-                    unsupervised_score(&j.norm_probability).map_err(|e| anyhow::anyhow!("{} on `{}`: {e}", j.model_test, j.session_id))?;
-                Row {
-                    session_id: &j.session_id,
-                    model_test: &j.model_test,
-                    score: s.score,
-                    judge: &j.judge,
-                    unsupervised: s.score,
-                    alpha: 0.0,
-                }
-            }
+            None => (unsupervised, 0.0),
         };
-        per_model.entry(&j.model_test).or_default().push(row);
+        per_model.entry(&j.model_test).or_default().push(Row {
+            session_id: &j.session_id,
+            model_test: &j.model_test,
+            score,
+            judge: &j.judge,
+            unsupervised,
+            alpha,
+        });
     }
     if untrained > 0 {
         eprintln!("note: {untrained} responses are to queries without training data; they keep their unsupervised score (α = 0)");

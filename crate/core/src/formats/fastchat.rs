@@ -154,28 +154,61 @@ pub fn responses_from_answers(
 }
 
 /// Single-answer judgments → scores (labels). FastChat writes score −1 when GPT-4's reply could not be
-/// parsed; such lines are reported as problems and left out.
-pub fn scores_from_single_judgments(file: &str, bytes: &[u8]) -> Result<(Vec<Score>, Vec<Problem>), FormatError> {
+/// parsed; such lines are reported as problems and left out. Every score keeps its line.
+pub fn scores_from_single_judgments(file: &str, bytes: &[u8]) -> Result<(Vec<Lined<Score>>, Vec<Problem>), FormatError> {
     let rows = read_jsonl::<SingleJudgment>(file, bytes)?;
     let mut scores = Vec::new();
     let mut problems = Vec::new();
     for r in rows {
         let j = r.value;
         if !j.score.is_finite() || j.score < 0.0 {
-            problems.push(Problem::warning(file, r.line, &j.question_id, format!("judgment has no valid score ({})", j.score)));
+            problems.push(
+                Problem::warning(file, r.line, &j.question_id, format!("judgment has no valid score ({})", j.score)).with_field("score"),
+            );
             continue;
         }
         if j.turn == 0 {
             return Err(FormatError::new(file, r.line, "turn", "expected a turn number starting at 1"));
         }
-        scores.push(Score {
-            session_id: session_id(&j.question_id, j.turn as usize),
-            model_test: j.model,
-            score: j.score,
-            judge: Some("gpt-4".to_string()),
+        scores.push(Lined {
+            line: r.line,
+            value: Score {
+                session_id: session_id(&j.question_id, j.turn as usize),
+                model_test: j.model,
+                score: j.score,
+                judge: Some("gpt-4".to_string()),
+            },
         });
     }
     Ok((scores, problems))
+}
+
+/// Rebuild FastChat questions from queries split per turn (`<id>_turn<k>`): the user messages of each
+/// question's last turn. Lets FastChat answer files be read against a RocketEval-format benchmark.
+pub fn questions_from_queries(queries: &[Query]) -> Vec<Lined<Question>> {
+    let mut by_id: BTreeMap<String, (usize, &Query)> = BTreeMap::new();
+    for q in queries {
+        if let Some((id, turn)) = q.session_id.rsplit_once("_turn") {
+            if let Ok(t) = turn.parse::<usize>() {
+                let e = by_id.entry(id.to_string()).or_insert((t, q));
+                if t > e.0 {
+                    *e = (t, q);
+                }
+            }
+        }
+    }
+    by_id
+        .into_iter()
+        .map(|(id, (_, q))| Lined {
+            line: 0,
+            value: Question {
+                question_id: id,
+                category: q.category.clone(),
+                turns: q.conversation_input.iter().filter(|m| m.role == Role::User).map(|m| m.content.clone()).collect(),
+                reference: None,
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -217,35 +250,7 @@ mod tests {
 {"question_id": 81, "model": "m", "judge": ["gpt-4", "single-v1"], "score": -1, "turn": 2}"#;
         let (s, p) = scores_from_single_judgments("j", j).unwrap();
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].session_id, "81_turn1");
+        assert_eq!((s[0].value.session_id.as_str(), s[0].line), ("81_turn1", 1));
         assert_eq!(p.len(), 1);
     }
-}
-
-/// Rebuild FastChat questions from queries split per turn (`<id>_turn<k>`): the user messages of each
-/// question's last turn. Lets FastChat answer files be read against a RocketEval-format benchmark.
-pub fn questions_from_queries(queries: &[Query]) -> Vec<Lined<Question>> {
-    let mut by_id: BTreeMap<String, (usize, &Query)> = BTreeMap::new();
-    for q in queries {
-        if let Some((id, turn)) = q.session_id.rsplit_once("_turn") {
-            if let Ok(t) = turn.parse::<usize>() {
-                let e = by_id.entry(id.to_string()).or_insert((t, q));
-                if t > e.0 {
-                    *e = (t, q);
-                }
-            }
-        }
-    }
-    by_id
-        .into_iter()
-        .map(|(id, (_, q))| Lined {
-            line: 0,
-            value: Question {
-                question_id: id,
-                category: q.category.clone(),
-                turns: q.conversation_input.iter().filter(|m| m.role == Role::User).map(|m| m.content.clone()).collect(),
-                reference: None,
-            },
-        })
-        .collect()
 }

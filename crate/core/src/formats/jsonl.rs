@@ -71,8 +71,7 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
                 format!("line is {} bytes long; the limit is {} bytes", raw.len(), MAX_LINE_BYTES),
             ));
         }
-        let text = std::str::from_utf8(raw)
-            .map_err(|e| FormatError::new(file, line, "", format!("invalid UTF-8 at byte {} of the line", e.valid_up_to())))?;
+        let text = std::str::from_utf8(raw).map_err(|e| invalid_utf8(file, line, raw, 0, e.valid_up_to()))?;
         let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
             continue;
@@ -83,17 +82,135 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
 }
 
 /// Read a file that is either a JSON array of records or JSONL (RocketEval writes score files as
-/// arrays, most other tools write JSONL). Line numbers of array elements are not tracked (0).
+/// arrays, most other tools write JSONL). An array element's line is the line it starts on; an error
+/// names the line serde stopped at (else the element's), and the field path from the element's index.
 pub fn read_json_or_jsonl<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Vec<Lined<T>>, FormatError> {
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
-    if start.map(|i| bytes[i]) == Some(b'[') {
-        let text =
-            std::str::from_utf8(bytes).map_err(|e| FormatError::new(file, 0, "", format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
-        let text = text.trim_start_matches('\u{feff}');
-        let values: Vec<T> = parse_value(file, 0, text)?;
-        return Ok(values.into_iter().map(|value| Lined { line: 0, value }).collect());
+    if start.map(|i| bytes[i]) != Some(b'[') {
+        return read_jsonl(file, bytes);
     }
-    read_jsonl(file, bytes)
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        invalid_utf8(file, line, bytes, line_start, at)
+    })?;
+    let text = text.trim_start_matches('\u{feff}');
+    let lines = array_element_lines(text);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let values: Vec<T> = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let element = match e.path().iter().next() {
+                Some(serde_path_to_error::Segment::Seq { index }) => lines.get(*index).copied(),
+                _ => None,
+            };
+            let line = if e.inner().line() > 0 { e.inner().line() } else { element.unwrap_or(0) };
+            FormatError::new(file, line, if path == "." { String::new() } else { path }, describe(e.inner()))
+        })
+        .and_then(|v| de.end().map(|()| v).map_err(|e| FormatError::new(file, e.line(), "", describe(&e))))?;
+    Ok(values.into_iter().enumerate().map(|(i, value)| Lined { line: lines.get(i).copied().unwrap_or(0), value }).collect())
+}
+
+/// Invalid UTF-8 at byte `at` of `bytes` (valid before it), on the line starting at byte `line_start`:
+/// the error names the field whose text holds the bad byte, found by scanning the valid part.
+fn invalid_utf8(file: &str, line: usize, bytes: &[u8], line_start: usize, at: usize) -> FormatError {
+    let valid = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+    FormatError::new(file, line, field_at_end(valid), format!("invalid UTF-8 at byte {} of the line", at - line_start))
+}
+
+/// The field path (`conversation_input[0].content`) at the end of `prefix`, the start of a JSON
+/// text cut short; empty outside any field (or where the prefix is not JSON).
+fn field_at_end(prefix: &str) -> String {
+    enum Frame {
+        Object(Option<String>),
+        Array(usize),
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    // Inside a string: whether it is a key, the key so far, and whether the last byte was a backslash.
+    let mut string: Option<(bool, String, bool)> = None;
+    for c in prefix.chars() {
+        if let Some((is_key, key, escaped)) = &mut string {
+            match c {
+                _ if *escaped => {
+                    *escaped = false;
+                    key.push(c);
+                }
+                '\\' => *escaped = true,
+                '"' => {
+                    if let (true, Some(Frame::Object(k))) = (*is_key, stack.last_mut()) {
+                        *k = Some(std::mem::take(key));
+                    }
+                    string = None;
+                }
+                _ => key.push(c),
+            }
+            continue;
+        }
+        match (c, stack.last_mut()) {
+            ('"', top) => string = Some((matches!(top, Some(Frame::Object(None))), String::new(), false)),
+            ('{', _) => stack.push(Frame::Object(None)),
+            ('[', _) => stack.push(Frame::Array(0)),
+            ('}' | ']', _) => {
+                stack.pop();
+            }
+            (',', Some(Frame::Object(k))) => *k = None,
+            (',', Some(Frame::Array(i))) => *i += 1,
+            _ => {}
+        }
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object(Some(k)) if path.is_empty() => path.push_str(k),
+            Frame::Object(Some(k)) => {
+                path.push('.');
+                path.push_str(k);
+            }
+            Frame::Object(None) => break,
+            Frame::Array(i) => path.push_str(&format!("[{i}]")),
+        }
+    }
+    path
+}
+
+/// The 1-based line on which each element of the top-level JSON array `text` starts (for valid JSON;
+/// in invalid JSON the elements before the error are found).
+fn array_element_lines(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut line, mut depth, mut in_string, mut escaped, mut expect_element) = (1, 0usize, false, false, false);
+    for b in text.bytes() {
+        if b == b'\n' {
+            line += 1;
+        }
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if b.is_ascii_whitespace() {
+            continue;
+        }
+        if expect_element && depth == 1 && b != b']' {
+            out.push(line);
+        }
+        expect_element = false;
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                expect_element = depth == 1;
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => expect_element = depth == 1,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Serialize records as JSONL (one compact JSON object per line, each line ending in `\n`).
@@ -146,8 +263,12 @@ mod tests {
     #[test]
     fn invalid_utf8_and_crlf_and_bom() {
         let err = read_jsonl::<Rec>("f", b"{\"id\":\"\xff\",\"xs\":[]}").unwrap_err();
-        assert_eq!(err.line, 1);
+        assert_eq!((err.line, err.field.as_str()), (1, "id"));
         assert!(err.message.contains("UTF-8"));
+        let err = read_jsonl::<Rec>("f", b"{\"id\":\"a\"}\n{\"x\":{\"y\":[1,{\"z\":\"\\\",]\xff\"}]}}").unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (2, "x.y[1].z"));
+        let err = read_jsonl::<Rec>("f", b"{\"i\xffd\":1}").unwrap_err();
+        assert_eq!(err.field, "");
         let ok = read_jsonl::<Rec>("f", b"\xEF\xBB\xBF{\"id\":\"a\",\"xs\":[2]}\r\n").unwrap();
         assert_eq!(ok[0].value, Rec { id: "a".into(), xs: vec![2.0] });
     }
@@ -157,5 +278,30 @@ mod tests {
         let a = read_json_or_jsonl::<Rec>("f", b" [{\"id\":\"a\",\"xs\":[]}]").unwrap();
         let b = read_json_or_jsonl::<Rec>("f", b"{\"id\":\"a\",\"xs\":[]}\n").unwrap();
         assert_eq!(a[0].value, b[0].value);
+        assert_eq!((a[0].line, b[0].line), (1, 1));
+    }
+
+    #[test]
+    fn array_elements_have_lines() {
+        // Pretty-printed, as RocketEval and `rocketjudge score` write score files; strings with brackets,
+        // commas and escaped quotes do not confuse the element scan.
+        let pretty = "\u{feff}[\n  {\n    \"id\": \"a,[\\\"]{\",\n    \"xs\": [1, 2]\n  },\n\n  {\"id\": \"b\", \"xs\": []}, {\"id\": \"c\", \"xs\": [3]}\n]\n";
+        let rows = read_json_or_jsonl::<Rec>("f", pretty.as_bytes()).unwrap();
+        assert_eq!(rows.iter().map(|r| (r.value.id.as_str(), r.line)).collect::<Vec<_>>(), [("a,[\"]{", 2), ("b", 7), ("c", 7)]);
+        assert!(read_json_or_jsonl::<Rec>("f", b"[\n]").unwrap().is_empty());
+        // A wrong type names the line serde stopped at and the element's index.
+        let err = read_json_or_jsonl::<Rec>("f", b"[\n{\"id\":\"a\",\"xs\":[]},\n{\"id\":\"b\",\n \"xs\":[\"x\"]}\n]").unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (4, "[1].xs[0]"), "{err}");
+        // A missing field: serde names the end of the element.
+        let err = read_json_or_jsonl::<Rec>("f", b"[{\"id\":\"a\",\"xs\":[]},\n {\"id\":\"b\"}]").unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (2, "[1]"), "{err}");
+        let err = read_json_or_jsonl::<Rec>("f", b"[{\"id\":\"a\",\"xs\":[]},\n\n {\"id\":\"b\" \"xs\":[]}]").unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("invalid JSON"), "{err}");
+        let err = read_json_or_jsonl::<Rec>("f", b"[\n{\"id\":\"a\",\"xs\":[]}]\n,").unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        let err = read_json_or_jsonl::<Rec>("f", b"[\n{\"id\":\"\xff\",\"xs\":[]}]").unwrap_err();
+        assert_eq!((err.line, err.field.as_str()), (2, "[0].id"), "{err}");
+        assert!(err.message.contains("invalid UTF-8 at byte 7 of the line"), "{err}");
     }
 }

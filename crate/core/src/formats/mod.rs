@@ -6,6 +6,8 @@
 //! - [`arena`]: Chatbot Arena battles.
 //! - [`Benchmark`]: queries joined with checklists, and the consistency checks between queries,
 //!   checklists and responses. Every problem is reported with file and line; nothing is dropped silently.
+//! - [`check_judgments`], [`check_scores`]: the consistency checks between records of several files
+//!   (one per model): one record per (session, model), one checklist length per session.
 
 pub mod alpacaeval;
 pub mod arena;
@@ -14,6 +16,7 @@ pub mod fastchat;
 pub mod jsonl;
 pub mod rocketeval;
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -39,6 +42,9 @@ pub struct Problem {
     /// 1-based line, 0 when not known (JSON arrays) or not applicable.
     pub line: usize,
     pub session_id: String,
+    /// The field the problem is about (`norm_probability`), empty when it is the record as a whole.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub field: String,
     pub message: String,
 }
 
@@ -50,7 +56,12 @@ impl Problem {
         Self::new(Severity::Warning, file, line, session_id, message)
     }
     fn new(severity: Severity, file: &str, line: usize, session_id: &str, message: impl Into<String>) -> Self {
-        Self { severity, file: file.to_string(), line, session_id: session_id.to_string(), message: message.into() }
+        Self { severity, file: file.to_string(), line, session_id: session_id.to_string(), field: String::new(), message: message.into() }
+    }
+    /// The same problem, about `field` of the record.
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = field.into();
+        self
     }
 }
 
@@ -64,7 +75,11 @@ impl std::fmt::Display for Problem {
         if self.line > 0 {
             write!(f, ":{}", self.line)?;
         }
-        write!(f, ": session `{}`: {}", self.session_id, self.message)
+        write!(f, ": session `{}`", self.session_id)?;
+        if !self.field.is_empty() {
+            write!(f, ": field `{}`", self.field)?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
@@ -168,10 +183,156 @@ impl Benchmark {
     }
 }
 
+/// Judgments of several files (one per model, RocketEval's layout), each with the file it came from:
+/// a (session, model) judged twice is an error, and so is a session whose judgments have checklists of
+/// different lengths — models compared on one query must have been graded on the same checklist. The
+/// length most of the session's non-empty judgments have is taken as the checklist's, ties going to
+/// the record given first (give the records that must count first, e.g. a supervised predictor's
+/// training data); every other judgment, an empty one included, is an error at its file and line,
+/// field `norm_probability`. (An empty list is never the checklist: no checklist is empty.)
+pub fn check_judgments<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined<Judgment>)>) -> Vec<Problem> {
+    let records: Vec<_> = records.into_iter().collect();
+    let mut problems = duplicates(records.iter().map(|(f, j)| (*f, j.line, &j.value.session_id, &j.value.model_test)), "judgment");
+    // Per session: how many judgments have each length, and the first of them.
+    let mut lengths: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
+    for (i, (_, j)) in records.iter().enumerate() {
+        let n = j.value.norm_probability.len();
+        let counts = lengths.entry(&j.value.session_id).or_default();
+        if n == 0 {
+            continue;
+        }
+        match counts.iter_mut().find(|c| c.0 == n) {
+            Some(c) => c.1 += 1,
+            None => counts.push((n, 1, i)),
+        }
+    }
+    for (file, j) in &records {
+        // `max_by_key` returns the last maximum; reversed, that is the length that appeared first.
+        let Some(&(len, count, first)) = lengths[j.value.session_id.as_str()].iter().rev().max_by_key(|c| c.1) else {
+            continue; // every judgment of the session is empty
+        };
+        let n = j.value.norm_probability.len();
+        if n == len {
+            continue;
+        }
+        let (ref_file, ref_j) = records[first];
+        let more = if count > 1 { format!(" and {} more", count - 1) } else { String::new() };
+        problems.push(
+            Problem::error(
+                file,
+                j.line,
+                &j.value.session_id,
+                format!(
+                    "{} here but {} in the judgment of `{}` ({}){more}; models compared on one query must be graded on the same checklist",
+                    items(n),
+                    items(len),
+                    ref_j.value.model_test,
+                    place(file, ref_file, ref_j.line)
+                ),
+            )
+            .with_field("norm_probability"),
+        );
+    }
+    problems
+}
+
+/// Scores (or labels) of several files, each with the file it came from: a (session, model) scored
+/// twice is an error at the second record.
+pub fn check_scores<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined<Score>)>) -> Vec<Problem> {
+    duplicates(records.into_iter().map(|(f, s)| (f, s.line, &s.value.session_id, &s.value.model_test)), "score")
+}
+
+/// Records (file, line, session, model) that repeat an earlier (session, model).
+fn duplicates<'a>(records: impl Iterator<Item = (&'a str, usize, &'a String, &'a String)>, what: &str) -> Vec<Problem> {
+    let mut first: HashMap<(&str, &str), (&str, usize)> = HashMap::new();
+    let mut problems = Vec::new();
+    for (file, line, session, model) in records {
+        match first.entry((session, model)) {
+            Entry::Vacant(e) => {
+                e.insert((file, line));
+            }
+            Entry::Occupied(e) => {
+                let (f, l) = *e.get();
+                problems.push(
+                    Problem::error(
+                        file,
+                        line,
+                        session,
+                        format!("a second {what} of `{model}` on this session (the first: {})", place(file, f, l)),
+                    )
+                    .with_field("session_id"),
+                );
+            }
+        }
+    }
+    problems
+}
+
+/// Where another record is, as seen from a record of `here`: "line 3", or "FILE, line 3".
+fn place(here: &str, file: &str, line: usize) -> String {
+    match (file == here, line) {
+        (true, 0) => "this file".to_string(),
+        (true, l) => format!("line {l}"),
+        (false, 0) => file.to_string(),
+        (false, l) => format!("{file}, line {l}"),
+    }
+}
+
+fn items(n: usize) -> String {
+    if n == 1 {
+        "1 item".to_string()
+    } else {
+        format!("{n} items")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::formats::jsonl::read_jsonl;
+
+    #[test]
+    fn judgments_across_files() {
+        let j = |sid: &str, model: &str, n: usize| {
+            format!(r#"{{"session_id":"{sid}","model_test":"{model}","norm_probability":{:?}}}"#, vec![0.5; n])
+        };
+        let read = |lines: &[String]| rocketeval::read_judgments("x", lines.join("\n").as_bytes()).unwrap();
+        let a = read(&[j("q1", "a", 2), j("q2", "a", 3), j("q3", "a", 1)]);
+        let b = read(&[j("q1", "b", 2), j("q2", "b", 2), j("q3", "b", 0), j("q1", "b", 2)]);
+        let c = read(&[j("q1", "c", 2), j("q2", "c", 2), j("q3", "c", 0)]);
+        let files = [("a.jsonl", &a), ("b.jsonl", &b), ("c.jsonl", &c)];
+        let records = || files.iter().flat_map(|(f, rows)| rows.iter().map(move |r| (*f, r)));
+        let p = check_judgments(records());
+        let at: Vec<_> = p.iter().map(|p| (p.file.as_str(), p.line, p.field.as_str())).collect();
+        // b's second q1; a's q2 (3 items where two models have 2); the empty q3 lists (q3 has 1 item).
+        assert_eq!(
+            at,
+            [
+                ("b.jsonl", 4, "session_id"),
+                ("a.jsonl", 2, "norm_probability"),
+                ("b.jsonl", 3, "norm_probability"),
+                ("c.jsonl", 3, "norm_probability")
+            ]
+        );
+        assert!(p[0].to_string().ends_with("a second judgment of `b` on this session (the first: line 1)"), "{}", p[0]);
+        assert!(p[1].message.starts_with("3 items here but 2 items in the judgment of `b` (b.jsonl, line 2) and 1 more;"), "{}", p[1]);
+        assert!(p[2].message.starts_with("0 items here but 1 item in the judgment of `a` (a.jsonl, line 3);"), "{}", p[2]);
+        // A tie goes to the record given first.
+        let two = [("a.jsonl", &a), ("c.jsonl", &c)];
+        let first = |files: &[(&'static str, &Vec<Lined<Judgment>>)]| {
+            let p = check_judgments(files.iter().flat_map(|(f, rows)| rows.iter().map(move |r| (*f, r))));
+            p.iter().filter(|p| p.session_id == "q2").map(|p| p.file.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(first(&two), ["c.jsonl"]);
+        assert_eq!(first(&[two[1], two[0]]), ["a.jsonl"]);
+        // Scores: a response scored twice, across files.
+        let s = |text: &str| rocketeval::read_scores("x", text.as_bytes()).unwrap();
+        let (s1, s2) =
+            (s(r#"{"session_id":"q","model_test":"m","score":1}"#), s("[\n{\"session_id\":\"q\",\"model_test\":\"m\",\"score\":2}]"));
+        let p = check_scores([("s1", &s1[0]), ("s2", &s2[0])]);
+        assert_eq!((p.len(), p[0].file.as_str(), p[0].line), (1, "s2", 2));
+        assert!(p[0].message.ends_with("(the first: s1, line 1)"), "{}", p[0]);
+    }
 
     #[test]
     fn every_inconsistency_is_reported() {

@@ -11,6 +11,7 @@ pub mod supervised;
 use serde::Serialize;
 
 use crate::error::{invalid, Result};
+use crate::formats::{Judgment, Lined, Problem, Score};
 
 /// RocketEval maps the mean probability in [0, 1] to a 1–10 score: `mean * SCALE + BIAS`.
 pub const SCALE: f64 = 9.0;
@@ -35,6 +36,46 @@ pub fn unsupervised_score(probs: &[Option<f64>]) -> Result<ResponseScore> {
     Ok(ResponseScore { score: mean * SCALE + BIAS, graded: graded.len(), missing: probs.len() - graded.len() })
 }
 
+/// Unsupervised scores of graded responses. A response none of whose items was graded gets no score
+/// and is reported as a problem (it would otherwise be a silent 5.5).
+pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>]) -> (Vec<Score>, Vec<Problem>) {
+    let mut scores = Vec::with_capacity(judgments.len());
+    let mut problems = Vec::new();
+    for j in judgments {
+        let (s, p) = judgment_score(file, j);
+        problems.extend(p);
+        if let Some(s) = s {
+            scores.push(Score {
+                session_id: j.value.session_id.clone(),
+                model_test: j.value.model_test.clone(),
+                score: s.score,
+                judge: Some(j.value.judge.clone()).filter(|s| !s.is_empty()),
+            });
+        }
+    }
+    (scores, problems)
+}
+
+/// The unsupervised score of one judgment read from `file`, and its problem if it has one: an error
+/// (and no score) when no item was graded, a warning when some were not; both at the judgment's line,
+/// field `norm_probability`.
+pub fn judgment_score(file: &str, j: &Lined<Judgment>) -> (Option<ResponseScore>, Option<Problem>) {
+    let problem = |p: fn(&str, usize, &str, String) -> Problem, message: String| {
+        Some(p(file, j.line, &j.value.session_id, message).with_field("norm_probability"))
+    };
+    match unsupervised_score(&j.value.norm_probability) {
+        Ok(s) if s.missing > 0 => (
+            Some(s),
+            problem(
+                Problem::warning,
+                format!("{} of {} items have no probability; the score is the mean of the others", s.missing, s.missing + s.graded),
+            ),
+        ),
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, problem(Problem::error, e.to_string())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,35 +88,4 @@ mod tests {
         assert!(unsupervised_score(&[None, None]).is_err());
         assert!(unsupervised_score(&[]).is_err());
     }
-}
-
-use crate::formats::{Judgment, Lined, Problem, Score};
-
-/// Unsupervised scores of graded responses. A response none of whose items was graded gets no score
-/// and is reported as a problem (it would otherwise be a silent 5.5).
-pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>]) -> (Vec<Score>, Vec<Problem>) {
-    let mut scores = Vec::with_capacity(judgments.len());
-    let mut problems = Vec::new();
-    for j in judgments {
-        match unsupervised_score(&j.value.norm_probability) {
-            Ok(s) => {
-                if s.missing > 0 {
-                    problems.push(Problem::warning(
-                        file,
-                        j.line,
-                        &j.value.session_id,
-                        format!("{} of {} items have no probability; the score is the mean of the others", s.missing, s.missing + s.graded),
-                    ));
-                }
-                scores.push(Score {
-                    session_id: j.value.session_id.clone(),
-                    model_test: j.value.model_test.clone(),
-                    score: s.score,
-                    judge: Some(j.value.judge.clone()).filter(|s| !s.is_empty()),
-                });
-            }
-            Err(e) => problems.push(Problem::error(file, j.line, &j.value.session_id, e.to_string())),
-        }
-    }
-    (scores, problems)
 }
