@@ -13,7 +13,8 @@ Writes into OUT (default .cache/quality/inputs):
      MT-Bench human judgments, ties allowed, with GPT-4's verdicts in human-pairs-gpt4.json)
 
 Subsets keep CPU runs under an hour: --questions picks question ids (default: one per category),
---fork-models how many fork models (those with all 160 turns judged), --human-pairs how many LLMBar pairs.
+--fork-models how many fork models (those with all 160 turns judged), --human-pairs how many LLMBar pairs,
+--gallery-pairs how many judgelab gallery pairs.
 """
 import argparse
 import glob
@@ -71,6 +72,7 @@ def main():
     ap.add_argument("--questions", default=DEFAULT_QUESTIONS)
     ap.add_argument("--fork-models", type=int, default=12)
     ap.add_argument("--human-pairs", type=int, default=100)
+    ap.add_argument("--gallery-pairs", type=int, default=1000, help="at most this many judgelab gallery pairs")
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     qids = [int(x) for x in a.questions.split(",")] if a.questions != "all" else list(range(81, 161))
@@ -136,6 +138,8 @@ def main():
     for i, g in enumerate(gallery):
         if g["turn"] != 1:
             continue  # turn-2 pairs need each model's own turn-1 answer, which the gallery does not carry
+        if len(gpt4) >= a.gallery_pairs:
+            break
         q = dict(queries[f"{g['question_id']}_turn1"])
         sid = f"gallery-{i}"
         q["session_id"] = sid

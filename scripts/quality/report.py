@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-RJ = os.path.join(ROOT, "target", "release", "rocketjudge")
+RJ = os.environ.get("RJ", os.path.join(ROOT, "target", "release", "rocketjudge"))
 IN = os.environ.get("QUALITY_INPUTS", os.path.join(ROOT, ".cache", "quality", "inputs"))
 TAG = os.environ.get("QUALITY_TAG", "")
 REFS = {

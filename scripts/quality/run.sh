@@ -6,12 +6,13 @@
 # docs/quality/<judge>[-<QUALITY_TAG>].json + .md (the numbers the README's table quotes).
 # The full set: python3 scripts/quality/prepare.py --questions all --human-pairs 1000 --out .cache/quality/inputs-full
 #   QUALITY_INPUTS=.cache/quality/inputs-full QUALITY_TAG=full scripts/quality/run.sh JUDGE --backend webgpu
+# QUALITY_DIRECT=0 skips the Direct baseline; RJ=PATH uses another rocketjudge binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 judge="$1"; shift
 in=${QUALITY_INPUTS:-.cache/quality/inputs}
 out=.cache/quality/$judge${QUALITY_TAG:+-$QUALITY_TAG}
-rj=./target/release/rocketjudge
+rj=${RJ:-./target/release/rocketjudge}
 [ -f "$in/queries.jsonl" ] || python3 scripts/quality/prepare.py --out "$in"
 mkdir -p "$out"
 start=$(date +%s)
@@ -19,7 +20,7 @@ start=$(date +%s)
 $rj grade --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/judgments" "$@"
 $rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
 # The paper's Direct baseline (no checklist).
-if [ ! -d "$out/direct" ]; then
+if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
   $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct.partial" "$@"
   $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human.partial" "$@"
   mv "$out/direct-human.partial" "$out/direct-human"
