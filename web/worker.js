@@ -11,8 +11,12 @@ import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from './
 let wasm = null;        // the wasm-bindgen module
 let generation = 0;     // bumped when a panic forces a fresh wasm instance
 let judge = null;       // JudgeHandle
-let judgeInfo = null;   // {name, backend, answerTokens, ...}
+let judgeInfo = null;   // {name, backend, backendKind, device, adapter, why, answerTokens, model}
+let loaded = null;      // {blob, name, maxTokens}: where the judge came from, to reload it on the CPU
 let control = { paused: false, cancelled: false };
+let grading = false;    // a grade loop is running
+// Tests only: destroy the GPU device before the next response ({type: 'debugLoseDevice'}).
+let loseDeviceRequested = false;
 
 async function loadWasm() {
   // A fresh URL gives a fresh module instance: after a panic (a wasm trap) the old one is abandoned.
@@ -42,16 +46,77 @@ async function recoverIfTrapped(e) {
   }
 }
 
-/** Which backend to use and why. */
+/** Which backend to use and why; on WebGPU also what the browser says about its adapter. */
 async function chooseBackend(requested) {
   const hasGpuApi = typeof navigator !== 'undefined' && 'gpu' in navigator;
   const built = typeof wasm.webgpuAvailable === 'function' ? wasm.webgpuAvailable() : false;
   if (requested === 'cpu') return { backend: 'cpu', why: 'CPU chosen' };
   if (!built) return { backend: 'cpu', why: 'this build has no WebGPU backend' };
   if (!hasGpuApi) return { backend: 'cpu', why: 'this browser has no WebGPU (navigator.gpu is missing)' };
-  const adapter = await navigator.gpu.requestAdapter().catch(() => null);
+  const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
   if (!adapter) return { backend: 'cpu', why: 'the browser found no WebGPU adapter' };
-  return { backend: 'webgpu', why: 'WebGPU adapter available' };
+  const info = adapter.info || {};
+  return {
+    backend: 'webgpu',
+    why: 'WebGPU adapter available',
+    adapter: {
+      vendor: info.vendor || '', architecture: info.architecture || '', device: info.device || '', description: info.description || '',
+      shaderF16: adapter.features.has('shader-f16'),
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+    },
+  };
+}
+
+/** Load the current model (`loaded`) on a backend; progress goes out as `{type: progressType, done, total}`. */
+async function loadHandle(backend, progressType = 'load') {
+  const { blob, name, maxTokens, debugLayers, webgpuOptions } = loaded;
+  const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+  const progress = (done, total) => post({ type: progressType, done, total });
+  const header = await readHeader(blob);
+  if (debugLayers) header.keepLayers(debugLayers);
+  return wasm.loadJudge(header, name, backend, read, progress, maxTokens, webgpuOptions);
+}
+
+/** What the page shows about a loaded judge. */
+function describeHandle(handle) {
+  return { name: handle.name(), backend: handle.backend(), backendKind: handle.backendKind(), device: handle.device(), answerTokens: handle.answerTokens() };
+}
+
+/** Whether an error means the GPU itself failed (lost, out of memory, invalid): the WebGPU judge is then unusable. */
+function isGpuFailure(e) {
+  return judgeInfo?.backendKind === 'webgpu' && /GPU (device lost|error|out of memory)/.test(describeError(e));
+}
+
+/**
+ * The GPU failed in the middle of grading: say so, drop the WebGPU judge and load the same model on
+ * the CPU. What was graded is already stored; the caller grades the failed response again.
+ */
+async function fallBackToCpu(e) {
+  const reason = describeError(e);
+  post({ type: 'notice', text: `The GPU stopped working while grading (${reason}). Every response graded so far is kept; grading continues on the CPU, which is slower.` });
+  const old = judge;
+  judge = null;
+  try { old?.free(); } catch { /* already gone */ }
+  // Not `load` progress: the page shows that as a judge being loaded by the user.
+  const handle = await loadHandle('cpu', 'fallback-load');
+  judge = handle;
+  judgeInfo = { ...judgeInfo, ...describeHandle(handle), adapter: null, adapterName: undefined, why: `WebGPU failed while grading: ${reason}` };
+  post({ type: 'judge-changed', judge: judgeInfo });
+}
+
+/** Grade one response, moving to the CPU (once) when the GPU fails. */
+async function gradeOne(query, response, model) {
+  try {
+    if (loseDeviceRequested) {
+      loseDeviceRequested = false;
+      judge.loseDevice();
+    }
+    return await judge.grade(query, response, model);
+  } catch (e) {
+    if (!isGpuFailure(e)) throw e;
+    await fallBackToCpu(e);
+    return judge.grade(query, response, model);
+  }
 }
 
 /** Read the GGUF header from a Blob, growing the prefix until it parses. */
@@ -91,7 +156,9 @@ const handlers = {
    * Load a judge from a manifest entry ({key, url, sha256, size}), a URL, or a File.
    * Downloads into the model store with a byte progress bar, checks SHA-256 when known.
    */
-  async loadJudge({ source, backend: requested, maxTokens }) {
+  async loadJudge({ source, backend: requested, maxTokens, webgpuOptions, debugLayers }) {
+    // Release the previous judge's memory (a grade in flight keeps its own reference).
+    try { judge?.free(); } catch { /* already gone */ }
     judge = null;
     judgeInfo = null;
     let blob;
@@ -108,22 +175,31 @@ const handlers = {
     }
     const header = await readHeader(blob);
     const info = header.info();
+    header.free();
     const choice = await chooseBackend(requested);
-    const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
-    const progress = (done, total) => post({ type: 'load', done, total });
+    // debugLayers (tests only): keep the model's first N blocks.
+    // webgpuOptions: {kernels: 'auto'|'gpu'|'software', allowF16, memoryBudget} (all optional).
+    loaded = { blob, name, maxTokens: maxTokens || 4096, webgpuOptions, debugLayers };
     let handle;
     try {
-      handle = await wasm.loadJudge(header, name, choice.backend, read, progress, maxTokens || 4096);
+      handle = await loadHandle(choice.backend);
     } catch (e) {
       if (choice.backend !== 'webgpu') throw e;
       // The GPU refused (limits, device loss): fall back to the CPU and say why.
       post({ type: 'notice', text: `WebGPU could not load this model (${describeError(e)}); using the CPU instead.` });
       choice.backend = 'cpu';
       choice.why = `WebGPU failed: ${describeError(e)}`;
-      handle = await wasm.loadJudge(await readHeader(blob), name, 'cpu', read, progress, maxTokens || 4096);
+      choice.adapter = null;
+      handle = await loadHandle('cpu');
     }
     judge = handle;
-    judgeInfo = { name: handle.name(), backend: handle.backend(), why: choice.why, answerTokens: handle.answerTokens(), model: info };
+    judgeInfo = { ...describeHandle(handle), adapter: choice.adapter || null, why: choice.why, model: info };
+    if (judgeInfo.backendKind === 'webgpu') {
+      // The engine's name for the adapter, else what the browser tells (it may withhold the description).
+      const a = judgeInfo.adapter || {};
+      judgeInfo.adapterName = judgeInfo.device.adapter || [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' ') || 'unnamed adapter';
+      judgeInfo.backend = judgeInfo.backend.replace(/^webgpu: +\(/, `webgpu: ${judgeInfo.adapterName} (`);
+    }
     return judgeInfo;
   },
 
@@ -134,32 +210,13 @@ const handlers = {
   async grade({ jobs }) {
     if (!judge) throw new Error('load a judge first');
     control = { paused: false, cancelled: false };
-    const started = performance.now();
-    let items = 0;
-    for (let i = 0; i < jobs.length; i++) {
-      while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
-      if (control.cancelled) return { graded: i, cancelled: true };
-      const { query, response, model } = jobs[i];
-      let result;
-      try {
-        result = await judge.grade(query, response, model);
-      } catch (e) {
-        await recoverIfTrapped(e);
-        post({ type: 'grade-error', session_id: response.session_id, model, error: describeError(e) });
-        if (!judge) return { graded: i, stopped: describeError(e) };
-        continue;
-      }
-      await put('judgments', result.judgment);
-      items += result.items.length;
-      const secs = (performance.now() - started) / 1000;
-      post({
-        type: 'graded', judgment: result.judgment, detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars },
-        done: i + 1, total: jobs.length, itemsPerSec: items / secs, etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
-      });
-      // Let pause/cancel messages in between responses.
-      await new Promise((r) => setTimeout(r, 0));
+    grading = true;
+    try {
+      return await gradeJobs(jobs);
+    } finally {
+      grading = false;
+      loseDeviceRequested = false;
     }
-    return { graded: jobs.length };
   },
 
   /** Grade without storing (checklist edits): returns [{model, judgment}] for the page to merge. */
@@ -168,7 +225,7 @@ const handlers = {
     const out = [];
     for (const { query, response, model } of jobs) {
       try {
-        out.push({ model, judgment: (await judge.grade(query, response, model)).judgment });
+        out.push({ model, judgment: (await gradeOne(query, response, model)).judgment });
       } catch (e) {
         await recoverIfTrapped(e);
         throw e;
@@ -183,11 +240,50 @@ const handlers = {
   },
 };
 
+/** The grade loop (see `grade`). */
+async function gradeJobs(jobs) {
+  const started = performance.now();
+  let items = 0;
+  const startedOn = judgeInfo.backendKind;
+  for (let i = 0; i < jobs.length; i++) {
+    while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
+    if (control.cancelled) return { graded: i, cancelled: true };
+    const { query, response, model } = jobs[i];
+    let result;
+    try {
+      result = await gradeOne(query, response, model);
+    } catch (e) {
+      await recoverIfTrapped(e);
+      post({ type: 'grade-error', session_id: response.session_id, model, error: describeError(e) });
+      if (!judge) return { graded: i, stopped: describeError(e) };
+      continue;
+    }
+    await put('judgments', result.judgment);
+    items += result.items.length;
+    const secs = (performance.now() - started) / 1000;
+    post({
+      type: 'graded', judgment: result.judgment,
+      detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars, backend: judgeInfo.backendKind },
+      done: i + 1, total: jobs.length, itemsPerSec: items / secs, etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
+    });
+    // Let pause/cancel messages in between responses.
+    await new Promise((r) => setTimeout(r, 0));
+  }
+  return startedOn === judgeInfo.backendKind ? { graded: jobs.length } : { graded: jobs.length, movedTo: judgeInfo.backendKind };
+}
+
 self.onmessage = async (ev) => {
   const msg = ev.data;
   if (msg.type === 'pause') { control.paused = true; return; }
   if (msg.type === 'resume') { control.paused = false; return; }
   if (msg.type === 'cancel') { control.cancelled = true; return; }
+  if (msg.type === 'debugLoseDevice') {
+    // Tests only. During grading the device is destroyed before the next response (the judge is busy
+    // with the current one), otherwise now.
+    if (grading) loseDeviceRequested = true;
+    else if (judge) judge.loseDevice();
+    return;
+  }
   const h = handlers[msg.type];
   if (!h) { post({ id: msg.id, ok: false, error: `unknown request ${msg.type}` }); return; }
   try {

@@ -1,11 +1,12 @@
 //! Choosing and loading a judge for the commands that grade.
 
-use std::future::Future;
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result};
 use rocketjudge_core::formats::{AnswerTokens, Query, Response};
 use rocketjudge_engine::backend::cpu::Cpu;
+#[cfg(feature = "webgpu")]
+use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
 use rocketjudge_engine::judge::{DigitScore, ItemGrade, Judge, ModelJudge, PreparedResponse};
 use rocketjudge_engine::load::judge_from_file;
 use rocketjudge_engine::EngineError;
@@ -25,43 +26,68 @@ pub struct JudgeArgs {
     pub max_tokens: usize,
 }
 
-/// A judge on whichever backend was chosen.
+/// A judge on whichever backend was chosen (one per process: the size difference does not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum AnyJudge {
     Cpu(ModelJudge<Cpu>),
+    #[cfg(feature = "webgpu")]
+    WebGpu(ModelJudge<WebGpu>),
+}
+
+/// Run the same expression on whichever judge is inside.
+macro_rules! each {
+    ($judge:expr, $j:ident => $e:expr) => {
+        match $judge {
+            AnyJudge::Cpu($j) => $e,
+            #[cfg(feature = "webgpu")]
+            AnyJudge::WebGpu($j) => $e,
+        }
+    };
 }
 
 impl Judge for AnyJudge {
     fn name(&self) -> String {
-        match self {
-            AnyJudge::Cpu(j) => j.name(),
-        }
+        each!(self, j => j.name())
     }
     fn answer_tokens(&self) -> AnswerTokens {
-        match self {
-            AnyJudge::Cpu(j) => j.answer_tokens(),
-        }
+        each!(self, j => j.answer_tokens())
     }
     fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
-        match self {
-            AnyJudge::Cpu(j) => j.prepare(query, response),
-        }
+        each!(self, j => j.prepare(query, response))
     }
-    fn grade_prepared(&mut self, p: &PreparedResponse) -> impl Future<Output = Result<Vec<ItemGrade>, EngineError>> {
-        async move {
-            match self {
-                AnyJudge::Cpu(j) => j.grade_prepared(p).await,
-            }
-        }
+    async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+        each!(self, j => j.grade_prepared(p).await)
     }
 }
 
 impl AnyJudge {
     /// The Direct 0–9 baseline for one response.
     pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
-        match self {
-            AnyJudge::Cpu(j) => j.direct_score(query, response).await,
-        }
+        each!(self, j => j.direct_score(query, response).await)
     }
+}
+
+/// The error for a backend this binary was built without.
+pub fn unavailable(backend: &str) -> anyhow::Error {
+    if backend == "webgpu" {
+        anyhow::anyhow!(
+            "backend `webgpu` is not available: this build lacks the WebGPU backend (rebuild with \
+             `cargo build --release -p rocketjudge --features webgpu`)"
+        )
+    } else {
+        anyhow::anyhow!("backend `{backend}` is not available in this build")
+    }
+}
+
+/// Open the WebGPU device (Vulkan, Metal or DX12; Mesa's lavapipe on a Linux machine without a GPU).
+#[cfg(feature = "webgpu")]
+pub fn webgpu(options: WebGpuOptions) -> Result<WebGpu> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        // Some Vulkan loaders complain without it; none of them needs a real one. Set before any
+        // thread exists.
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    Ok(pollster::block_on(WebGpu::new(options))?)
 }
 
 pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
@@ -78,7 +104,12 @@ pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
             judge_from_file(&path, Cpu::new(a.threads)?, a.max_tokens, &mut progress)
                 .with_context(|| format!("cannot load {}", path.display()))?,
         ),
-        other => anyhow::bail!("backend `{other}` is not available in this build"),
+        #[cfg(feature = "webgpu")]
+        "webgpu" => AnyJudge::WebGpu(
+            judge_from_file(&path, webgpu(WebGpuOptions::default())?, a.max_tokens, &mut progress)
+                .with_context(|| format!("cannot load {} on WebGPU", path.display()))?,
+        ),
+        other => return Err(unavailable(other)),
     };
     if tty {
         eprintln!();

@@ -20,6 +20,9 @@ use rocketjudge_core::prompt;
 use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankOptions, Resample, ScoreTable};
 use rocketjudge_core::score::scores_from_judgments;
 use rocketjudge_engine::backend::cpu::Cpu;
+#[cfg(feature = "webgpu")]
+use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
+use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::gguf::{Gguf, GgufError, TensorInfo};
 use rocketjudge_engine::judge::{Judge, ModelJudge};
 use rocketjudge_engine::load::judge_from_header;
@@ -325,6 +328,15 @@ impl ModelHeader {
         }
     }
 
+    /// For tests: keep only the first `n` transformer blocks (every tensor shape and quantization of
+    /// the model at a fraction of the work; the judge's answers are then meaningless).
+    #[wasm_bindgen(js_name = keepLayers)]
+    pub fn keep_layers(&mut self, n: u32) -> Result<(), JsError> {
+        let arch = self.gguf.architecture().ok_or_else(|| JsError::new("the model names no architecture"))?.to_string();
+        self.gguf.metadata.insert(format!("{arch}.block_count"), rocketjudge_engine::gguf::Value::U32(n));
+        Ok(())
+    }
+
     pub fn info(&self) -> Result<JsValue, JsError> {
         let g = &self.gguf;
         let arch = g.architecture().unwrap_or("?").to_string();
@@ -358,8 +370,67 @@ impl TensorSource for JsSource {
     }
 }
 
+#[allow(clippy::large_enum_variant)]
 enum Inner {
     Cpu(ModelJudge<Cpu>),
+    #[cfg(feature = "webgpu")]
+    WebGpu(ModelJudge<WebGpu>),
+}
+
+/// Run the same expression on whichever judge is inside.
+macro_rules! each {
+    ($inner:expr, $j:ident => $e:expr) => {
+        match $inner {
+            Inner::Cpu($j) => $e,
+            #[cfg(feature = "webgpu")]
+            Inner::WebGpu($j) => $e,
+        }
+    };
+}
+
+/// What the judge runs on, for the page to show: `{backend: "cpu"|"webgpu", description, adapter,
+/// deviceType, f16Tiles, softwareKernels}` (`adapter` and `deviceType` only on WebGPU).
+#[derive(Serialize, Clone)]
+#[serde(rename_all = "camelCase")]
+struct DeviceInfo {
+    backend: &'static str,
+    description: String,
+    adapter: Option<String>,
+    device_type: Option<String>,
+    f16_tiles: bool,
+    software_kernels: bool,
+}
+
+impl DeviceInfo {
+    fn of(inner: &Inner) -> DeviceInfo {
+        match inner {
+            Inner::Cpu(j) => DeviceInfo {
+                backend: "cpu",
+                description: j.backend.describe(),
+                adapter: None,
+                device_type: None,
+                f16_tiles: false,
+                software_kernels: false,
+            },
+            #[cfg(feature = "webgpu")]
+            Inner::WebGpu(j) => {
+                // "webgpu: NAME (BACKEND, DEVICE_TYPE; KERNELS)"; the name may hold parentheses itself.
+                let description = j.backend.describe();
+                let body = description.strip_prefix("webgpu: ").unwrap_or(&description);
+                let (name, rest) = body.rsplit_once(" (").unwrap_or((body, ""));
+                let device_type = rest.split([',', ';']).nth(1).map(|s| s.trim().to_string());
+                DeviceInfo {
+                    backend: "webgpu",
+                    // Browsers may keep the adapter's name to themselves (an empty description).
+                    adapter: Some(name.trim().to_string()).filter(|n| !n.is_empty()),
+                    device_type,
+                    f16_tiles: j.backend.uses_f16(),
+                    software_kernels: j.backend.uses_software_kernels(),
+                    description,
+                }
+            }
+        }
+    }
 }
 
 /// A loaded judge. Grading calls run one at a time (the worker queues them).
@@ -367,14 +438,60 @@ enum Inner {
 pub struct JudgeHandle {
     inner: Rc<RefCell<Inner>>,
     name: String,
-    backend: String,
+    device: DeviceInfo,
+}
+
+/// WebGPU settings of [`load_judge`] (all optional): `{kernels: "auto"|"gpu"|"software", allowF16,
+/// memoryBudget}`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(not(feature = "webgpu"), allow(dead_code))]
+struct GpuRequest {
+    kernels: Option<String>,
+    allow_f16: Option<bool>,
+    memory_budget: Option<f64>,
+}
+
+#[cfg(feature = "webgpu")]
+impl GpuRequest {
+    fn options(&self) -> Result<WebGpuOptions, JsError> {
+        use rocketjudge_engine::backend::webgpu::KernelSet;
+        let kernels = match self.kernels.as_deref() {
+            None | Some("auto") => KernelSet::Auto,
+            Some("gpu") => KernelSet::Gpu,
+            Some("software") => KernelSet::Software,
+            Some(k) => return Err(JsError::new(&format!("options.kernels: `{k}` is not auto, gpu or software"))),
+        };
+        let d = WebGpuOptions::default();
+        Ok(WebGpuOptions {
+            kernels,
+            allow_f16: self.allow_f16.unwrap_or(d.allow_f16),
+            memory_budget: self.memory_budget.map(|b| b as u64),
+            ..d
+        })
+    }
 }
 
 /// Load a judge. `read(offset, length)` returns a promise of the bytes; `progress(done, total)` is
-/// called after each tensor. `backend` is `"cpu"` (or `"webgpu"` in builds with the GPU backend).
+/// called after each tensor. `backend` is `"cpu"` (or `"webgpu"` in builds with the GPU backend);
+/// `options` (optional) tunes the WebGPU backend: `{kernels: "auto"|"gpu"|"software", allowF16, memoryBudget}`.
 #[wasm_bindgen(js_name = loadJudge)]
-pub fn load_judge(header: ModelHeader, name: String, backend: String, read: Function, progress: Function, max_tokens: usize) -> Promise {
+pub fn load_judge(
+    header: ModelHeader,
+    name: String,
+    backend: String,
+    read: Function,
+    progress: Function,
+    max_tokens: usize,
+    options: JsValue,
+) -> Promise {
     future_to_promise(async move {
+        #[cfg_attr(not(feature = "webgpu"), allow(unused_variables))]
+        let gpu_request: GpuRequest = if options.is_undefined() || options.is_null() {
+            GpuRequest::default()
+        } else {
+            from_js(options, "options").map_err(JsValue::from)?
+        };
         let mut report = |done: u64, total: u64| {
             let _ = progress.call2(&JsValue::NULL, &JsValue::from_f64(done as f64), &JsValue::from_f64(total as f64));
         };
@@ -388,12 +505,21 @@ pub fn load_judge(header: ModelHeader, name: String, backend: String, read: Func
                         .map_err(|e| JsValue::from(err(e)))?,
                 )
             }
+            #[cfg(feature = "webgpu")]
+            "webgpu" => {
+                let gpu = WebGpu::new(gpu_request.options().map_err(JsValue::from)?).await.map_err(|e| JsValue::from(err(e)))?;
+                Inner::WebGpu(
+                    judge_from_header(name.clone(), &header.gguf, &mut src, gpu, max_tokens, &mut report)
+                        .await
+                        .map_err(|e| JsValue::from(err(e)))?,
+                )
+            }
+            #[cfg(not(feature = "webgpu"))]
+            "webgpu" => return Err(JsValue::from(JsError::new("backend `webgpu` is not available: this build lacks the WebGPU backend"))),
             other => return Err(JsValue::from(JsError::new(&format!("backend `{other}` is not available in this build")))),
         };
-        let described = match &inner {
-            Inner::Cpu(j) => rocketjudge_engine::backend::Backend::describe(&j.backend),
-        };
-        Ok(JsValue::from(JudgeHandle { inner: Rc::new(RefCell::new(inner)), name, backend: described }))
+        let device = DeviceInfo::of(&inner);
+        Ok(JsValue::from(JudgeHandle { inner: Rc::new(RefCell::new(inner)), name, device }))
     })
 }
 
@@ -412,19 +538,48 @@ impl JudgeHandle {
     pub fn name(&self) -> String {
         self.name.clone()
     }
+    /// The backend in words ("cpu (1 thread)", "webgpu: NAME (BrowserWebGpu, ...)").
     pub fn backend(&self) -> String {
-        self.backend.clone()
+        self.device.description.clone()
+    }
+    /// `"cpu"` or `"webgpu"`.
+    #[wasm_bindgen(js_name = backendKind)]
+    pub fn backend_kind(&self) -> String {
+        self.device.backend.to_string()
+    }
+    /// `{backend, description, adapter, deviceType, f16Tiles, softwareKernels}`: the adapter's name
+    /// and whether the matrix products use f16 tiles (the adapter has `shader-f16` and GPU-shaped
+    /// kernels run).
+    pub fn device(&self) -> Result<JsValue, JsError> {
+        to_js(&self.device)
     }
     /// Which token ids count as Yes / No.
     #[wasm_bindgen(js_name = answerTokens)]
     pub fn answer_tokens(&self) -> Result<JsValue, JsError> {
-        match &*self.inner.borrow() {
-            Inner::Cpu(j) => to_js(&j.answer_tokens()),
+        each!(&*self.inner.borrow(), j => to_js(&j.answer_tokens()))
+    }
+
+    /// For tests: destroy the GPU device, as a driver reset or the browser reclaiming the GPU would
+    /// lose it; every later grade fails with "GPU device lost". Returns false on the CPU backend.
+    /// Throws while a response is being graded (the worker calls it between responses).
+    #[wasm_bindgen(js_name = loseDevice)]
+    pub fn lose_device(&self) -> Result<bool, JsError> {
+        let mut guard = self.inner.try_borrow_mut().map_err(|_| JsError::new("the judge is busy with another response"))?;
+        match &mut *guard {
+            Inner::Cpu(_) => Ok(false),
+            #[cfg(feature = "webgpu")]
+            Inner::WebGpu(j) => {
+                j.backend.destroy_device();
+                Ok(true)
+            }
         }
     }
 
     /// Grade one response: `{items: [{p_yes, logit_yes, logit_no}], prefixTokens, suffixTokens,
     /// truncatedChars, judgment}` where `judgment` is the RocketEval record to store.
+    // The judge stays borrowed across the forward's awaits on purpose: a second call meanwhile gets
+    // "busy" from `try_borrow_mut` instead of interleaving with it.
+    #[allow(clippy::await_holding_refcell_ref)]
     pub fn grade(&self, query: JsValue, response: JsValue, model: String) -> Promise {
         let inner = self.inner.clone();
         let name = self.name.clone();
@@ -432,9 +587,7 @@ impl JudgeHandle {
             let q: Query = from_js(query, "query").map_err(JsValue::from)?;
             let r: Response = from_js(response, "response").map_err(JsValue::from)?;
             let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy with another response")))?;
-            let (grade, tokens) = match &mut *guard {
-                Inner::Cpu(j) => (j.grade(&q, &r).await, j.answer_tokens()),
-            };
+            let (grade, tokens) = each!(&mut *guard, j => (j.grade(&q, &r).await, j.answer_tokens()));
             let grade = grade.map_err(|e| JsValue::from(err(e)))?;
             let mut judgment = Judgment::new(&r.session_id, &model, &name, grade.items.iter().map(|g| Some(g.p_yes)).collect());
             judgment.tokens = Some(tokens);

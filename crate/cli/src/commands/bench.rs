@@ -1,14 +1,17 @@
-//! `rocketjudge bench`: how fast the judge grades, with llama.cpp side by side. A benchmark, not a
-//! test: it prints numbers and ratios, it asserts nothing.
+//! `rocketjudge bench`: how fast the judge grades, on the CPU or WebGPU backend, with llama.cpp side by
+//! side. A benchmark, not a test: it prints numbers and ratios, it asserts nothing.
 
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use rocketjudge_engine::backend::cpu::Cpu;
+use rocketjudge_engine::backend::cpu::{self, Cpu};
 use rocketjudge_engine::backend::Backend;
+use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::judge::ModelJudge;
 use rocketjudge_engine::load::judge_from_file;
+use rocketjudge_engine::model::config::Config;
+use rocketjudge_engine::quant::GgmlType;
 use serde_json::{json, Value};
 
 use super::Format;
@@ -19,12 +22,17 @@ const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_
 /// but keeps the tokenizer and attention on realistic data.
 const TEXT: &str = include_str!("../../../../tests/fixtures/parity/responses.jsonl");
 
-/// Measure grading speed: prefix tokens/s, items/s, seconds per graded response.
+/// Measure grading speed: prefix tokens/s, items/s, seconds per graded response, achieved FLOP/s.
 ///
 /// Workload per response: a prefix of --prefix-tokens shared by --items checklist items of
 /// --suffix-tokens each. Our engine runs the prefix once and all items in one pass. When Python's
 /// llama-cpp-python is importable, the same tokens run through llama.cpp in the same command (its best
 /// way: prefix KV kept, items evaluated on top), and ratios are printed.
+///
+/// Achieved FLOP/s count the weight products and attention (QKᵀ, PV) actually run; they are set
+/// against the device's FP32 peak: given with --peak-tflops, else looked up from the GPU's name
+/// (NVIDIA H100 SXM and H200: 67 TFLOP/s, H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32
+/// without tensor cores, which WGSL cannot use), else reported as unknown.
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long)]
@@ -40,15 +48,28 @@ pub struct Args {
     /// Timed repetitions (the median is reported), after one warm-up.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Tokens per prefill forward (the engine's default: 512).
+    #[arg(long)]
+    chunk: Option<usize>,
     /// Reference: `auto` (llama.cpp if llama-cpp-python is installed), `none`, or `llama.cpp` (required).
     #[arg(long, default_value = "auto", value_parser = ["auto", "none", "llama.cpp"])]
     reference: String,
     /// Also time llama.cpp grading each item from scratch (prefix re-run per item).
     #[arg(long)]
     reference_scratch: bool,
-    /// Peak FLOP/s of the device in GFLOP/s, to report utilisation (e.g. 2 cores × 8 FMA lanes × 2 units × 2 × GHz).
+    /// Peak FP32 FLOP/s of the device in TFLOP/s, to report utilisation. Without it the peak is looked
+    /// up from the GPU's name, else reported as unknown (a CPU: cores × SIMD lanes × 2 FMA × 2 × GHz).
     #[arg(long)]
-    peak_gflops: Option<f64>,
+    peak_tflops: Option<f64>,
+    /// Also time the matrix product of every weight type: `M,N,K` = x[M×K] · W[N×K]ᵀ, and 1 row.
+    #[arg(long, value_name = "M,N,K", num_args = 0..=1, default_missing_value = "512,4096,4096")]
+    matmul: Option<String>,
+    /// WebGPU: f32 workgroup tiles even where the adapter has shader-f16.
+    #[arg(long)]
+    no_f16: bool,
+    /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "gpu", "software"])]
+    kernels: String,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -56,6 +77,39 @@ pub struct Args {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// The device's assumed FP32 peak in TFLOP/s and where that number comes from.
+fn assumed_peak(backend: &str, flag: Option<f64>) -> (Option<f64>, String) {
+    if let Some(p) = flag {
+        return (Some(p), "given with --peak-tflops".into());
+    }
+    let Some(desc) = backend.strip_prefix("webgpu: ") else {
+        return (None, "unknown for a CPU (pass --peak-tflops: cores × SIMD lanes × 2 FMA units × 2 × GHz)".into());
+    };
+    // "webgpu: NAME (BACKEND, DEVICE_TYPE; KERNELS)"; a name may itself hold parentheses.
+    let (name, rest) = desc.rsplit_once(" (").unwrap_or((desc, ""));
+    let up = name.to_uppercase();
+    let known: Option<(f64, &str)> = if up.contains("H200") && up.contains("NVL") {
+        Some((60.0, "NVIDIA H200 NVL: 60 TFLOP/s FP32 (datasheet)"))
+    } else if up.contains("H200") {
+        Some((67.0, "NVIDIA H200 SXM: the H100 SXM's GH100 configuration, 67 TFLOP/s FP32 (datasheet)"))
+    } else if up.contains("H100") && up.contains("NVL") {
+        Some((60.0, "NVIDIA H100 NVL: 60 TFLOP/s FP32 (datasheet)"))
+    } else if up.contains("H100") && up.contains("PCIE") {
+        Some((51.0, "NVIDIA H100 PCIe: 114 SMs × 128 FP32 lanes × 2 × 1.755 GHz = 51 TFLOP/s FP32"))
+    } else if up.contains("H100") {
+        Some((67.0, "NVIDIA H100 SXM: 132 SMs × 128 FP32 lanes × 2 × 1.98 GHz = 67 TFLOP/s FP32"))
+    } else if up.contains("A100") {
+        Some((19.5, "NVIDIA A100: 19.5 TFLOP/s FP32 (datasheet)"))
+    } else {
+        None
+    };
+    match known {
+        Some((p, why)) => (Some(p), format!("{why}; FP32 without tensor cores, which WGSL kernels cannot use")),
+        None if rest.contains("Cpu") => (None, format!("unknown: {name} is a software adapter running on the CPU (pass --peak-tflops)")),
+        None => (None, format!("unknown for {name} (pass --peak-tflops)")),
+    }
 }
 
 fn workload<B: Backend>(j: &ModelJudge<B>, a: &Args) -> Result<(Vec<u32>, Vec<Vec<u32>>)> {
@@ -72,10 +126,29 @@ fn workload<B: Backend>(j: &ModelJudge<B>, a: &Args) -> Result<(Vec<u32>, Vec<Ve
     Ok((prefix, suffixes))
 }
 
-fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
+/// FLOPs of the prefill of `p` tokens and of the pass over `items` suffixes of `s` tokens each: every
+/// layer for every row except the last layer, which computes only each suffix's final row (counted
+/// as such: a lower bound, the last layer's keys and values of the other rows are left out).
+fn flops(c: &Config, p: f64, items: f64, s: f64) -> (f64, f64) {
+    let prefill = c.matmul_flops_per_token() * p + c.attention_flops(p * (p + 1.0) / 2.0);
+    let per_layer = 1.0 / c.n_layer as f64;
+    let rows = items * s;
+    // Each suffix row attends to the prefix and causally to its own earlier rows.
+    let keys = items * (s * p + s * (s + 1.0) / 2.0);
+    let last_keys = items * (p + s);
+    let suffixes = c.matmul_flops_per_token() * per_layer * ((c.n_layer as f64 - 1.0) * rows + items)
+        + c.attention_flops(keys) * (1.0 - per_layer)
+        + c.attention_flops(last_keys) * per_layer;
+    (prefill, suffixes)
+}
+
+fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args, load_s: f64, peak_tflops: Option<f64>) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
     let (prefix, suffixes) = workload(&j, a)?;
     if prefix.len() + a.suffix_tokens > j.max_tokens {
         anyhow::bail!("the workload needs {} tokens but --max-tokens is {}", prefix.len() + a.suffix_tokens, j.max_tokens);
+    }
+    if let Some(c) = a.chunk {
+        j.chunk = c.max(1);
     }
     let (mut pre, mut items) = (Vec::new(), Vec::new());
     for rep in 0..=a.repeat {
@@ -92,24 +165,135 @@ fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args) -> Result<(Value, Vec<u3
         }
     }
     let (pre, items) = (median(pre), median(items));
-    let c = &j.model.config;
     let p = prefix.len() as f64;
-    let prefill_flops = c.matmul_flops_per_token() * p + c.attention_flops(p * (p + 1.0) / 2.0);
-    let mut out = json!({
-        "engine": "rocketjudge",
-        "backend": j.backend.describe(),
-        "prefill_s": pre,
-        "items_s": items,
-        "prefill_tokens_per_s": p / pre,
-        "items_per_s": a.items as f64 / (pre + items),
-        "seconds_per_response": pre + items,
-        "prefill_gflops": prefill_flops / pre / 1e9,
-    });
-    if let Some(peak) = a.peak_gflops {
-        out["prefill_fraction_of_peak"] = json!(prefill_flops / pre / 1e9 / peak);
-    }
-    Ok((out, prefix, suffixes))
+    let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);
+    let (prefill_gflops, gflops) = (prefill_flops / pre / 1e9, (prefill_flops + suffix_flops) / (pre + items) / 1e9);
+    let (peak, peak_why) = assumed_peak(&j.backend.describe(), peak_tflops);
+    Ok((
+        json!({
+            "engine": "rocketjudge",
+            "backend": j.backend.describe(),
+            "load_s": load_s,
+            "chunk": j.chunk,
+            "prefill_s": pre,
+            "items_s": items,
+            "prefill_tokens_per_s": p / pre,
+            "items_per_s": a.items as f64 / (pre + items),
+            "seconds_per_response": pre + items,
+            "prefill_gflops": prefill_gflops,
+            "gflops": gflops,
+            "peak_tflops": peak,
+            "peak_source": peak_why,
+            "prefill_fraction_of_peak": peak.map(|pk| prefill_gflops / (pk * 1e3)),
+            "fraction_of_peak": peak.map(|pk| gflops / (pk * 1e3)),
+        }),
+        prefix,
+        suffixes,
+    ))
 }
+
+// ---------------------------------------------------------------- matrix products per weight type
+
+/// Upload host activations (the one thing the matmul sweep needs beyond [`Backend`]).
+trait HostTensor: Backend {
+    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<Self::Tensor>;
+}
+
+impl HostTensor for Cpu {
+    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<cpu::Tensor> {
+        Ok(cpu::Tensor { rows, cols, data })
+    }
+}
+
+#[cfg(feature = "webgpu")]
+impl HostTensor for rocketjudge_engine::backend::webgpu::WebGpu {
+    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<Self::Tensor> {
+        Ok(self.tensor(rows, cols, &data)?)
+    }
+}
+
+const TYPES: [GgmlType; 11] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q4K,
+    GgmlType::Q5K,
+    GgmlType::Q6K,
+];
+
+/// Random blocks, with small f16 scales where the format has them (finite, moderate values).
+fn random_weight(seed: &mut u64, dtype: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+    let mut next = || {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    };
+    let mut b: Vec<u8> = (0..dtype.row_bytes(cols) * rows).map(|_| next() as u8).collect();
+    let scale_at: &[usize] = match dtype {
+        GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4K | GgmlType::Q5K => &[0, 2],
+        GgmlType::Q6K => &[208],
+        GgmlType::F16 | GgmlType::BF16 | GgmlType::F32 => &[],
+    };
+    const F16_0_01: [u8; 2] = [0x1F, 0x21];
+    for blk in b.chunks_exact_mut(dtype.block_bytes()) {
+        for &o in scale_at {
+            blk[o..o + 2].copy_from_slice(&F16_0_01);
+        }
+    }
+    match dtype {
+        GgmlType::F16 => b.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3B),
+        GgmlType::BF16 => b.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3F),
+        GgmlType::F32 => b.chunks_exact_mut(4).for_each(|c| c[3] &= 0x3F),
+        _ => {}
+    }
+    b
+}
+
+/// GFLOP/s of x[m×k]·W[n×k]ᵀ (GEMM) and of one row (GEMV) for every weight type, and the GEMV's
+/// weight bandwidth.
+fn run_matmul<B: HostTensor>(backend: &mut B, shape: &str, reps: usize) -> Result<Value> {
+    let dims: Vec<usize> = shape.split(',').map(|s| s.trim().parse()).collect::<Result<_, _>>().context("--matmul takes M,N,K")?;
+    let [m, n, k] = dims[..] else { anyhow::bail!("--matmul takes M,N,K, e.g. 512,4096,4096") };
+    let reps = reps.max(1) * 5;
+    let x: Vec<f32> = (0..m * k).map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 500.0).collect();
+    let mut seed = 0x1234_5678u64;
+    let mut rows = Vec::new();
+    for dtype in TYPES {
+        if k % dtype.block_size() != 0 {
+            continue;
+        }
+        let bytes = random_weight(&mut seed, dtype, n, k);
+        let info = TensorInfo { name: format!("{dtype:?}"), dims: vec![k as u64, n as u64], dtype, offset: 0, n_bytes: bytes.len() as u64 };
+        let w = backend.load(&info, &bytes)?;
+        let xs = backend.host_tensor(m, k, x.clone())?;
+        let x1 = backend.host_tensor(1, k, x[..k].to_vec())?;
+        let time = |b: &mut B, x: &B::Tensor, r: usize| {
+            // The warm-up compiles the pipeline.
+            drop(b.matmul(x, &w, None));
+            b.sync();
+            let t = Instant::now();
+            for _ in 0..reps {
+                drop(b.matmul(x, &w, None));
+            }
+            b.sync();
+            let s = t.elapsed().as_secs_f64();
+            (2.0 * r as f64 * n as f64 * k as f64 * reps as f64 / s / 1e9, s)
+        };
+        let (gemm, _) = time(backend, &xs, m);
+        let (gemv, s) = time(backend, &x1, 1);
+        rows.push(json!({"type": format!("{dtype:?}"), "gemm_gflops": gemm, "gemv_gflops": gemv, "gemv_weight_gb_per_s": bytes.len() as f64 * reps as f64 / s / 1e9}));
+    }
+    Ok(json!({"m": m, "n": n, "k": k, "repetitions": reps, "types": rows}))
+}
+
+// ---------------------------------------------------------------- llama.cpp
 
 fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Value> {
     let dir = std::env::temp_dir().join(format!("rocketjudge-bench-{}", std::process::id()));
@@ -132,13 +316,40 @@ fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, prefix: &[u3
     Ok(v)
 }
 
+/// Our engine's result, the matmul sweep, and the workload's prefix and suffixes.
+type Measured = (Value, Option<Value>, Vec<u32>, Vec<Vec<u32>>);
+
+/// Run our engine on the chosen backend.
+fn bench_backend<B: HostTensor>(mut backend: B, a: &Args, path: &std::path::Path, max: usize) -> Result<Measured> {
+    let sweep = match &a.matmul {
+        Some(shape) => Some(run_matmul(&mut backend, shape, a.repeat)?),
+        None => None,
+    };
+    let t = Instant::now();
+    let judge = judge_from_file(path, backend, max, &mut |_, _| {}).with_context(|| format!("cannot load {}", path.display()))?;
+    let load_s = t.elapsed().as_secs_f64();
+    let (ours, prefix, suffixes) = run_ours(judge, a, load_s, a.peak_tflops)?;
+    Ok((ours, sweep, prefix, suffixes))
+}
+
 pub fn run(a: Args) -> CliResult {
     let path = models::resolve(&a.model)?;
     let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
     let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 1);
-    let (ours, prefix, suffixes) = match a.judge.backend.as_str() {
-        "cpu" => run_ours(judge_from_file(&path, Cpu::new(threads)?, max, &mut |_, _| {})?, &a)?,
-        other => anyhow::bail!("backend `{other}` is not available in this build"),
+    let (ours, sweep, prefix, suffixes) = match a.judge.backend.as_str() {
+        "cpu" => bench_backend(Cpu::new(threads)?, &a, &path, max)?,
+        #[cfg(feature = "webgpu")]
+        "webgpu" => {
+            use rocketjudge_engine::backend::webgpu::{KernelSet, WebGpuOptions};
+            let kernels = match a.kernels.as_str() {
+                "gpu" => KernelSet::Gpu,
+                "software" => KernelSet::Software,
+                _ => KernelSet::Auto,
+            };
+            let gpu = judges::webgpu(WebGpuOptions { allow_f16: !a.no_f16, kernels, ..Default::default() })?;
+            bench_backend(gpu, &a, &path, max)?
+        }
+        other => return Err(judges::unavailable(other)),
     };
     let reference = match a.reference.as_str() {
         "none" => None,
@@ -156,6 +367,9 @@ pub fn run(a: Args) -> CliResult {
         "workload": {"prefix_tokens": a.prefix_tokens, "items": a.items, "suffix_tokens": a.suffix_tokens, "threads": threads, "repeat": a.repeat},
         "rocketjudge": ours,
     });
+    if let Some(s) = &sweep {
+        report["matmul"] = s.clone();
+    }
     if let Some(r) = &reference {
         report["llama_cpp"] = r.clone();
         report["ratio"] = json!({
@@ -165,46 +379,107 @@ pub fn run(a: Args) -> CliResult {
     }
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        _ => {
-            println!(
-                "{} · prefix {} tokens, {} items × {} tokens, {} threads, median of {}",
-                a.model, a.prefix_tokens, a.items, a.suffix_tokens, threads, a.repeat
-            );
-            let f = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
-            let mut rows = vec![vec![
-                format!("rocketjudge ({})", ours["backend"].as_str().unwrap_or("")),
-                f(&ours, "prefill_tokens_per_s"),
-                f(&ours, "items_per_s"),
-                f(&ours, "seconds_per_response"),
-                f(&ours, "prefill_gflops"),
-            ]];
-            if let Some(r) = &reference {
-                rows.push(vec![
-                    format!("llama.cpp {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or("")),
-                    f(r, "prefill_tokens_per_s"),
-                    f(r, "items_per_s"),
-                    f(r, "seconds_per_response"),
-                    "–".into(),
-                ]);
-                if let Some(s) = r["scratch_s"].as_f64() {
-                    rows.push(vec![
-                        "llama.cpp (prefix re-run per item)".into(),
-                        "–".into(),
-                        format!("{:.2}", a.items as f64 / s),
-                        format!("{s:.2}"),
-                        "–".into(),
-                    ]);
-                }
-            }
-            print!("{}", super::text_table(&["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s"], &rows));
-            if let Some(r) = report.get("ratio") {
-                println!(
-                    "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster",
-                    r["prefill_tokens_per_s"].as_f64().unwrap(),
-                    r["speedup_seconds_per_response"].as_f64().unwrap()
-                );
-            }
-        }
+        _ => print_table(&a, threads, &report),
     }
     Ok(())
+}
+
+fn print_table(a: &Args, threads: usize, report: &Value) {
+    let ours = &report["rocketjudge"];
+    let f = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
+    let pct = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "unknown".into());
+    if let Some(s) = report.get("matmul") {
+        println!(
+            "matrix products on {}: x[{}×{}] · W[{}×{}]ᵀ (GEMM) and 1 row (GEMV), {} repetitions each",
+            ours["backend"].as_str().unwrap_or(""),
+            s["m"],
+            s["k"],
+            s["n"],
+            s["k"],
+            s["repetitions"]
+        );
+        let rows: Vec<Vec<String>> = s["types"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                vec![t["type"].as_str().unwrap_or("").to_string(), f(t, "gemm_gflops"), f(t, "gemv_gflops"), f(t, "gemv_weight_gb_per_s")]
+            })
+            .collect();
+        print!("{}", super::text_table(&["type", "GEMM GFLOP/s", "GEMV GFLOP/s", "GEMV GB/s (weights)"], &rows));
+        println!();
+    }
+    let cpu = ours["backend"].as_str().is_some_and(|b| b.starts_with("cpu"));
+    println!(
+        "{} · prefix {} tokens, {} items × {} tokens{}, median of {} (load {:.1}s, prefill chunks of {})",
+        a.model,
+        a.prefix_tokens,
+        a.items,
+        a.suffix_tokens,
+        if cpu { format!(", {threads} threads") } else { String::new() },
+        a.repeat,
+        ours["load_s"].as_f64().unwrap_or(0.0),
+        ours["chunk"]
+    );
+    println!(
+        "peak: {} — {}",
+        ours["peak_tflops"].as_f64().map(|p| format!("{p} TFLOP/s")).unwrap_or_else(|| "unknown".into()),
+        ours["peak_source"].as_str().unwrap_or("")
+    );
+    let mut rows = vec![vec![
+        format!("rocketjudge ({})", ours["backend"].as_str().unwrap_or("")),
+        f(ours, "prefill_tokens_per_s"),
+        f(ours, "items_per_s"),
+        f(ours, "seconds_per_response"),
+        f(ours, "prefill_gflops"),
+        f(ours, "gflops"),
+        pct(ours, "fraction_of_peak"),
+    ]];
+    if let Some(r) = report.get("llama_cpp") {
+        rows.push(vec![
+            format!("llama.cpp {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or("")),
+            f(r, "prefill_tokens_per_s"),
+            f(r, "items_per_s"),
+            f(r, "seconds_per_response"),
+            "–".into(),
+            "–".into(),
+            "–".into(),
+        ]);
+        if let Some(s) = r["scratch_s"].as_f64() {
+            rows.push(vec![
+                "llama.cpp (prefix re-run per item)".into(),
+                "–".into(),
+                format!("{:.2}", a.items as f64 / s),
+                format!("{s:.2}"),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+            ]);
+        }
+    }
+    print!("{}", super::text_table(&["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s", "GFLOP/s", "of peak"], &rows));
+    if let Some(r) = report.get("ratio") {
+        println!(
+            "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster",
+            r["prefill_tokens_per_s"].as_f64().unwrap(),
+            r["speedup_seconds_per_response"].as_f64().unwrap()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assumed_peak;
+
+    #[test]
+    fn peaks_come_from_the_flag_or_the_gpu_name_or_are_unknown() {
+        assert_eq!(assumed_peak("cpu (2 threads)", Some(1.5)).0, Some(1.5));
+        assert_eq!(assumed_peak("cpu (2 threads)", None).0, None);
+        assert_eq!(assumed_peak("webgpu: NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(67.0));
+        assert_eq!(assumed_peak("webgpu: NVIDIA H100 PCIe (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(51.0));
+        assert_eq!(assumed_peak("webgpu: NVIDIA H200 (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(67.0));
+        let (p, why) = assumed_peak("webgpu: llvmpipe (LLVM 19.1.7, 256 bits) (Vulkan, Cpu; software-shaped kernels)", None);
+        assert_eq!(p, None);
+        assert!(why.contains("llvmpipe (LLVM 19.1.7, 256 bits)") && why.contains("software adapter"), "{why}");
+    }
 }
