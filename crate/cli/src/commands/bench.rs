@@ -61,7 +61,8 @@ pub struct Args {
     /// up from the GPU's name, else reported as unknown (a CPU: cores × SIMD lanes × 2 FMA × 2 × GHz).
     #[arg(long)]
     peak_tflops: Option<f64>,
-    /// Also time the matrix product of every weight type: `M,N,K` = x[M×K] · W[N×K]ᵀ, and 1 row.
+    /// Also time the matrix product of every weight type: `M,N,K` = x[M×K] · W[N×K]ᵀ, and 1 row; and
+    /// the fixed cost of a wait and of one tiny op (bare `--matmul`: 512,4096,4096).
     #[arg(long, value_name = "M,N,K", num_args = 0..=1, default_missing_value = "512,4096,4096")]
     matmul: Option<String>,
     /// WebGPU: f32 workgroup tiles even where the adapter has shader-f16.
@@ -290,7 +291,20 @@ fn run_matmul<B: HostTensor>(backend: &mut B, shape: &str, reps: usize) -> Resul
         let (gemv, s) = time(backend, &x1, 1);
         rows.push(json!({"type": format!("{dtype:?}"), "gemm_gflops": gemm, "gemv_gflops": gemv, "gemv_weight_gb_per_s": bytes.len() as f64 * reps as f64 / s / 1e9}));
     }
-    Ok(json!({"m": m, "n": n, "k": k, "repetitions": reps, "types": rows}))
+    // Fixed costs: an empty wait, and one tiny dispatch (on WebGPU a forward is ~20 dispatches per layer).
+    let t = Instant::now();
+    backend.sync();
+    let sync_ms = t.elapsed().as_secs_f64() * 1e3;
+    let small = backend.host_tensor(1, 256, vec![1.0; 256])?;
+    drop(backend.add(&small, &small));
+    backend.sync();
+    let t = Instant::now();
+    for _ in 0..100 {
+        drop(backend.add(&small, &small));
+    }
+    backend.sync();
+    let dispatch_ms = t.elapsed().as_secs_f64() * 10.0;
+    Ok(json!({"m": m, "n": n, "k": k, "repetitions": reps, "types": rows, "empty_sync_ms": sync_ms, "tiny_op_ms": dispatch_ms}))
 }
 
 // ---------------------------------------------------------------- llama.cpp
@@ -407,7 +421,11 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
             })
             .collect();
         print!("{}", super::text_table(&["type", "GEMM GFLOP/s", "GEMV GFLOP/s", "GEMV GB/s (weights)"], &rows));
-        println!();
+        println!(
+            "empty sync {:.3} ms; one tiny op (add of 256 values) {:.3} ms\n",
+            s["empty_sync_ms"].as_f64().unwrap_or(0.0),
+            s["tiny_op_ms"].as_f64().unwrap_or(0.0)
+        );
     }
     let cpu = ours["backend"].as_str().is_some_and(|b| b.starts_with("cpu"));
     println!(
