@@ -7,6 +7,8 @@ import * as db from './lib/db.js';
 import { renderResults } from './views.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
+// Tests drive the worker directly with ?debug=1; nothing else is exposed.
+if (new URLSearchParams(location.search).get('debug') === '1') globalThis.__rocketjudgeEngine = engine;
 
 const state = {
   manifest: [],

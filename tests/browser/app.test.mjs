@@ -3,7 +3,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, FIX, OUT } from './harness.mjs';
@@ -143,5 +143,24 @@ test('hostile text in uploads is shown as inert text and requests nothing', asyn
   assert.equal(await page.locator('#responses b').count(), 0, 'no element was created from the text');
   assert.deepEqual(external(), []);
   await shot(page, 'hostile-text');
+  await context.close();
+});
+
+test('a panic inside the engine becomes an error message and the worker keeps working', async () => {
+  const { context, page } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
+  await page.waitForFunction(() => globalThis.__rocketjudgeEngine);
+  await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
+  const failed = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('core', { fn: 'debugPanic', args: [] }).then(() => null, (e) => e.message));
+  assert.match(failed || '', /internal error in the engine/);
+  await page.waitForSelector('.notice.error');
+  assert.match(await page.locator('.notice.error').last().innerText(), /internal error and was restarted/);
+  // The next request is served by the fresh module.
+  const version = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('core', { fn: 'promptVersion', args: [] }));
+  assert.ok(typeof version === 'string' && version.length > 0, `prompt version after the panic: ${version}`);
+  // And uploads are parsed by it: the benchmark, then one model's responses.
+  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
+  await page.setInputFiles('#response-files', join(FIX, 'responses', readdirSync(join(FIX, 'responses'))[0]));
+  await page.waitForSelector('#responses table.models tbody tr');
   await context.close();
 });

@@ -51,6 +51,13 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// Panic on purpose: the test of the panic path (the worker turns the trap into an error message and
+/// restarts the module). Nothing in the app calls it.
+#[wasm_bindgen(js_name = debugPanic)]
+pub fn debug_panic() {
+    panic!("deliberate panic (test hook)");
+}
+
 /// Whether this build contains the WebGPU backend.
 #[wasm_bindgen(js_name = webgpuAvailable)]
 pub fn webgpu_available() -> bool {
