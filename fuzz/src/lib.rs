@@ -134,7 +134,12 @@ pub fn rocketeval_queries(data: &[u8]) {
         let _ = bench.attach_checklists("c.jsonl", checklists);
         for q in queries.iter().take(8) {
             let _ = prompt::creation_prompt(q);
-            let r = Response { session_id: q.session_id.clone(), chat_history: Vec::new(), output: vec![q.user_query().into()], generator: "m".into() };
+            let r = Response {
+                session_id: q.session_id.clone(),
+                chat_history: Vec::new(),
+                output: vec![q.user_query().into()],
+                generator: "m".into(),
+            };
             let p = prompt::grading_prompt_for(q, &r, r.answer());
             for i in 0..p.suffixes.len().min(8) {
                 let _ = p.item(i);
