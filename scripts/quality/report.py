@@ -87,6 +87,8 @@ def main():
     llmbar = [p for p in pairs if p["question_id"].startswith("llmbar")]
     gallery = [p for p in pairs if p["question_id"].startswith("gallery")]
     for name, subset_pairs in [("human_llmbar", llmbar), ("human_gallery", gallery)]:
+        if not os.path.isdir(os.path.join(base, "human")):
+            break  # run with QUALITY_HUMAN=0
         path = os.path.join(tempfile.mkdtemp(), "pairs.json")
         json.dump(subset_pairs, open(path, "w"))
         rep[name] = cli("meta", "--judgments", os.path.join(base, "human"), "--pairs", path, "--bootstrap", "1000")["pairs"]
@@ -109,6 +111,9 @@ def main():
     for name, label in [("human_llmbar", "LLMBar MT-Bench human pairs: accuracy (tie = ½)"), ("human_gallery", "MT-Bench human pairs (with ties): agreement")]:
         k = "accuracy" if "llmbar" in name else "agreement"
         d = rep.get(name + "_direct")
+        if name not in rep:
+            md.append(f"| {label} | not run | – | – |")
+            continue
         md.append(f"| {label} | {est(rep[name][k])} | – | {est(d[k]) if d else '–'} |")
     md.append(f"| BT ranking, system Spearman vs GPT-4 MT-Bench | {est(rep['system_unsupervised_bt'][list(REFS)[0]]['spearman'])} | | |")
     text = "\n".join(md) + "\n"

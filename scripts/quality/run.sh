@@ -6,7 +6,7 @@
 # docs/quality/<judge>[-<QUALITY_TAG>].json + .md (the numbers the README's table quotes).
 # The full set: python3 scripts/quality/prepare.py --questions all --human-pairs 1000 --out .cache/quality/inputs-full
 #   QUALITY_INPUTS=.cache/quality/inputs-full QUALITY_TAG=full scripts/quality/run.sh JUDGE --backend webgpu
-# QUALITY_DIRECT=0 skips the Direct baseline; RJ=PATH uses another rocketjudge binary.
+# QUALITY_DIRECT=0 skips the Direct baseline, QUALITY_HUMAN=0 the human-labelled pairs; RJ=PATH uses another rocketjudge binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 judge="$1"; shift
@@ -18,12 +18,14 @@ mkdir -p "$out"
 start=$(date +%s)
 # Checklist grading (resumable: re-running continues where it stopped).
 $rj grade --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/judgments" "$@"
-$rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
+[ "${QUALITY_HUMAN:-1}" = 1 ] && $rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
 # The paper's Direct baseline (no checklist).
 if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
   $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct.partial" "$@"
-  $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human.partial" "$@"
-  mv "$out/direct-human.partial" "$out/direct-human"
+  if [ "${QUALITY_HUMAN:-1}" = 1 ]; then
+    $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human.partial" "$@"
+    mv "$out/direct-human.partial" "$out/direct-human"
+  fi
   mv "$out/direct.partial" "$out/direct"
 fi
 echo "graded in $(( $(date +%s) - start )) s" > "$out/timing.txt"
