@@ -38,7 +38,11 @@ fn serve(replies: Vec<(u16, String)>) -> (String, Arc<Mutex<Vec<String>>>) {
             let _ = reader.read_exact(&mut body);
             log.lock().unwrap().push(auth);
             let (status, reply) = replies.get(n).unwrap_or(replies.last().unwrap()).clone();
-            let _ = write!(stream, "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
         }
     });
     (addr, seen)
@@ -70,7 +74,20 @@ fn creates_retries_resumes_and_keeps_the_key_secret() {
     let out = dir.path().join("checklists.jsonl");
     let good = chat("## Checklist\n1. Does the response say 4?\n2. Is it brief?");
     let (url, seen) = serve(vec![(200, chat("I cannot help with that.")), (503, "{}".into()), (200, good.clone())]);
-    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "stand-in", "--api-key-env", "RJ_TEST_KEY", "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "checklist",
+        "create",
+        "--queries",
+        q.to_str().unwrap(),
+        "--endpoint",
+        &url,
+        "--model",
+        "stand-in",
+        "--api-key-env",
+        "RJ_TEST_KEY",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -86,7 +103,18 @@ fn creates_retries_resumes_and_keeps_the_key_secret() {
         assert!(!s.contains(KEY), "the key leaked: {s}");
     }
     // Resume: nothing left to do, no request, the file unchanged.
-    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "stand-in", "--out", out.to_str().unwrap()]);
+    let o = run(&[
+        "checklist",
+        "create",
+        "--queries",
+        q.to_str().unwrap(),
+        "--endpoint",
+        &url,
+        "--model",
+        "stand-in",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     assert_eq!(seen.lock().unwrap().len(), 4);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
@@ -98,11 +126,37 @@ fn gives_up_after_bounded_attempts_and_a_missing_key_variable_is_an_error() {
     let q = queries(dir.path());
     let out = dir.path().join("c.jsonl");
     let (url, seen) = serve(vec![(200, chat("no numbered list here"))]);
-    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out", out.to_str().unwrap(), "--attempts", "2"]);
+    let o = run(&[
+        "checklist",
+        "create",
+        "--queries",
+        q.to_str().unwrap(),
+        "--endpoint",
+        &url,
+        "--model",
+        "m",
+        "--out",
+        out.to_str().unwrap(),
+        "--attempts",
+        "2",
+    ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no numbered questions"));
     assert_eq!(seen.lock().unwrap().len(), 4, "two attempts per query");
-    let o = run(&["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out", out.to_str().unwrap(), "--api-key-env", "RJ_NOT_SET_ANYWHERE"]);
+    let o = run(&[
+        "checklist",
+        "create",
+        "--queries",
+        q.to_str().unwrap(),
+        "--endpoint",
+        &url,
+        "--model",
+        "m",
+        "--out",
+        out.to_str().unwrap(),
+        "--api-key-env",
+        "RJ_NOT_SET_ANYWHERE",
+    ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("RJ_NOT_SET_ANYWHERE"));
 }
@@ -119,8 +173,22 @@ fn a_silent_server_times_out() {
     let q = queries(dir.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
         .args([
-            "checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", &url, "--model", "m", "--out",
-            dir.path().join("c.jsonl").to_str().unwrap(), "--attempts", "1", "--read-timeout", "1", "--api-key-env", "RJ_TEST_KEY",
+            "checklist",
+            "create",
+            "--queries",
+            q.to_str().unwrap(),
+            "--endpoint",
+            &url,
+            "--model",
+            "m",
+            "--out",
+            dir.path().join("c.jsonl").to_str().unwrap(),
+            "--attempts",
+            "1",
+            "--read-timeout",
+            "1",
+            "--api-key-env",
+            "RJ_TEST_KEY",
         ])
         .env("RJ_TEST_KEY", KEY)
         .stderr(std::process::Stdio::piped())

@@ -83,7 +83,9 @@ fn create(a: CreateArgs) -> CliResult {
     let name = a.queries.display().to_string();
     let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
     let key = match &a.api_key_env {
-        Some(var) => Some(std::env::var(var).with_context(|| format!("the environment variable {var} (named by --api-key-env) is not set"))?),
+        Some(var) => {
+            Some(std::env::var(var).with_context(|| format!("the environment variable {var} (named by --api-key-env) is not set"))?)
+        }
         None => None,
     };
     // Resume: sessions already in the output are done. A torn last line is cut off first.
@@ -169,9 +171,8 @@ fn create_one(agent: &ureq::Agent, url: &str, key: Option<&str>, a: &CreateArgs,
         };
         let mut text = String::new();
         resp.into_reader().take(MAX_REPLY_BYTES).read_to_string(&mut text).context("reading the reply")?;
-        let content = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string));
+        let content =
+            serde_json::from_str::<Value>(&text).ok().and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string));
         match content.as_deref().and_then(parse_checklist_reply) {
             Some(items) => return Ok(items),
             None => last = anyhow::anyhow!("the reply has no numbered questions"),

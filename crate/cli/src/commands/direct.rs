@@ -49,7 +49,8 @@ pub fn run(a: Args) -> CliResult {
     let mut per_model: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     let work = inputs.work();
     for (n, w) in work.iter().enumerate() {
-        let d = pollster::block_on(judge.direct_score(w.query, w.response)).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
+        let d = pollster::block_on(judge.direct_score(w.query, w.response))
+            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
         per_model.entry(w.model.clone()).or_default().push(Row {
             session_id: w.response.session_id.clone(),
             model_test: w.model.clone(),
