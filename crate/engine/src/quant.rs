@@ -24,6 +24,21 @@ pub enum GgmlType {
 }
 
 impl GgmlType {
+    /// Every supported type (for tests and benchmarks that sweep them).
+    pub const ALL: [GgmlType; 11] = [
+        GgmlType::F32,
+        GgmlType::F16,
+        GgmlType::BF16,
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::Q8_0,
+        GgmlType::Q4K,
+        GgmlType::Q5K,
+        GgmlType::Q6K,
+    ];
+
     pub fn from_u32(v: u32) -> Option<Self> {
         Some(match v {
             0 => Self::F32,

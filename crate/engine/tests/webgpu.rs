@@ -24,19 +24,7 @@ use rocketjudge_engine::load::{block_on, judge_from_header, read_header, FileSou
 use rocketjudge_engine::model::config::Activation;
 use rocketjudge_engine::quant::{dequantize, GgmlType};
 
-const TYPES: [GgmlType; 11] = [
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::Q8_0,
-    GgmlType::Q4K,
-    GgmlType::Q5K,
-    GgmlType::Q6K,
-];
+const TYPES: [GgmlType; 11] = GgmlType::ALL;
 
 fn gpu_with(options: WebGpuOptions) -> WebGpu {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {

@@ -213,19 +213,7 @@ impl HostTensor for rocketjudge_engine::backend::webgpu::WebGpu {
     }
 }
 
-const TYPES: [GgmlType; 11] = [
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::Q8_0,
-    GgmlType::Q4K,
-    GgmlType::Q5K,
-    GgmlType::Q6K,
-];
+const TYPES: [GgmlType; 11] = GgmlType::ALL;
 
 /// Random blocks, with small f16 scales where the format has them (finite, moderate values).
 fn random_weight(seed: &mut u64, dtype: GgmlType, rows: usize, cols: usize) -> Vec<u8> {

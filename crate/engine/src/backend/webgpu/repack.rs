@@ -379,19 +379,7 @@ mod tests {
 
     #[test]
     fn repacked_values_equal_the_reference_dequantization_exactly() {
-        let types = [
-            GgmlType::F32,
-            GgmlType::F16,
-            GgmlType::BF16,
-            GgmlType::Q4_0,
-            GgmlType::Q4_1,
-            GgmlType::Q5_0,
-            GgmlType::Q5_1,
-            GgmlType::Q8_0,
-            GgmlType::Q4K,
-            GgmlType::Q5K,
-            GgmlType::Q6K,
-        ];
+        let types = GgmlType::ALL;
         for (t, dtype) in types.into_iter().enumerate() {
             let cols = match dtype.block_size() {
                 256 => 512,
