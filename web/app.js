@@ -140,6 +140,8 @@ async function shortHash(s) {
 engine.on('download', (m) => { state.loading = { phase: 'download', done: m.done, total: m.total }; throttle('judge', renderJudge); });
 engine.on('load', (m) => { state.loading = { phase: 'load', done: m.done, total: m.total }; throttle('judge', renderJudge); });
 engine.on('notice', (m) => notice(m.text, 'warn'));
+// The worker moved the judge to another backend (the GPU was lost mid-grade): show where it runs now.
+engine.on('judge-changed', (m) => { state.judge = m.judge; renderJudge(); });
 engine.on('engine-restarted', () => { state.judge = null; notice('The engine hit an internal error and was restarted; load the judge again.', 'error'); renderAll(); });
 
 const timers = {};

@@ -119,6 +119,19 @@ async function gradeOne(query, response, model) {
   }
 }
 
+/**
+ * The CPU engine keeps the (quantized) weights in the module's memory, which 32-bit WebAssembly caps
+ * at 4 GiB; activations, the KV cache and scratch need the rest. The WebGPU backend streams weights to
+ * the GPU one tensor at a time and refuses, at load, a model larger than the device allows.
+ */
+const CPU_MODEL_LIMIT = 3 * 2 ** 30;
+
+function checkFits(size, backend) {
+  if (backend === 'cpu' && size > CPU_MODEL_LIMIT) {
+    throw new Error(`this model (${(size / 2 ** 30).toFixed(1)} GiB) is too large for the CPU engine in a browser tab: 32-bit WebAssembly addresses at most 4 GiB, and the weights may take at most ${CPU_MODEL_LIMIT / 2 ** 30} GiB of it. Choose a smaller model${'gpu' in navigator ? '' : ' or a browser with WebGPU'}.`);
+  }
+}
+
 /** Read the GGUF header from a Blob, growing the prefix until it parses. */
 async function readHeader(blob) {
   let want = 1 << 20;
@@ -161,22 +174,24 @@ const handlers = {
     try { judge?.free(); } catch { /* already gone */ }
     judge = null;
     judgeInfo = null;
+    const choice = await chooseBackend(requested);
+    const fits = (size) => checkFits(size, choice.backend);
     let blob;
     let name;
     if (source.file) {
       blob = source.file;
       name = source.file.name.replace(/\.gguf$/i, '');
+      fits(blob.size);
     } else {
       name = source.key;
       blob = await openCachedModel(source.key);
       if (!blob) {
-        blob = await fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }));
+        blob = await fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
       }
     }
     const header = await readHeader(blob);
     const info = header.info();
     header.free();
-    const choice = await chooseBackend(requested);
     // debugLayers (tests only): keep the model's first N blocks.
     // webgpuOptions: {kernels: 'auto'|'gpu'|'software', allowF16, memoryBudget} (all optional).
     loaded = { blob, name, maxTokens: maxTokens || 4096, webgpuOptions, debugLayers };

@@ -164,3 +164,19 @@ test('a panic inside the engine becomes an error message and the worker keeps wo
   await page.waitForSelector('#responses table.models tbody tr');
   await context.close();
 });
+
+test('a model too large for the CPU engine is refused before any byte is downloaded', async () => {
+  const { context, page, log } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
+  await page.waitForFunction(() => globalThis.__rocketjudgeEngine);
+  await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
+  const source = { key: 'too-large', url: `${server.origin}/models/too-large.gguf`, size: 5 * 2 ** 30 };
+  const failed = await page.evaluate((s) => globalThis.__rocketjudgeEngine.request('loadJudge', { source: s, backend: 'cpu' }).then(() => null, (e) => e.message), source);
+  assert.match(failed || '', /too large for the CPU engine in a browser tab: 32-bit WebAssembly addresses at most 4 GiB/);
+  assert.deepEqual(log.requests.filter((u) => u.includes('too-large')), [], 'the model was never requested');
+  // Control: a size that fits is requested (and, absent on the server, fails with the HTTP status).
+  const small = await page.evaluate((s) => globalThis.__rocketjudgeEngine.request('loadJudge', { source: { ...s, size: 1000 }, backend: 'cpu' }).then(() => null, (e) => e.message), source);
+  assert.match(small || '', /cannot download .*too-large\.gguf: HTTP 404/);
+  assert.ok(log.requests.some((u) => u.includes('too-large')), 'the request log sees the worker\'s downloads');
+  await context.close();
+});

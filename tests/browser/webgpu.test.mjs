@@ -252,6 +252,7 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   assert.ok(backends.slice(0, firstCpu).every((b) => b === 'webgpu') && backends.slice(firstCpu).every((b) => b === 'cpu'), backends.join(','));
   assert.deepEqual(messages.filter((m) => m.type === 'grade-error'), [], 'no response failed');
   assert.ok(messages.some((m) => m.type === 'judge-changed'), 'the page is told the judge moved to the CPU');
+  assert.match(await page.locator('.badge', { hasText: 'judge:' }).innerText(), / on cpu\b/, 'the judge badge says where it runs now');
 
   // The judgments, WebGPU's and the CPU's alike, agree with the reference.
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-webgpu-lost.jsonl'));

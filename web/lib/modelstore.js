@@ -84,13 +84,25 @@ async function checkRoom(size) {
 
 /**
  * Download `source` ({key, url, sha256?, size?}) into the store; `progress(done, total)` per chunk.
+ * `fits(bytes)` throws when a model of that size cannot run here; it is asked before the download.
  * Returns the stored Blob. A SHA-256 mismatch deletes the download and throws.
  */
-export async function fetchModel(source, wasm, progress) {
+export async function fetchModel(source, wasm, progress, fits = () => {}) {
+  // Refuse what cannot run before any byte is downloaded: by the known size, else by Content-Length.
+  if (source.size) fits(source.size);
   await checkRoom(source.size);
   const resp = await fetch(source.url, { credentials: 'omit', cache: 'no-store' });
   if (!resp.ok || !resp.body) throw new Error(`cannot download ${source.url}: HTTP ${resp.status}`);
   const total = Number(resp.headers.get('content-length')) || source.size || 0;
+  try {
+    if (total && !source.size) {
+      fits(total);
+      await checkRoom(total);
+    }
+  } catch (e) {
+    await resp.body.cancel().catch(() => {});
+    throw e;
+  }
   const hasher = new wasm.Sha256Stream();
   const dir = await opfsDir();
   let done = 0;
