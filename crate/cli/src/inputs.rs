@@ -117,6 +117,28 @@ fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {
         .is_some_and(|v| v.get("question_id").is_some() && v.get("turn").is_some())
 }
 
+/// What the grading commands (`grade`, `direct`) take: a judge, a benchmark, responses, an output folder.
+#[derive(clap::Args)]
+pub struct GradingArgs {
+    /// Judge: a model name from `rocketjudge models list`, a GGUF path, or an http(s) URL.
+    #[arg(long)]
+    pub model: String,
+    /// Queries (RocketEval JSONL).
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Checklists (RocketEval `checklist.jsonl`), replacing the queries' own.
+    #[arg(long)]
+    pub checklists: Option<PathBuf>,
+    /// Response files or folders (RocketEval JSONL).
+    #[arg(long, num_args = 1.., required = true)]
+    pub responses: Vec<PathBuf>,
+    /// Output folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub judge: crate::judges::JudgeArgs,
+}
+
 /// Queries (with checklists) and response files, checked against each other.
 pub struct GradingInputs {
     pub bench: Benchmark,

@@ -3,7 +3,6 @@
 //! comparing against checklist grading (quality report), not for production use.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use anyhow::Context;
 use serde::Serialize;
@@ -18,18 +17,8 @@ use crate::{inputs, judges, CliResult};
 /// `score` = Σ d·p(d) over the digits 0–9 (renormalised) and `digits` the ten probabilities.
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long)]
-    model: String,
-    #[arg(long)]
-    queries: PathBuf,
-    #[arg(long)]
-    checklists: Option<PathBuf>,
-    #[arg(long, num_args = 1.., required = true)]
-    responses: Vec<PathBuf>,
-    #[arg(long)]
-    out: PathBuf,
     #[command(flatten)]
-    judge: judges::JudgeArgs,
+    io: inputs::GradingArgs,
 }
 
 #[derive(Serialize)]
@@ -43,8 +32,8 @@ struct Row {
 
 pub fn run(a: Args) -> CliResult {
     // The Direct prompt needs no checklist: queries without one are fine here.
-    let inputs = inputs::GradingInputs::read(&a.queries, a.checklists.as_deref(), &a.responses, true)?;
-    let mut judge = judges::load(&a.model, &a.judge)?;
+    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
+    let mut judge = judges::load(&a.io.model, &a.io.judge)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
     let mut per_model: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     let work = inputs.work();
@@ -63,8 +52,8 @@ pub fn run(a: Args) -> CliResult {
         }
     }
     for (model, rows) in &per_model {
-        write_atomic(&a.out.join(format!("{}.json", safe_file_name(model))), &serde_json::to_string_pretty(rows)?)?;
+        write_atomic(&a.io.out.join(format!("{}.json", safe_file_name(model))), &serde_json::to_string_pretty(rows)?)?;
     }
-    eprintln!("wrote Direct scores of {} models to {}", per_model.len(), a.out.display());
+    eprintln!("wrote Direct scores of {} models to {}", per_model.len(), a.io.out.display());
     Ok(())
 }

@@ -32,23 +32,8 @@ use crate::{inputs, judges, CliResult};
 /// the judge's name and the Yes/No token ids it read. Interrupted runs resume where they stopped.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Judge: a model name from `rocketjudge models list`, a GGUF path, or an http(s) URL.
-    #[arg(long)]
-    model: String,
-    /// Queries (RocketEval JSONL).
-    #[arg(long)]
-    queries: PathBuf,
-    /// Checklists (RocketEval `checklist.jsonl`), replacing the queries' own.
-    #[arg(long)]
-    checklists: Option<PathBuf>,
-    /// Response files or folders (RocketEval JSONL).
-    #[arg(long, num_args = 1.., required = true)]
-    responses: Vec<PathBuf>,
-    /// Output folder.
-    #[arg(long)]
-    out: PathBuf,
     #[command(flatten)]
-    judge: judges::JudgeArgs,
+    io: inputs::GradingArgs,
     /// Grade only share I of N (0-based, `I/N`): a deterministic split of the work for parallel runs;
     /// run all N shards into the same or different folders and rank them together.
     #[arg(long)]
@@ -140,7 +125,7 @@ fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let inputs = inputs::GradingInputs::read(&a.queries, a.checklists.as_deref(), &a.responses, a.allow_problems)?;
+    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, a.allow_problems)?;
     let mut work = inputs.work();
     if let Some(s) = &a.shard {
         let (i, n) = parse_shard(s)?;
@@ -148,14 +133,14 @@ pub fn run(a: Args) -> CliResult {
         eprintln!("shard {i}/{n}: {} responses", work.len());
     }
 
-    let mut judge = judges::load(&a.model, &a.judge)?;
+    let mut judge = judges::load(&a.io.model, &a.io.judge)?;
     let judge_name = judge.name();
-    std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
+    std::fs::create_dir_all(&a.io.out).with_context(|| format!("cannot create {}", a.io.out.display()))?;
     let out_path = |model: &str| -> PathBuf {
         let base = safe_file_name(model);
         match &a.shard {
-            Some(s) => a.out.join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
-            None => a.out.join(format!("{base}.jsonl")),
+            Some(s) => a.io.out.join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
+            None => a.io.out.join(format!("{base}.jsonl")),
         }
     };
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
@@ -167,7 +152,7 @@ pub fn run(a: Args) -> CliResult {
     let todo: Vec<&inputs::Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     let already = work.len() - todo.len();
     if already > 0 {
-        eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.out.display());
+        eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.io.out.display());
     }
     let mut trace = match &a.trace {
         Some(p) => {
@@ -243,7 +228,7 @@ pub fn run(a: Args) -> CliResult {
     if truncated > 0 {
         eprintln!("note: {truncated} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)");
     }
-    eprintln!("graded {} responses ({items_done} items) in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), a.out.display());
+    eprintln!("graded {} responses ({items_done} items) in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), a.io.out.display());
     Ok(())
 }
 
