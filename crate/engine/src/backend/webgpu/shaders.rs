@@ -8,6 +8,7 @@ use super::repack::Format;
 const COMMON: &str = include_str!("kernels/common.wgsl");
 const DQ: &str = include_str!("kernels/dq.wgsl");
 const XLOAD: &str = include_str!("kernels/xload.wgsl");
+const MATMUL_IO: &str = include_str!("kernels/matmul_io.wgsl");
 const GEMM: &str = include_str!("kernels/gemm.wgsl");
 const GEMV: &str = include_str!("kernels/gemv.wgsl");
 const ATTENTION_UBO: &str = include_str!("kernels/attention_ubo.wgsl");
@@ -115,7 +116,7 @@ impl Kernel {
                 }
                 let tile = 64 * (bk / 4 + 1);
                 format!(
-                    "{}\n{}\n{}",
+                    "{MATMUL_IO}\n{}\n{}\n{}",
                     GEMM.replace("{{BK}}", &bk.to_string())
                         .replace("{{TILE}}", &tile.to_string())
                         .replace("TYPE", if f16 { "f16" } else { "f32" }),
@@ -124,7 +125,7 @@ impl Kernel {
                 )
             }
             Kernel::Gemv { fmt, xvec } => {
-                format!("{GEMV}\n{}\n{}", xload(xvec), dq_section(fmt))
+                format!("{MATMUL_IO}\n{GEMV}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
             Kernel::MatmulUbo { fmt, mb, kc } => {
                 let (mut decl, mut body, mut store, mut store2) = (String::new(), String::new(), String::new(), String::new());

@@ -3,19 +3,7 @@
 // each thread keeps a 4×4 register tile with rows and columns strided by 16 (conflict-free vec4 reads
 // of padded tile rows) and accumulates in f32.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    wk: u32,
-    ldy: u32,
-    col0: u32,
-    has_bias: u32,
-    pad: u32,
-}
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+// Params and bindings: matmul_io.wgsl.
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;

@@ -2,19 +2,7 @@
 // weight row stream the row once, each decoded group of 8 serving every m; a workgroup-memory
 // reduction ends it.
 
-struct Params {
-    m: u32,
-    n: u32,
-    k: u32,
-    wk: u32,
-    ldy: u32,
-    col0: u32,
-    has_bias: u32,
-    pad: u32,
-}
-@group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(2) var<storage, read> bias: array<f32>;
-@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+// Params and bindings: matmul_io.wgsl.
 
 const NR: u32 = 8u;
 const LANES: u32 = 32u;
