@@ -63,7 +63,8 @@ def main():
     judge = sys.argv[1]
     run = f"{judge}-{TAG}" if TAG else judge
     base = os.path.join(ROOT, ".cache", "quality", run)
-    lmsys, forks = stems(os.path.join(IN, "lmsys")), stems(os.path.join(IN, "forks"))
+    lmsys = stems(os.path.join(IN, "lmsys"))
+    turns = {json.loads(l)["session_id"] for m in lmsys for l in open(os.path.join(IN, "lmsys", f"{m}.jsonl"))}
     fork_models = sorted({json.loads(l)["model"] for l in open(os.path.join(IN, "forks-labels.jsonl"))})
     judg = os.path.join(base, "judgments")
     rep = {"judge": judge, "timing": open(os.path.join(base, "timing.txt")).read().strip() if os.path.exists(os.path.join(base, "timing.txt")) else None}
@@ -99,7 +100,7 @@ def main():
     os.makedirs(os.path.join(ROOT, "docs", "quality"), exist_ok=True)
     with open(os.path.join(ROOT, "docs", "quality", f"{run}.json"), "w") as f:
         json.dump(rep, f, indent=1)
-    md = [f"### {judge}", "", f"Subset: {len(lmsys)} LMSYS models and {len(fork_models)} fork models on {rep['instance_gpt4']['score_correlation']['n'] // max(1, len(fork_models))} MT-Bench turns; {len(llmbar)} LLMBar and {len(gallery)} gallery human pairs. {rep['timing'] or ''}", "",
+    md = [f"### {judge}", "", f"Subset: {len(lmsys)} LMSYS models and {len(fork_models)} fork models on {len(turns)} MT-Bench turns; {len(llmbar)} LLMBar and {len(gallery)} gallery human pairs. {rep['timing'] or ''}", "",
           "| measure | RocketEval (unsup.) | RocketEval (sup.) | Direct |", "|---|---|---|---|"]
     for ref in REFS:
         for kind, key in [("Spearman", "spearman"), ("Kendall", "kendall_tau_b")]:
