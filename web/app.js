@@ -57,8 +57,9 @@ async function detectGpu() {
 }
 
 function recommendedModel() {
-  // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B); it needs WebGPU to be
-  // practical. Without WebGPU the 0.5B is the CPU default.
+  // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B; README "Judge quality":
+  // +0.76 vs +0.03 on the MT-Bench subset); it needs WebGPU to be practical. Without WebGPU the 0.5B is
+  // the CPU default.
   return state.gpu && state.gpu.available ? 'qwen2.5-coder-1.5b' : 'qwen2.5-coder-0.5b';
 }
 

@@ -315,7 +315,8 @@ function heat(p) {
 
 function trustNote(judge) {
   if (/smollm/i.test(judge)) return 'SmolLM2-135M is a test model: on real chatbot answers it ranks models in reverse. Do not trust this ranking.';
-  if (/0\.5b/i.test(judge)) return 'A 0.5B judge agrees only modestly with strong judges (Spearman ≈ +0.45 on real chatbot answers): treat close ranks as ties and use the 1.5B judge where WebGPU runs.';
-  if (/1\.5b/i.test(judge)) return 'The 1.5B judge ranked 16 chatbots close to GPT-4 (Spearman ≈ +0.90 on 12 prompts), but it is still a small model: check the item inspector before trusting a surprising result.';
+  if (/0\.5b/i.test(judge)) return 'The 0.5B judge agrees only weakly with strong judges (ranking Spearman +0.45 on 16 chatbots with llama.cpp, +0.03 on our 6-turn MT-Bench subset): treat close ranks as ties and use the 1.5B judge where WebGPU runs.';
+  if (/1\.5b/i.test(judge)) return 'The 1.5B judge ranks chatbots close to GPT-4 (Spearman +0.90 on 16 chatbots and 12 prompts; +0.76 on the 31 MT-Bench models from 6 turns), but it is still a small model: check the item inspector before trusting a surprising result.';
+  if (/gemma/i.test(judge)) return 'Gemma 3 270M is a base model without instruction tuning: its rankings are near chance. It is here to test the architecture, not to judge.';
   return 'Small judges vary: validate against a reference before trusting a ranking.';
 }
