@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -52,7 +53,7 @@ fn chat(content: &str) -> String {
     serde_json::json!({"choices": [{"message": {"role": "assistant", "content": content}}]}).to_string()
 }
 
-fn queries(dir: &std::path::Path) -> std::path::PathBuf {
+fn queries(dir: &Path) -> std::path::PathBuf {
     let q = dir.join("queries.jsonl");
     std::fs::write(
         &q,
@@ -63,7 +64,14 @@ fn queries(dir: &std::path::Path) -> std::path::PathBuf {
     q
 }
 
-fn run(args: &[&str]) -> std::process::Output {
+/// `checklist create` against the stand-in at `url`, with the given extra flags.
+fn create_args(q: &Path, url: &str, model: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let base =
+        ["checklist", "create", "--queries", q.to_str().unwrap(), "--endpoint", url, "--model", model, "--out", out.to_str().unwrap()];
+    base.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+fn run(args: &[String]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_rocketjudge")).args(args).env("RJ_TEST_KEY", KEY).output().unwrap()
 }
 
@@ -74,20 +82,7 @@ fn creates_retries_resumes_and_keeps_the_key_secret() {
     let out = dir.path().join("checklists.jsonl");
     let good = chat("## Checklist\n1. Does the response say 4?\n2. Is it brief?");
     let (url, seen) = serve(vec![(200, chat("I cannot help with that.")), (503, "{}".into()), (200, good.clone())]);
-    let o = run(&[
-        "checklist",
-        "create",
-        "--queries",
-        q.to_str().unwrap(),
-        "--endpoint",
-        &url,
-        "--model",
-        "stand-in",
-        "--api-key-env",
-        "RJ_TEST_KEY",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run(&create_args(&q, &url, "stand-in", &out, &["--api-key-env", "RJ_TEST_KEY"]));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -103,18 +98,7 @@ fn creates_retries_resumes_and_keeps_the_key_secret() {
         assert!(!s.contains(KEY), "the key leaked: {s}");
     }
     // Resume: nothing left to do, no request, the file unchanged.
-    let o = run(&[
-        "checklist",
-        "create",
-        "--queries",
-        q.to_str().unwrap(),
-        "--endpoint",
-        &url,
-        "--model",
-        "stand-in",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run(&create_args(&q, &url, "stand-in", &out, &[]));
     assert!(o.status.success());
     assert_eq!(seen.lock().unwrap().len(), 4);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
@@ -126,37 +110,11 @@ fn gives_up_after_bounded_attempts_and_a_missing_key_variable_is_an_error() {
     let q = queries(dir.path());
     let out = dir.path().join("c.jsonl");
     let (url, seen) = serve(vec![(200, chat("no numbered list here"))]);
-    let o = run(&[
-        "checklist",
-        "create",
-        "--queries",
-        q.to_str().unwrap(),
-        "--endpoint",
-        &url,
-        "--model",
-        "m",
-        "--out",
-        out.to_str().unwrap(),
-        "--attempts",
-        "2",
-    ]);
+    let o = run(&create_args(&q, &url, "m", &out, &["--attempts", "2"]));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no numbered questions"));
     assert_eq!(seen.lock().unwrap().len(), 4, "two attempts per query");
-    let o = run(&[
-        "checklist",
-        "create",
-        "--queries",
-        q.to_str().unwrap(),
-        "--endpoint",
-        &url,
-        "--model",
-        "m",
-        "--out",
-        out.to_str().unwrap(),
-        "--api-key-env",
-        "RJ_NOT_SET_ANYWHERE",
-    ]);
+    let o = run(&create_args(&q, &url, "m", &out, &["--api-key-env", "RJ_NOT_SET_ANYWHERE"]));
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("RJ_NOT_SET_ANYWHERE"));
 }
@@ -172,24 +130,13 @@ fn a_silent_server_times_out() {
     let dir = tempfile::tempdir().unwrap();
     let q = queries(dir.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
-        .args([
-            "checklist",
-            "create",
-            "--queries",
-            q.to_str().unwrap(),
-            "--endpoint",
+        .args(create_args(
+            &q,
             &url,
-            "--model",
             "m",
-            "--out",
-            dir.path().join("c.jsonl").to_str().unwrap(),
-            "--attempts",
-            "1",
-            "--read-timeout",
-            "1",
-            "--api-key-env",
-            "RJ_TEST_KEY",
-        ])
+            &dir.path().join("c.jsonl"),
+            &["--attempts", "1", "--read-timeout", "1", "--api-key-env", "RJ_TEST_KEY"],
+        ))
         .env("RJ_TEST_KEY", KEY)
         .stderr(std::process::Stdio::piped())
         .spawn()
