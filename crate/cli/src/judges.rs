@@ -3,13 +3,11 @@
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result};
-use rocketjudge_core::formats::{AnswerTokens, Query, Response};
 use rocketjudge_engine::backend::cpu::Cpu;
 #[cfg(feature = "webgpu")]
 use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
-use rocketjudge_engine::judge::{DigitScore, ItemGrade, Judge, ModelJudge, PreparedResponse};
+use rocketjudge_engine::judge::AnyJudge;
 use rocketjudge_engine::load::judge_from_file;
-use rocketjudge_engine::EngineError;
 
 use crate::models;
 
@@ -24,47 +22,6 @@ pub struct JudgeArgs {
     /// Longest prompt per checklist item in tokens; longer responses are truncated (marked).
     #[arg(long, default_value_t = 4096)]
     pub max_tokens: usize,
-}
-
-/// A judge on whichever backend was chosen (one per process: the size difference does not matter).
-#[allow(clippy::large_enum_variant)]
-pub enum AnyJudge {
-    Cpu(ModelJudge<Cpu>),
-    #[cfg(feature = "webgpu")]
-    WebGpu(ModelJudge<WebGpu>),
-}
-
-/// Run the same expression on whichever judge is inside.
-macro_rules! each {
-    ($judge:expr, $j:ident => $e:expr) => {
-        match $judge {
-            AnyJudge::Cpu($j) => $e,
-            #[cfg(feature = "webgpu")]
-            AnyJudge::WebGpu($j) => $e,
-        }
-    };
-}
-
-impl Judge for AnyJudge {
-    fn name(&self) -> String {
-        each!(self, j => j.name())
-    }
-    fn answer_tokens(&self) -> AnswerTokens {
-        each!(self, j => j.answer_tokens())
-    }
-    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
-        each!(self, j => j.prepare(query, response))
-    }
-    async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
-        each!(self, j => j.grade_prepared(p).await)
-    }
-}
-
-impl AnyJudge {
-    /// The Direct 0–9 baseline for one response.
-    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
-        each!(self, j => j.direct_score(query, response).await)
-    }
 }
 
 /// The error for a backend this binary was built without.

@@ -335,6 +335,48 @@ impl<B: Backend> Judge for ModelJudge<B> {
     }
 }
 
+/// A model judge on whichever backend was chosen at run time (the CLI's `--backend`, the page's
+/// WebGPU-or-CPU choice). One per process, so the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyJudge {
+    Cpu(ModelJudge<crate::backend::cpu::Cpu>),
+    #[cfg(feature = "webgpu")]
+    WebGpu(ModelJudge<crate::backend::webgpu::WebGpu>),
+}
+
+/// Run the same expression on whichever judge is inside.
+macro_rules! each {
+    ($judge:expr, $j:ident => $e:expr) => {
+        match $judge {
+            AnyJudge::Cpu($j) => $e,
+            #[cfg(feature = "webgpu")]
+            AnyJudge::WebGpu($j) => $e,
+        }
+    };
+}
+
+impl Judge for AnyJudge {
+    fn name(&self) -> String {
+        each!(self, j => j.name())
+    }
+    fn answer_tokens(&self) -> AnswerTokens {
+        each!(self, j => j.answer_tokens())
+    }
+    fn prepare(&self, query: &Query, response: &Response) -> Result<PreparedResponse, EngineError> {
+        each!(self, j => j.prepare(query, response))
+    }
+    async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
+        each!(self, j => j.grade_prepared(p).await)
+    }
+}
+
+impl AnyJudge {
+    /// The Direct 0–9 baseline for one response.
+    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
+        each!(self, j => j.direct_score(query, response).await)
+    }
+}
+
 /// A judge that answers every item with the same probability: for testing the pipeline around the
 /// engine (resume, files, ranking), never for demonstrating grading.
 pub struct FixedJudge {

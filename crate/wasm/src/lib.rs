@@ -24,7 +24,7 @@ use rocketjudge_engine::backend::cpu::Cpu;
 use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::gguf::{Gguf, GgufError, TensorInfo};
-use rocketjudge_engine::judge::{Judge, ModelJudge};
+use rocketjudge_engine::judge::{AnyJudge, Judge};
 use rocketjudge_engine::load::judge_from_header;
 use rocketjudge_engine::model::TensorSource;
 use rocketjudge_engine::EngineError;
@@ -377,24 +377,6 @@ impl TensorSource for JsSource {
     }
 }
 
-#[allow(clippy::large_enum_variant)]
-enum Inner {
-    Cpu(ModelJudge<Cpu>),
-    #[cfg(feature = "webgpu")]
-    WebGpu(ModelJudge<WebGpu>),
-}
-
-/// Run the same expression on whichever judge is inside.
-macro_rules! each {
-    ($inner:expr, $j:ident => $e:expr) => {
-        match $inner {
-            Inner::Cpu($j) => $e,
-            #[cfg(feature = "webgpu")]
-            Inner::WebGpu($j) => $e,
-        }
-    };
-}
-
 /// What the judge runs on, for the page to show: `{backend: "cpu"|"webgpu", description, adapter,
 /// deviceType, f16Tiles, softwareKernels}` (`adapter` and `deviceType` only on WebGPU).
 #[derive(Serialize, Clone)]
@@ -409,9 +391,9 @@ struct DeviceInfo {
 }
 
 impl DeviceInfo {
-    fn of(inner: &Inner) -> DeviceInfo {
+    fn of(inner: &AnyJudge) -> DeviceInfo {
         match inner {
-            Inner::Cpu(j) => DeviceInfo {
+            AnyJudge::Cpu(j) => DeviceInfo {
                 backend: "cpu",
                 description: j.backend.describe(),
                 adapter: None,
@@ -420,7 +402,7 @@ impl DeviceInfo {
                 software_kernels: false,
             },
             #[cfg(feature = "webgpu")]
-            Inner::WebGpu(j) => {
+            AnyJudge::WebGpu(j) => {
                 // "webgpu: NAME (BACKEND, DEVICE_TYPE; KERNELS)"; the name may hold parentheses itself.
                 let description = j.backend.describe();
                 let body = description.strip_prefix("webgpu: ").unwrap_or(&description);
@@ -443,7 +425,7 @@ impl DeviceInfo {
 /// A loaded judge. Grading calls run one at a time (the worker queues them).
 #[wasm_bindgen]
 pub struct JudgeHandle {
-    inner: Rc<RefCell<Inner>>,
+    inner: Rc<RefCell<AnyJudge>>,
     name: String,
     device: DeviceInfo,
 }
@@ -506,7 +488,7 @@ pub fn load_judge(
         let inner = match backend.as_str() {
             "cpu" => {
                 let cpu = Cpu::new(1).map_err(|e| JsValue::from(err(e)))?;
-                Inner::Cpu(
+                AnyJudge::Cpu(
                     judge_from_header(name.clone(), &header.gguf, &mut src, cpu, max_tokens, &mut report)
                         .await
                         .map_err(|e| JsValue::from(err(e)))?,
@@ -515,7 +497,7 @@ pub fn load_judge(
             #[cfg(feature = "webgpu")]
             "webgpu" => {
                 let gpu = WebGpu::new(gpu_request.options().map_err(JsValue::from)?).await.map_err(|e| JsValue::from(err(e)))?;
-                Inner::WebGpu(
+                AnyJudge::WebGpu(
                     judge_from_header(name.clone(), &header.gguf, &mut src, gpu, max_tokens, &mut report)
                         .await
                         .map_err(|e| JsValue::from(err(e)))?,
@@ -563,7 +545,7 @@ impl JudgeHandle {
     /// Which token ids count as Yes / No.
     #[wasm_bindgen(js_name = answerTokens)]
     pub fn answer_tokens(&self) -> Result<JsValue, JsError> {
-        each!(&*self.inner.borrow(), j => to_js(&j.answer_tokens()))
+        to_js(&self.inner.borrow().answer_tokens())
     }
 
     /// For tests: destroy the GPU device, as a driver reset or the browser reclaiming the GPU would
@@ -573,9 +555,9 @@ impl JudgeHandle {
     pub fn lose_device(&self) -> Result<bool, JsError> {
         let mut guard = self.inner.try_borrow_mut().map_err(|_| JsError::new("the judge is busy with another response"))?;
         match &mut *guard {
-            Inner::Cpu(_) => Ok(false),
+            AnyJudge::Cpu(_) => Ok(false),
             #[cfg(feature = "webgpu")]
-            Inner::WebGpu(j) => {
+            AnyJudge::WebGpu(j) => {
                 j.backend.destroy_device();
                 Ok(true)
             }
@@ -594,7 +576,7 @@ impl JudgeHandle {
             let q: Query = from_js(query, "query").map_err(JsValue::from)?;
             let r: Response = from_js(response, "response").map_err(JsValue::from)?;
             let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy with another response")))?;
-            let (grade, tokens) = each!(&mut *guard, j => (j.grade(&q, &r).await, j.answer_tokens()));
+            let (grade, tokens) = (guard.grade(&q, &r).await, guard.answer_tokens());
             let grade = grade.map_err(|e| JsValue::from(err(e)))?;
             let mut judgment = Judgment::new(&r.session_id, &model, &name, grade.items.iter().map(|g| Some(g.p_yes)).collect());
             judgment.tokens = Some(tokens);
