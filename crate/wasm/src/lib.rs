@@ -22,9 +22,8 @@ use rocketjudge_core::score::scores_from_judgments;
 use rocketjudge_engine::backend::cpu::Cpu;
 #[cfg(feature = "webgpu")]
 use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
-use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::gguf::{Gguf, GgufError, TensorInfo};
-use rocketjudge_engine::judge::{AnyJudge, Judge};
+use rocketjudge_engine::judge::{AnyJudge, BackendInfo, Judge};
 use rocketjudge_engine::load::judge_from_header;
 use rocketjudge_engine::model::TensorSource;
 use rocketjudge_engine::EngineError;
@@ -377,57 +376,12 @@ impl TensorSource for JsSource {
     }
 }
 
-/// What the judge runs on, for the page to show: `{backend: "cpu"|"webgpu", description, adapter,
-/// deviceType, f16Tiles, softwareKernels}` (`adapter` and `deviceType` only on WebGPU).
-#[derive(Serialize, Clone)]
-#[serde(rename_all = "camelCase")]
-struct DeviceInfo {
-    backend: &'static str,
-    description: String,
-    adapter: Option<String>,
-    device_type: Option<String>,
-    f16_tiles: bool,
-    software_kernels: bool,
-}
-
-impl DeviceInfo {
-    fn of(inner: &AnyJudge) -> DeviceInfo {
-        match inner {
-            AnyJudge::Cpu(j) => DeviceInfo {
-                backend: "cpu",
-                description: j.backend.describe(),
-                adapter: None,
-                device_type: None,
-                f16_tiles: false,
-                software_kernels: false,
-            },
-            #[cfg(feature = "webgpu")]
-            AnyJudge::WebGpu(j) => {
-                // "webgpu: NAME (BACKEND, DEVICE_TYPE; KERNELS)"; the name may hold parentheses itself.
-                let description = j.backend.describe();
-                let body = description.strip_prefix("webgpu: ").unwrap_or(&description);
-                let (name, rest) = body.rsplit_once(" (").unwrap_or((body, ""));
-                let device_type = rest.split([',', ';']).nth(1).map(|s| s.trim().to_string());
-                DeviceInfo {
-                    backend: "webgpu",
-                    // Browsers may keep the adapter's name to themselves (an empty description).
-                    adapter: Some(name.trim().to_string()).filter(|n| !n.is_empty()),
-                    device_type,
-                    f16_tiles: j.backend.uses_f16(),
-                    software_kernels: j.backend.uses_software_kernels(),
-                    description,
-                }
-            }
-        }
-    }
-}
-
 /// A loaded judge. Grading calls run one at a time (the worker queues them).
 #[wasm_bindgen]
 pub struct JudgeHandle {
     inner: Rc<RefCell<AnyJudge>>,
     name: String,
-    device: DeviceInfo,
+    device: BackendInfo,
 }
 
 /// WebGPU settings of [`load_judge`] (all optional): `{kernels: "auto"|"gpu"|"software", allowF16,
@@ -507,7 +461,7 @@ pub fn load_judge(
             "webgpu" => return Err(JsValue::from(JsError::new("backend `webgpu` is not available: this build lacks the WebGPU backend"))),
             other => return Err(JsValue::from(JsError::new(&format!("backend `{other}` is not available in this build")))),
         };
-        let device = DeviceInfo::of(&inner);
+        let device = inner.backend_info();
         Ok(JsValue::from(JudgeHandle { inner: Rc::new(RefCell::new(inner)), name, device }))
     })
 }
@@ -554,14 +508,7 @@ impl JudgeHandle {
     #[wasm_bindgen(js_name = loseDevice)]
     pub fn lose_device(&self) -> Result<bool, JsError> {
         let mut guard = self.inner.try_borrow_mut().map_err(|_| JsError::new("the judge is busy with another response"))?;
-        match &mut *guard {
-            AnyJudge::Cpu(_) => Ok(false),
-            #[cfg(feature = "webgpu")]
-            AnyJudge::WebGpu(j) => {
-                j.backend.destroy_device();
-                Ok(true)
-            }
-        }
+        Ok(guard.lose_device())
     }
 
     /// Grade one response: `{items: [{p_yes, logit_yes, logit_no}], prefixTokens, suffixTokens,

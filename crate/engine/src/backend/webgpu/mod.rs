@@ -344,6 +344,11 @@ impl WebGpu {
         &self.limits
     }
 
+    /// The adapter the device came from (name, backend, device type).
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
     /// Whether matrix-product tiles are f16 in workgroup memory (GPU kernels only).
     pub fn uses_f16(&self) -> bool {
         self.f16 && !self.software
