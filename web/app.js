@@ -153,6 +153,17 @@ function throttle(name, fn, ms = 150) {
 
 // ------------------------------------------------------------------ 2. benchmark
 
+// Changes to the inputs (benchmark, responses) run one after another, in the order the user made
+// them: responses are matched to the benchmark's queries, so a response file chosen while the
+// benchmark is still being read waits for it instead of being refused.
+let inputsDone = Promise.resolve();
+function inOrder(fn) {
+  return (...args) => {
+    inputsDone = inputsDone.then(() => fn(...args)).catch((e) => notice(e.message, 'error'));
+    return inputsDone;
+  };
+}
+
 async function readFile(file) {
   return new Uint8Array(await file.arrayBuffer());
 }
@@ -213,12 +224,13 @@ function problemList(problems, limit = 12) {
 function renderBench() {
   const b = state.benchmark;
   const input = h('input', { type: 'file', multiple: true, accept: '.jsonl,.json', id: 'bench-files', 'aria-label': 'Queries and checklist files' });
-  input.addEventListener('change', () => uploadBenchmark(input.files));
+  const upload = inOrder(uploadBenchmark);
+  input.addEventListener('change', () => upload([...input.files]));
   const withChecklist = b ? b.queries.filter((q) => q.checklist && q.checklist.length).length : 0;
   const items = b ? b.queries.reduce((n, q) => n + (q.checklist ? q.checklist.length : 0), 0) : 0;
   mount($('#bench'),
     h('div', { class: 'row' },
-      h('button', { id: 'load-mtbench', onclick: async () => { try { await loadBundledBenchmark(); renderAll(); } catch (e) { notice(e.message, 'error'); } } }, 'Use MT-Bench (bundled)'),
+      h('button', { id: 'load-mtbench', onclick: inOrder(async () => { await loadBundledBenchmark(); renderAll(); }) }, 'Use MT-Bench (bundled)'),
       h('label', { class: 'file-label' }, 'or upload queries + checklists (RocketEval JSONL): ', input)),
     b ? h('p', {}, h('strong', {}, b.name), `: ${b.queries.length} queries, ${withChecklist} with checklists, ${items} checklist items.`) : h('p', { class: 'hint' }, 'No benchmark loaded.'),
     b ? problemList(b.problems) : null);
@@ -264,22 +276,23 @@ function storedJudge() {
 
 function renderResponses() {
   const input = h('input', { type: 'file', multiple: true, accept: '.jsonl,.json', id: 'response-files', 'aria-label': 'Response files' });
-  input.addEventListener('change', () => addResponseFiles([...input.files]));
+  const add = inOrder(addResponseFiles);
+  input.addEventListener('change', () => add([...input.files]));
   const drop = h('div', { class: 'drop', tabindex: 0 }, 'Drop one file per model here: RocketEval responses JSONL, FastChat model_answer JSONL or AlpacaEval model_outputs.json.');
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-  drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); addResponseFiles([...e.dataTransfer.files]); });
+  drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); add([...e.dataTransfer.files]); });
   // Counts are per judge: the loaded one, else the one with the most grades stored here.
   const judge = (state.judge && state.judge.name) || storedJudge();
   mount($('#responses'),
-    h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: loadDemoResponses, disabled: !state.benchmark }, 'Add demo answers (4 models)')),
+    h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: inOrder(loadDemoResponses), disabled: !state.benchmark }, 'Add demo answers (4 models)')),
     drop,
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
       h('thead', {}, h('tr', {}, ['model', 'file', 'format', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},
         h('td', {}, r.model), h('td', {}, r.file), h('td', {}, r.format), h('td', { class: 'num' }, r.records.length),
         h('td', { class: 'num' }, judge ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length : '–'),
-        h('td', {}, h('button', { class: 'link', onclick: async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); } }, 'remove'))))))) : null,
+        h('td', {}, h('button', { class: 'link', onclick: inOrder(async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); }) }, 'remove'))))))) : null,
     judge ? h('p', { class: 'hint' }, `"graded" counts grades by ${judge}.`) : null,
     state.responses.map((r) => problemList(r.problems)));
 }

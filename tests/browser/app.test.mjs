@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, FIX, OUT } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, FIX, OUT, ROOT } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
@@ -123,6 +123,21 @@ test('a malformed upload names the file, line and field', async () => {
   const msg = await page.locator('.notice.error').last().innerText();
   assert.match(msg, /bad-model\.jsonl:2: field `output`/);
   await shot(page, 'malformed-upload');
+  await context.close();
+});
+
+test('responses chosen while the benchmark is still being read wait for it, in order', async () => {
+  const { context, page } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  // The whole MT-Bench (160 queries, 700 KB) takes a while to parse; the responses follow at once.
+  const mtBench = join(ROOT, 'benchmarks/mt-bench');
+  await page.setInputFiles('#bench-files', [join(mtBench, 'queries.jsonl'), join(mtBench, 'checklists.jsonl')]);
+  await page.setInputFiles('#response-files', join(FIX, 'responses', 'gpt-4.jsonl'));
+  await page.waitForSelector('#responses table.models tbody tr');
+  assert.deepEqual(await page.locator('.notice.error').allInnerTexts(), []);
+  assert.match(await page.locator('#bench').innerText(), /160 queries, 160 with checklists/);
+  const row = await page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => [r.children[0].textContent, Number(r.children[3].textContent)]));
+  assert.deepEqual(row, [['gpt-4', jsonl(join(FIX, 'responses', 'gpt-4.jsonl')).length]]);
   await context.close();
 });
 

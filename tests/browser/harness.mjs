@@ -45,6 +45,9 @@ export async function launch() {
 /** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */
 export async function newPage(browser, origin) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1600 }, acceptDownloads: true });
+  // Generous waits: CI shares 2 cores between Chromium, SwiftShader and the wasm engine, and a page
+  // load or a parse can stall for seconds there. A real hang still fails, after two minutes.
+  context.setDefaultTimeout(120_000);
   const page = await context.newPage();
   const log = { requests: [], errors: [] };
   context.on('request', (r) => log.requests.push(r.url()));
