@@ -6,6 +6,7 @@ and collects results into docs/quality/<judge>.json and a markdown table.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,26 @@ def system(ranking_args, name):
     return out
 
 
+def timing(path):
+    """What timing.txt says, summed over passes: run.sh adds a line "grade G s[, direct D s] (when)" per
+    pass (older runs wrote one "graded in G s"); merge.py writes "pooled from ..."."""
+    if not os.path.exists(path):
+        return None
+    grade = direct = passes = 0
+    other = []
+    for line in open(path):
+        m = re.match(r"(?:grade|graded in) (\d+) s(?:, direct (\d+) s)?", line.strip())
+        if m:
+            passes += 1
+            grade += int(m.group(1))
+            direct += int(m.group(2) or 0)
+        elif line.strip():
+            other.append(line.strip())
+    if passes:
+        other.append(f"graded in {grade} s" + (f", Direct in {direct} s" if direct else "") + (f" ({passes} passes)" if passes > 1 else ""))
+    return "; ".join(other)
+
+
 def main():
     judge = sys.argv[1]
     run = f"{judge}-{TAG}" if TAG else judge
@@ -67,7 +88,7 @@ def main():
     turns = {json.loads(l)["session_id"] for m in lmsys for l in open(os.path.join(IN, "lmsys", f"{m}.jsonl"))}
     fork_models = sorted({json.loads(l)["model"] for l in open(os.path.join(IN, "forks-labels.jsonl"))})
     judg = os.path.join(base, "judgments")
-    rep = {"judge": judge, "timing": open(os.path.join(base, "timing.txt")).read().strip() if os.path.exists(os.path.join(base, "timing.txt")) else None}
+    rep = {"judge": judge, "timing": timing(os.path.join(base, "timing.txt"))}
     # System level: the 31 LMSYS models ranked by the judge, against GPT-4's MT-Bench scores and Arena Elo.
     lm_j = subset(judg, lmsys, "jsonl")
     rep["system_unsupervised_bt"] = system(["--judgments", lm_j], "bt")

@@ -20,6 +20,7 @@ start=$(date +%s)
 $rj grade --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/judgments" "$@"
 [ "${QUALITY_HUMAN:-1}" = 1 ] && $rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
 # The paper's Direct baseline (no checklist).
+graded=$(date +%s)
 if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
   $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct.partial" "$@"
   if [ "${QUALITY_HUMAN:-1}" = 1 ]; then
@@ -28,5 +29,8 @@ if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
   fi
   mv "$out/direct.partial" "$out/direct"
 fi
-echo "graded in $(( $(date +%s) - start )) s" > "$out/timing.txt"
+# One line per pass (a resumed run adds one); report.py sums them.
+pass="grade $(( graded - start )) s"
+if [ "$(date +%s)" -gt "$graded" ]; then pass="$pass, direct $(( $(date +%s) - graded )) s"; fi
+echo "$pass ($(date -u +%FT%TZ))" >> "$out/timing.txt"
 QUALITY_INPUTS="$in" python3 scripts/quality/report.py "$judge"
