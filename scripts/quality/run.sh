@@ -19,18 +19,18 @@ start=$(date +%s)
 # Checklist grading (resumable: re-running continues where it stopped).
 $rj grade --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/judgments" "$@"
 [ "${QUALITY_HUMAN:-1}" = 1 ] && $rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
+pass="grade $(( $(date +%s) - start )) s"
 # The paper's Direct baseline (no checklist).
-graded=$(date +%s)
 if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
+  direct_start=$(date +%s)
   $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct.partial" "$@"
   if [ "${QUALITY_HUMAN:-1}" = 1 ]; then
     $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human.partial" "$@"
     mv "$out/direct-human.partial" "$out/direct-human"
   fi
   mv "$out/direct.partial" "$out/direct"
+  pass="$pass, direct $(( $(date +%s) - direct_start )) s"
 fi
 # One line per pass (a resumed run adds one); report.py sums them.
-pass="grade $(( graded - start )) s"
-if [ "$(date +%s)" -gt "$graded" ]; then pass="$pass, direct $(( $(date +%s) - graded )) s"; fi
 echo "$pass ($(date -u +%FT%TZ))" >> "$out/timing.txt"
 QUALITY_INPUTS="$in" python3 scripts/quality/report.py "$judge"
