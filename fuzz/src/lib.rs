@@ -20,7 +20,7 @@ use rocketjudge_engine::tokenizer::{Segment, Tokenizer};
 
 // The model manifest reader lives in the CLI binary; compile the same source here.
 #[allow(unused_imports)]
-#[path = "../../crate/cli/src/models.rs"]
+#[path = "../../crate/cli/src/models/manifest.rs"]
 mod models;
 
 /// Every target, by name (the directory names under `tests/fuzz-regressions/` and `fuzz/corpus/`).

@@ -7,6 +7,7 @@ mod commands;
 mod inputs;
 mod judges;
 mod models;
+mod net;
 
 use std::process::ExitCode;
 

