@@ -27,12 +27,15 @@ def cli(*args):
 
 
 def subset(folder, names, ext):
-    """A temporary folder holding links to the files of `names` in `folder`."""
+    """A temporary folder holding links to the files of `names` in `folder` (`ext`, or .json for
+    Direct scores written before `direct` wrote JSONL)."""
     d = tempfile.mkdtemp()
     for n in names:
-        src = os.path.join(folder, f"{n}.{ext}")
-        if os.path.exists(src):
-            os.symlink(os.path.abspath(src), os.path.join(d, f"{n}.{ext}"))
+        for e in (ext, "json"):
+            src = os.path.join(folder, f"{n}.{e}")
+            if os.path.exists(src):
+                os.symlink(os.path.abspath(src), os.path.join(d, f"{n}.{e}"))
+                break
     return d
 
 
@@ -98,12 +101,12 @@ def main():
     rep["system_supervised_mean"] = system(["--scores", sup, "--method", "mean"], "sup")
     direct = os.path.join(base, "direct")
     if os.path.isdir(direct):
-        rep["system_direct_mean"] = system(["--scores", subset(direct, lmsys, "json"), "--method", "mean"], "direct")
+        rep["system_direct_mean"] = system(["--scores", subset(direct, lmsys, "jsonl"), "--method", "mean"], "direct")
     # Instance level against GPT-4's single-answer scores (fork models).
     fk_j = subset(judg, fork_models, "jsonl")
     rep["instance_gpt4"] = cli("meta", "--judgments", fk_j, "--labels", os.path.join(IN, "forks-labels.jsonl"), "--bootstrap", "1000")
     if os.path.isdir(direct):
-        rep["instance_gpt4_direct"] = cli("meta", "--scores", subset(direct, fork_models, "json"), "--labels", os.path.join(IN, "forks-labels.jsonl"), "--bootstrap", "1000")
+        rep["instance_gpt4_direct"] = cli("meta", "--scores", subset(direct, fork_models, "jsonl"), "--labels", os.path.join(IN, "forks-labels.jsonl"), "--bootstrap", "1000")
     # Human-labelled pairs (LLMBar MT-Bench + judgelab gallery), and GPT-4's own agreement on the gallery.
     pairs = json.load(open(os.path.join(IN, "human-pairs.json")))
     llmbar = [p for p in pairs if p["question_id"].startswith("llmbar")]

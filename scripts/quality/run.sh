@@ -20,15 +20,11 @@ start=$(date +%s)
 $rj grade --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/judgments" "$@"
 [ "${QUALITY_HUMAN:-1}" = 1 ] && $rj grade --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/human" "$@"
 pass="grade $(( $(date +%s) - start )) s"
-# The paper's Direct baseline (no checklist).
-if [ "${QUALITY_DIRECT:-1}" = 1 ] && [ ! -d "$out/direct" ]; then
+# The paper's Direct baseline (no checklist; resumable like grade).
+if [ "${QUALITY_DIRECT:-1}" = 1 ]; then
   direct_start=$(date +%s)
-  $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct.partial" "$@"
-  if [ "${QUALITY_HUMAN:-1}" = 1 ]; then
-    $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human.partial" "$@"
-    mv "$out/direct-human.partial" "$out/direct-human"
-  fi
-  mv "$out/direct.partial" "$out/direct"
+  $rj direct --model "$judge" --queries "$in/queries.jsonl" --responses "$in/lmsys" "$in/forks" --out "$out/direct" "$@"
+  [ "${QUALITY_HUMAN:-1}" = 1 ] && $rj direct --model "$judge" --queries "$in/human-queries.jsonl" --responses "$in/human" --out "$out/direct-human" "$@"
   pass="$pass, direct $(( $(date +%s) - direct_start )) s"
 fi
 # One line per pass (a resumed run adds one); report.py sums them.

@@ -8,6 +8,7 @@ mod inputs;
 mod judges;
 mod models;
 mod net;
+mod output;
 
 use std::process::ExitCode;
 

@@ -11,6 +11,13 @@
 //! newline, cut in the middle, and a kill inside the trace write (the response's judgment line
 //! absent, the trace cut in the middle of a line). The last run completes; B's judgments and trace
 //! must equal A's byte for byte.
+//!
+//! The second test is the setup of the check that found issue #17 (three models, kills at 30–60 %
+//! of an uninterrupted run's time), for `grade` and for `direct`: once with the process itself
+//! SIGKILLed twice, once with its parent SIGKILLed twice (a shell, as a job runner or `cargo run`
+//! would be), which leaves the process running while the next run starts. Before the output
+//! folder's lock, that second case graded responses two and three times over. Both must end with
+//! every file parsing, each (session, model) once, and the uninterrupted run's bytes.
 
 #![cfg(unix)]
 
@@ -27,6 +34,12 @@ const MODEL: &str = "smollm2-135m";
 /// (model, session ids): short MT-Bench demo answers, so the whole test stays near a minute or two.
 const SUBSET: &[(&str, &[&str])] =
     &[("gpt-3.5-turbo", &["101_turn1", "111_turn1", "131_turn1"]), ("llama-13b", &["111_turn1", "91_turn1", "101_turn1"])];
+/// The second test: three models, short answers.
+const THREE_MODELS: &[(&str, &[&str])] = &[
+    ("gpt-4", &["101_turn1", "111_turn1", "131_turn1"]),
+    ("llama-13b", &["111_turn1", "91_turn1", "101_turn1"]),
+    ("vicuna-13b-v1.3", &["101_turn1", "111_turn1", "131_turn1"]),
+];
 const THREADS: &str = "2";
 
 fn root() -> PathBuf {
@@ -42,10 +55,10 @@ fn model_path() -> PathBuf {
     p
 }
 
-/// Queries and responses of the subset, written into `dir` from the bundled benchmark.
-fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
+/// Queries and responses of `subset`, written into `dir` from the bundled benchmark.
+fn inputs(dir: &Path, subset: &[(&str, &[&str])]) -> (PathBuf, PathBuf) {
     let bench = root().join("benchmarks/mt-bench");
-    let wanted: HashSet<&str> = SUBSET.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
+    let wanted: HashSet<&str> = subset.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
     let sid = |line: &str| serde_json::from_str::<Value>(line).unwrap()["session_id"].as_str().unwrap().to_string();
     let queries: String = std::fs::read_to_string(bench.join("queries.jsonl"))
         .unwrap()
@@ -58,7 +71,7 @@ fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::write(&q, queries).unwrap();
     let r = dir.join("responses");
     std::fs::create_dir(&r).unwrap();
-    for (model, ids) in SUBSET {
+    for (model, ids) in subset {
         let text: String = std::fs::read_to_string(bench.join("demo").join(format!("{model}.jsonl")))
             .unwrap()
             .lines()
@@ -72,6 +85,8 @@ fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 struct Grade {
+    /// `grade` (with --trace) or `direct`.
+    cmd: &'static str,
     model: PathBuf,
     queries: PathBuf,
     responses: PathBuf,
@@ -85,26 +100,31 @@ fn trace_of(out: &Path) -> PathBuf {
 }
 
 impl Grade {
-    /// Start `rocketjudge grade` into `out`; stderr goes to a log file (a pipe nobody reads could block it).
+    /// Start the command into `out`; stderr goes to a log file (a pipe nobody reads could block it).
     fn spawn(&mut self, out: &Path) -> (Child, PathBuf) {
+        self.spawn_in(Command::new(env!("CARGO_BIN_EXE_rocketjudge")), out)
+    }
+
+    /// Start the command under a shell that does not `exec` it (as a job runner or `cargo run`
+    /// would), which writes the command's pid into `pid_file`. Killing the returned child kills the
+    /// shell only.
+    fn spawn_under_a_parent(&mut self, out: &Path, pid_file: &Path) -> (Child, PathBuf) {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", "\"$0\" \"$@\" & echo $! > \"$PID_FILE\"; wait $!"])
+            .arg(env!("CARGO_BIN_EXE_rocketjudge"))
+            .env("PID_FILE", pid_file);
+        self.spawn_in(sh, out)
+    }
+
+    fn spawn_in(&mut self, mut c: Command, out: &Path) -> (Child, PathBuf) {
         self.runs += 1;
         let log = self.logs.join(format!("run-{}.log", self.runs));
-        let child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
-            .args(["grade", "--model"])
-            .arg(&self.model)
-            .arg("--queries")
-            .arg(&self.queries)
-            .arg("--responses")
-            .arg(&self.responses)
-            .arg("--out")
-            .arg(out)
-            .arg("--trace")
-            .arg(trace_of(out))
-            .args(["--threads", THREADS])
-            .stdout(Stdio::null())
-            .stderr(File::create(&log).unwrap())
-            .spawn()
-            .expect("start rocketjudge");
+        c.args([self.cmd, "--model"]).arg(&self.model).arg("--queries").arg(&self.queries).arg("--responses").arg(&self.responses);
+        c.arg("--out").arg(out).args(["--threads", THREADS]);
+        if self.cmd == "grade" {
+            c.arg("--trace").arg(trace_of(out));
+        }
+        let child = c.stdout(Stdio::null()).stderr(File::create(&log).unwrap()).spawn().expect("start rocketjudge");
         (child, log)
     }
 
@@ -204,6 +224,9 @@ fn read_out(out: &Path) -> BTreeMap<String, JudgmentFile> {
     for e in std::fs::read_dir(out).unwrap().flatten() {
         let p = e.path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with(".rocketjudge") && name.ends_with(".lock") {
+            continue; // the folder's lock file (see crate::output)
+        }
         assert!(!name.starts_with('.'), "{name}: a temporary file was left behind");
         let bytes = std::fs::read(&p).unwrap();
         assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{name}: torn last line");
@@ -223,10 +246,10 @@ fn read_out(out: &Path) -> BTreeMap<String, JudgmentFile> {
 fn grade_killed_at_any_moment_resumes_to_the_uninterrupted_result() {
     let t0 = Instant::now();
     let dir = tempfile::tempdir().unwrap();
-    let (queries, responses) = inputs(dir.path());
+    let (queries, responses) = inputs(dir.path(), SUBSET);
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
-    let mut g = Grade { model: model_path(), queries, responses, logs, runs: 0 };
+    let mut g = Grade { cmd: "grade", model: model_path(), queries, responses, logs, runs: 0 };
     let total: usize = SUBSET.iter().map(|(_, ids)| ids.len()).sum();
 
     // A: uninterrupted.
@@ -317,4 +340,81 @@ fn grade_killed_at_any_moment_resumes_to_the_uninterrupted_result() {
 
 fn name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().to_string()
+}
+
+/// Has process `pid` ended (gone, or a zombie nobody reaped)?
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()) == Some("Z"),
+    }
+}
+
+/// `out`'s files equal `want`'s byte for byte (`read_out` has checked each holds every response once).
+fn assert_same(what: &str, want: &BTreeMap<String, JudgmentFile>, got: &BTreeMap<String, JudgmentFile>) {
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{what}: the same files");
+    for (name, (want_bytes, want_records)) in want {
+        let (got_bytes, got_records) = &got[name];
+        assert_eq!(got_records, want_records, "{what}: {name} holds other records than the uninterrupted run's");
+        assert!(got_bytes == want_bytes, "{what}: {name}: same records, not the same bytes (order)");
+    }
+}
+
+#[test]
+fn killed_runs_and_killed_parents_never_leave_a_response_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (queries, responses) = inputs(dir.path(), THREE_MODELS);
+    let total: usize = THREE_MODELS.iter().map(|(_, ids)| ids.len()).sum();
+    for cmd in ["grade", "direct"] {
+        let logs = dir.path().join(format!("logs-{cmd}"));
+        std::fs::create_dir(&logs).unwrap();
+        let mut g = Grade { cmd, model: model_path(), queries: queries.clone(), responses: responses.clone(), logs, runs: 0 };
+
+        // A: uninterrupted, timed: the kills fall at 35 % and 55 % of its time.
+        let a = dir.path().join(format!("{cmd}-a"));
+        let start = Instant::now();
+        g.complete(&a);
+        let full = start.elapsed();
+        let want = read_out(&a);
+        assert_eq!(want.len(), 3);
+        assert_eq!(want.values().map(|(_, r)| r.len()).sum::<usize>(), total);
+        let moments = [full.mul_f64(0.35), full.mul_f64(0.55)];
+
+        // B: the process itself SIGKILLed twice, then resumed.
+        let b = dir.path().join(format!("{cmd}-b"));
+        for (k, m) in moments.iter().enumerate() {
+            let kill = kill_when(&mut g, &b, &format!("{cmd} kill {}", k + 1), |_, _, t| t >= *m);
+            assert!(kill.killed, "{cmd}: run {} ended before its kill at {m:?}", k + 1);
+        }
+        g.complete(&b);
+        assert_same(&format!("{cmd}, process killed twice"), &want, &read_out(&b));
+
+        // C: its parent SIGKILLed twice; the process goes on, and the next run waits for it.
+        let c = dir.path().join(format!("{cmd}-c"));
+        let mut orphans = Vec::new();
+        let mut logs = Vec::new();
+        for (k, m) in moments.iter().enumerate() {
+            let pid_file = dir.path().join(format!("{cmd}-c-{k}.pid"));
+            let (mut parent, log) = g.spawn_under_a_parent(&c, &pid_file);
+            std::thread::sleep(*m);
+            let _ = parent.kill();
+            parent.wait().unwrap();
+            let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+            // The first run must outlive its parent (the case of the issue); the second may already
+            // have found everything done once the first ended.
+            assert!(k > 0 || !ended(pid), "{cmd}: run 1 ended before its parent was killed; the case is not reproduced");
+            orphans.push(pid);
+            logs.push(log);
+        }
+        g.complete(&c);
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while !orphans.iter().all(|&p| ended(p)) {
+            assert!(Instant::now() < deadline, "{cmd}: the runs left by their killed parents did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_same(&format!("{cmd}, parent killed twice"), &want, &read_out(&c));
+        let waited = logs.iter().filter(|l| std::fs::read_to_string(l).unwrap().contains("waiting for it to end")).count();
+        assert!(waited >= 1, "{cmd}: the second run did not wait for the first");
+        eprintln!("{cmd}: uninterrupted {:.1} s; two kills at 35/55 % and a resume: identical, each response once, with the process or its parent killed", full.as_secs_f64());
+    }
 }

@@ -1,27 +1,26 @@
 //! `rocketjudge grade`: a judge model grades every response against its query's checklist.
 //!
-//! Output: one RocketEval judgments JSONL per responding model in --out. Each finished response is
-//! appended as one line and flushed to disk before the next starts, so an interrupted run loses at
-//! most the response in flight; a run with the same arguments resumes: a torn last line is cut off,
-//! finished lines are kept as they are and never rewritten, and only missing responses are graded.
-//! The --trace file is written before each judgment line; on resume it loses its torn tail and the
-//! lines of the responses about to be graded again (rewritten atomically), so it too ends as an
-//! uninterrupted run's.
+//! Output: one RocketEval judgments JSONL per responding model in --out, a line per response,
+//! durable before the next starts; a run with the same arguments resumes, and one run at a time
+//! writes a folder (see `crate::output`). The --trace file is written before each judgment line; on
+//! resume it loses its torn tail and the lines of the responses about to be graded again (rewritten
+//! atomically), so it too ends as an uninterrupted run's.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{ErrorKind, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use rocketjudge_core::formats::{self, jsonl, Judgment, Lined};
+use rocketjudge_core::formats::{self, jsonl, Judgment};
 use rocketjudge_core::prompt::GRADING_PROMPT_VERSION;
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
 
 use super::score::safe_file_name;
+use crate::output::{replace_atomically, OutputFolder};
 use crate::{inputs, judges, CliResult};
 
 /// Grade responses with a local judge model.
@@ -55,25 +54,18 @@ fn parse_shard(s: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-/// Read the judgments already in `path` (resume), cutting off a torn last line.
-fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return Ok(HashSet::new());
-    };
-    let name = path.display().to_string();
-    // Everything up to the last newline is complete; a tail without one was cut by an interruption.
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    if complete < bytes.len() {
-        eprintln!("{name}: discarding an unfinished last line ({} bytes) from an interrupted run", bytes.len() - complete);
-        let f = OpenOptions::new().write(true).open(path)?;
-        f.set_len(complete as u64)?;
-        f.sync_all()?;
-    }
-    let rows: Vec<Lined<Judgment>> = formats::rocketeval::read_judgments(&name, &bytes[..complete])?;
+/// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge`.
+fn resume_file(out: &OutputFolder, path: &Path, judge: &str) -> Result<HashSet<String>> {
+    let rows = out.resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
     let mut done = HashSet::new();
     for r in rows {
         if r.value.judge != judge {
-            bail!("{name}:{}: judged by `{}`, but this run's judge is `{judge}`; use another --out folder", r.line, r.value.judge);
+            bail!(
+                "{}:{}: judged by `{}`, but this run's judge is `{judge}`; use another --out folder",
+                path.display(),
+                r.line,
+                r.value.judge
+            );
         }
         done.insert(r.value.session_id);
     }
@@ -111,17 +103,7 @@ fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
         return Ok(());
     }
     eprintln!("{}: dropping {dropped} trace lines of responses an interrupted run did not finish", path.display());
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("trace")));
-    let write = || -> std::io::Result<()> {
-        let mut f = File::create(&tmp)?;
-        f.write_all(&keep)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename itself is durable once the folder is.
-        File::open(dir).and_then(|d| d.sync_all()).or(Ok(()))
-    };
-    write().with_context(|| format!("cannot rewrite {}", path.display()))
+    replace_atomically(path, &keep)
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -133,20 +115,21 @@ pub fn run(a: Args) -> CliResult {
         eprintln!("shard {i}/{n}: {} responses", work.len());
     }
 
+    let shard_tag = a.shard.as_ref().map(|s| s.replace('/', "-of-"));
+    let mut out = OutputFolder::lock(&a.io.out, shard_tag.as_deref())?;
     let mut judge = judges::load(&a.io.model, &a.io.judge)?;
     let judge_name = judge.name();
-    std::fs::create_dir_all(&a.io.out).with_context(|| format!("cannot create {}", a.io.out.display()))?;
     let out_path = |model: &str| -> PathBuf {
         let base = safe_file_name(model);
-        match &a.shard {
-            Some(s) => a.io.out.join(format!("{base}.shard-{}.jsonl", s.replace('/', "-of-"))),
+        match &shard_tag {
+            Some(s) => a.io.out.join(format!("{base}.shard-{s}.jsonl")),
             None => a.io.out.join(format!("{base}.jsonl")),
         }
     };
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if !done.contains_key(&w.model) {
-            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
+            done.insert(w.model.clone(), resume_file(&out, &out_path(&w.model), &judge_name)?);
         }
     }
     let todo: Vec<&inputs::Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
@@ -162,7 +145,6 @@ pub fn run(a: Args) -> CliResult {
         None => None,
     };
     let tokens = judge.answer_tokens();
-    let mut files: BTreeMap<String, File> = BTreeMap::new();
     let start = Instant::now();
     let (mut items_done, mut truncated) = (0usize, 0usize);
     let tty = std::io::stderr().is_terminal();
@@ -191,17 +173,7 @@ pub fn run(a: Args) -> CliResult {
             t.write_all(lines.as_bytes())?;
             t.sync_data()?;
         }
-        let f = match files.get_mut(&w.model) {
-            Some(f) => f,
-            None => {
-                let p = out_path(&w.model);
-                let f = OpenOptions::new().create(true).append(true).open(&p).with_context(|| format!("cannot open {}", p.display()))?;
-                files.entry(w.model.clone()).or_insert(f)
-            }
-        };
-        // One write per line, then fsync: a crash leaves at most a torn last line, cut on resume.
-        f.write_all(jsonl::to_jsonl_line(&j).as_bytes())?;
-        f.sync_data()?;
+        out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&j))?;
         items_done += grades.len();
         let secs = start.elapsed().as_secs_f64();
         let rate = items_done as f64 / secs;

@@ -1,0 +1,187 @@
+//! Output folders that survive being killed, and a second run started beside the first.
+//!
+//! `grade` and `direct` write one JSONL file per model, a line per finished response, each line
+//! written in one call and fsynced before the next response starts. A run with the same arguments
+//! resumes: it cuts a torn last line, keeps every complete line as it is, and grades only what is
+//! missing. One run at a time writes a folder (per shard): the folder's lock file
+//! (`.rocketjudge.lock`, or `.rocketjudge.shard-I-of-N.lock`) is held for the whole run, and a run
+//! that finds it held waits for the other to end — for instance one whose parent (a shell, a
+//! `cargo run`, a job runner) was killed while it kept running. A record that appears twice in a
+//! file (written by two runs at once before this lock existed) is dropped on resume, keeping the
+//! first; the file is rewritten atomically.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rocketjudge_core::formats::Lined;
+use rocketjudge_core::FormatError;
+
+/// A locked output folder and the files a run appends to.
+pub struct OutputFolder {
+    _lock: File,
+    files: BTreeMap<PathBuf, File>,
+}
+
+impl OutputFolder {
+    /// Create `dir` and take its lock (`shard`: e.g. `0-of-4`, so shards may share a folder),
+    /// waiting while another run holds it.
+    pub fn lock(dir: &Path, shard: Option<&str>) -> Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let name = match shard {
+            Some(s) => format!(".rocketjudge.shard-{s}.lock"),
+            None => ".rocketjudge.lock".to_string(),
+        };
+        let path = dir.join(name);
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot create the lock file {}", path.display()))?;
+        if f.try_lock().is_err() {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            eprintln!(
+                "another rocketjudge run{} is writing to {}; waiting for it to end (stop it to go on at once)",
+                if holder.is_empty() { String::new() } else { format!(" (pid {holder})") },
+                dir.display()
+            );
+            f.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+        }
+        // Who holds it, for the message above (informative only: the lock is the flock).
+        f.set_len(0)?;
+        write!(f, "{}", std::process::id())?;
+        Ok(OutputFolder { _lock: f, files: BTreeMap::new() })
+    }
+
+    /// The records already in `file`, for resuming: a torn last line (a write cut by a kill) is
+    /// cut off; every complete line is read by `read`, the command's own reader (so a bad line is
+    /// an error naming file, line and field); a record whose `key` repeats an earlier one is
+    /// dropped and the file rewritten atomically without it. A missing file has no records.
+    pub fn resume<T>(
+        &self,
+        file: &Path,
+        read: impl Fn(&str, &[u8]) -> Result<Vec<Lined<T>>, FormatError>,
+        key: impl Fn(&T) -> String,
+    ) -> Result<Vec<Lined<T>>> {
+        let bytes = match std::fs::read(file) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        };
+        let name = file.display().to_string();
+        // Everything up to the last newline is complete; a tail without one was cut by a kill.
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if complete < bytes.len() {
+            eprintln!("{name}: discarding an unfinished last line ({} bytes) from an interrupted run", bytes.len() - complete);
+            let f = OpenOptions::new().write(true).open(file).with_context(|| format!("cannot write {name}"))?;
+            f.set_len(complete as u64)?;
+            f.sync_all()?;
+        }
+        let rows = read(&name, &bytes[..complete])?;
+        let mut seen = HashSet::new();
+        let (keep, repeated): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| seen.insert(key(&r.value)));
+        if repeated.is_empty() {
+            return Ok(keep);
+        }
+        let lines: Vec<&[u8]> = bytes[..complete].split_inclusive(|&b| b == b'\n').collect();
+        let drop: HashSet<usize> = repeated.iter().map(|r| r.line).collect();
+        let kept: Vec<u8> =
+            lines.iter().enumerate().filter(|(i, _)| !drop.contains(&(i + 1))).flat_map(|(_, l)| l.iter().copied()).collect();
+        eprintln!(
+            "{name}: dropping {} repeated records (lines {}), written by two runs at once; the first of each is kept",
+            repeated.len(),
+            repeated.iter().map(|r| r.line.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        replace_atomically(file, &kept)?;
+        Ok(keep)
+    }
+
+    /// Append one complete line (with its newline) to `file` in one write, and make it durable
+    /// before returning: a kill leaves at most this line torn, which the next run cuts off.
+    pub fn append(&mut self, file: &Path, line: &str) -> Result<()> {
+        debug_assert!(line.ends_with('\n'));
+        let f = match self.files.get_mut(file) {
+            Some(f) => f,
+            None => {
+                let f =
+                    OpenOptions::new().create(true).append(true).open(file).with_context(|| format!("cannot open {}", file.display()))?;
+                self.files.entry(file.to_path_buf()).or_insert(f)
+            }
+        };
+        f.write_all(line.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+        f.sync_data().with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(())
+    }
+}
+
+/// Replace `path` with `bytes` through a temporary file in the same folder, a rename and an fsync
+/// of the folder: a reader or a crash sees the old file or the new one, never a mix.
+pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The rename itself is durable once the folder is.
+        File::open(dir).and_then(|d| d.sync_all()).or(Ok(()))
+    };
+    write().with_context(|| format!("cannot rewrite {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocketjudge_core::formats::jsonl;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Rec {
+        id: String,
+    }
+
+    fn read(f: &str, b: &[u8]) -> Result<Vec<Lined<Rec>>, FormatError> {
+        jsonl::read_jsonl(f, b)
+    }
+
+    #[test]
+    fn resume_cuts_torn_lines_and_drops_repeats() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutputFolder::lock(dir.path(), None).unwrap();
+        let f = dir.path().join("m.jsonl");
+        std::fs::write(&f, "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"}\n{\"id\":\"a\",\"v\":2}\n{\"id\":\"c\"}\n{\"id\":\"b\"}\n{\"id\":\"d\"")
+            .unwrap();
+        let rows = out.resume(&f, read, |r: &Rec| r.id.clone()).unwrap();
+        assert_eq!(rows.iter().map(|r| r.value.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n");
+        assert!(out.resume(&dir.path().join("none.jsonl"), read, |r: &Rec| r.id.clone()).unwrap().is_empty());
+        std::fs::write(&f, "{\"id\":\"a\"}\nnot json\n").unwrap();
+        let e = out.resume(&f, read, |r: &Rec| r.id.clone()).unwrap_err().to_string();
+        assert!(e.contains("m.jsonl:2"), "{e}");
+    }
+
+    #[test]
+    fn a_second_run_waits_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = OutputFolder::lock(dir.path(), None).unwrap();
+        // Another shard may share the folder at once.
+        let shard = OutputFolder::lock(dir.path(), Some("0-of-2")).unwrap();
+        let d = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let second = OutputFolder::lock(&d, None).unwrap();
+            tx.send(()).unwrap();
+            drop(second);
+        });
+        assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "the second run did not wait");
+        drop(first);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).expect("the second run goes on once the first ends");
+        t.join().unwrap();
+        drop(shard);
+    }
+}
