@@ -34,7 +34,17 @@ impl OutputFolder {
             Some(s) => format!(".rocketjudge.shard-{s}.lock"),
             None => ".rocketjudge.lock".to_string(),
         };
-        let path = dir.join(name);
+        Self::lock_at(&dir.join(name), dir)
+    }
+
+    /// Take the lock of a single output file (`<file>.lock` beside it), as [`lock`](Self::lock).
+    pub fn lock_file(file: &Path) -> Result<Self> {
+        let mut name = file.as_os_str().to_owned();
+        name.push(".lock");
+        Self::lock_at(Path::new(&name), file)
+    }
+
+    fn lock_at(path: &Path, what: &Path) -> Result<Self> {
         let mut f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -48,7 +58,7 @@ impl OutputFolder {
             eprintln!(
                 "another rocketjudge run{} is writing to {}; waiting for it to end (stop it to go on at once)",
                 if holder.is_empty() { String::new() } else { format!(" (pid {holder})") },
-                dir.display()
+                what.display()
             );
             f.lock().with_context(|| format!("cannot lock {}", path.display()))?;
         }
@@ -63,7 +73,6 @@ impl OutputFolder {
     /// an error naming file, line and field); a record whose `key` repeats an earlier one is
     /// dropped and the file rewritten atomically without it. A missing file has no records.
     pub fn resume<T>(
-        &self,
         file: &Path,
         read: impl Fn(&str, &[u8]) -> Result<Vec<Lined<T>>, FormatError>,
         key: impl Fn(&T) -> String,
@@ -152,16 +161,15 @@ mod tests {
     #[test]
     fn resume_cuts_torn_lines_and_drops_repeats() {
         let dir = tempfile::tempdir().unwrap();
-        let out = OutputFolder::lock(dir.path(), None).unwrap();
         let f = dir.path().join("m.jsonl");
         std::fs::write(&f, "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"}\n{\"id\":\"a\",\"v\":2}\n{\"id\":\"c\"}\n{\"id\":\"b\"}\n{\"id\":\"d\"")
             .unwrap();
-        let rows = out.resume(&f, read, |r: &Rec| r.id.clone()).unwrap();
+        let rows = OutputFolder::resume(&f, read, |r: &Rec| r.id.clone()).unwrap();
         assert_eq!(rows.iter().map(|r| r.value.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n");
-        assert!(out.resume(&dir.path().join("none.jsonl"), read, |r: &Rec| r.id.clone()).unwrap().is_empty());
+        assert!(OutputFolder::resume(&dir.path().join("none.jsonl"), read, |r: &Rec| r.id.clone()).unwrap().is_empty());
         std::fs::write(&f, "{\"id\":\"a\"}\nnot json\n").unwrap();
-        let e = out.resume(&f, read, |r: &Rec| r.id.clone()).unwrap_err().to_string();
+        let e = OutputFolder::resume(&f, read, |r: &Rec| r.id.clone()).unwrap_err().to_string();
         assert!(e.contains("m.jsonl:2"), "{e}");
     }
 

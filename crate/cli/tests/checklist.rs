@@ -93,7 +93,12 @@ fn creates_retries_resumes_and_keeps_the_key_secret() {
     // A malformed reply and a 503 were retried: 4 requests for 2 queries, each with the key as a bearer token.
     let auth = seen.lock().unwrap().clone();
     assert_eq!(auth.len(), 4);
-    assert!(auth.iter().all(|a| a == &format!("Authorization: Bearer {KEY}")), "{auth:?}");
+    // Header names are case-insensitive (RFC 9110); the value is exact.
+    assert!(
+        auth.iter()
+            .all(|a| a.split_once(": ").is_some_and(|(k, v)| k.eq_ignore_ascii_case("authorization") && v == format!("Bearer {KEY}"))),
+        "{auth:?}"
+    );
     for s in [text.as_str(), &String::from_utf8_lossy(&o.stdout), &String::from_utf8_lossy(&o.stderr)] {
         assert!(!s.contains(KEY), "the key leaked: {s}");
     }

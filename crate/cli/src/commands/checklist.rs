@@ -8,8 +8,6 @@
 //! variable — it never appears in files, logs or error messages.
 
 use std::collections::HashSet;
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,6 +19,7 @@ use serde_json::{json, Value};
 use url::Url;
 
 use crate::net::{redact_str as redact, Net};
+use crate::output::OutputFolder;
 use crate::{inputs, CliResult};
 
 /// Replies larger than this are cut off (a checklist is a few hundred bytes).
@@ -91,21 +90,15 @@ fn create(a: CreateArgs) -> CliResult {
         }
         None => None,
     };
-    // Resume: sessions already in the output are done. A torn last line is cut off first.
-    let mut done = HashSet::new();
-    if let Ok(bytes) = std::fs::read(&a.out) {
-        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        if complete < bytes.len() {
-            OpenOptions::new().write(true).open(&a.out)?.set_len(complete as u64)?;
-        }
-        for c in jsonl::read_jsonl::<Checklist>(&a.out.display().to_string(), &bytes[..complete])? {
-            done.insert(c.value.session_id);
-        }
-    }
+    // One run at a time writes the file; sessions already in it are done (a torn last line cut).
+    let mut out = OutputFolder::lock_file(&a.out)?;
+    let done: HashSet<String> = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?
+        .into_iter()
+        .map(|c| c.value.session_id)
+        .collect();
     let net = Net::from_env()?.with_timeouts(Duration::from_secs(a.connect_timeout), Duration::from_secs(a.read_timeout));
     let url = Url::parse(&format!("{}/chat/completions", a.endpoint.trim_end_matches('/')))
         .with_context(|| format!("--endpoint {} is not a URL", redact(&a.endpoint)))?;
-    let mut out = OpenOptions::new().create(true).append(true).open(&a.out).with_context(|| format!("cannot open {}", a.out.display()))?;
     let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
     eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
     let mut failed = Vec::new();
@@ -117,8 +110,7 @@ fn create(a: CreateArgs) -> CliResult {
                     checklist: items,
                     meta: Some(json!({"generator": a.model, "prompt_version": CREATION_PROMPT_VERSION, "endpoint": redact(&a.endpoint)})),
                 };
-                out.write_all(jsonl::to_jsonl_line(&c).as_bytes())?;
-                out.sync_data()?;
+                out.append(&a.out, &jsonl::to_jsonl_line(&c))?;
             }
             Err(e) => {
                 eprintln!("{}: no checklist: {e:#}", q.session_id);

@@ -47,7 +47,7 @@ pub fn run(a: Args) -> CliResult {
             continue;
         }
         let path = out_path(&w.model);
-        let rows = out.resume(&path, jsonl::read_jsonl::<Row>, |r: &Row| r.session_id.clone())?;
+        let rows = OutputFolder::resume(&path, jsonl::read_jsonl::<Row>, |r: &Row| r.session_id.clone())?;
         if let Some(r) = rows.iter().find(|r| r.value.judge != name) {
             bail!(
                 "{}:{}: scored by `{}`, but this run's judge is `{name}`; use another --out folder",

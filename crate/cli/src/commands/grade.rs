@@ -55,8 +55,8 @@ fn parse_shard(s: &str) -> Result<(usize, usize)> {
 }
 
 /// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge`.
-fn resume_file(out: &OutputFolder, path: &Path, judge: &str) -> Result<HashSet<String>> {
-    let rows = out.resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
+fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
+    let rows = OutputFolder::resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
     let mut done = HashSet::new();
     for r in rows {
         if r.value.judge != judge {
@@ -129,7 +129,7 @@ pub fn run(a: Args) -> CliResult {
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if !done.contains_key(&w.model) {
-            done.insert(w.model.clone(), resume_file(&out, &out_path(&w.model), &judge_name)?);
+            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
         }
     }
     let todo: Vec<&inputs::Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
