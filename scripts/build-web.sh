@@ -17,6 +17,7 @@ wasm-bindgen --target web --remove-name-section --remove-producers-section --out
 # No wasm-opt pass: Debian's binaryen (111) predates the reference-types output of current
 # wasm-bindgen and produces a module that fails to instantiate. rustc's release build is already -O3.
 mkdir -p web/vendor
-cp node_modules/echarts/dist/echarts.esm.min.mjs web/vendor/echarts.esm.min.mjs
+# As .js: every static host serves that as JavaScript (not all know .mjs).
+cp node_modules/echarts/dist/echarts.esm.min.mjs web/vendor/echarts.esm.min.js
 cp node_modules/echarts/LICENSE web/vendor/echarts.LICENSE
 ls -la pkg/*.wasm >&2

@@ -114,11 +114,9 @@ async function loadJudge(choice, file, url, backend) {
     if (!url) return notice('Enter a model URL first.', 'error');
     let u;
     try { u = new URL(url, location.href); } catch { return notice('That is not a valid URL.', 'error'); }
-    source = { key: `url-${await shortHash(u.href)}`, url: u.href };
+    source = { key: `url-${await shortHash(u.href)}`, urls: [u.href] };
   } else {
-    const m = state.manifest.find((x) => x.name === choice);
-    // Absolute: the worker resolves relative URLs against its own script, not the page.
-    source = { key: m.name, url: new URL(`models/${m.name}.gguf`, location.href).href, sha256: m.sha256, size: m.size };
+    source = modelSource(state.manifest.find((x) => x.name === choice));
   }
   state.loading = { phase: 'download', done: 0, total: source.size || 0 };
   renderJudge();
@@ -131,6 +129,18 @@ async function loadJudge(choice, file, url, backend) {
   }
   state.loading = null;
   renderAll();
+}
+
+/**
+ * Where a manifest model's bytes come from: `rocketjudge serve` serves the cached file at
+ * models/<name>.gguf; a static build (`rocketjudge site`) lists its parts (`web.parts`, joined in
+ * order) or a URL elsewhere (`web.url`). URLs are absolute: the worker resolves relative ones against
+ * its own script, not the page.
+ */
+function modelSource(m) {
+  const web = m.web || {};
+  const urls = web.parts ? web.parts.map((p) => p.url) : [web.url || `models/${m.name}.gguf`];
+  return { key: m.name, urls: urls.map((u) => new URL(u, location.href).href), sha256: m.sha256, size: m.size };
 }
 
 async function shortHash(s) {

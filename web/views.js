@@ -2,7 +2,7 @@
 // win-rate heatmap, item inspector (with checklist editing), comparison with a reference ranking,
 // exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
 
-import * as echarts from './vendor/echarts.esm.min.mjs';
+import * as echarts from './vendor/echarts.esm.min.js';
 import { h, mount, download, fmt } from './lib/dom.js';
 
 const TABS = [

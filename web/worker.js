@@ -147,7 +147,7 @@ async function readHeader(blob) {
 const handlers = {
   async init() {
     await loadWasm();
-    return { promptVersion: wasm.promptVersion(), webgpuBuilt: typeof wasm.webgpuAvailable === 'function' && wasm.webgpuAvailable() };
+    return { promptVersion: wasm.promptVersion(), webgpuBuilt: typeof wasm.webgpuAvailable === 'function' && wasm.webgpuAvailable(), isolated: self.crossOriginIsolated === true };
   },
 
   /** Core calls, run here so the page never blocks: {fn, args}. */

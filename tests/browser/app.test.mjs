@@ -3,10 +3,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, FIX, OUT, ROOT } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, FIX, OUT, ROOT } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
@@ -19,11 +18,7 @@ const key = (j) => `${j.model_test}|${j.session_id}`;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
-  cli(['grade', '--model', JUDGE, '--queries', join(FIX, 'queries.jsonl'), '--responses', join(FIX, 'responses'), '--out', dir, '--backend', 'cpu']);
-  native = new Map();
-  for (const m of ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']) for (const j of jsonl(join(dir, `${m}.jsonl`))) native.set(key(j), j.norm_probability);
-  native.dir = dir;
+  native = nativeGrades(JUDGE, ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']);
 });
 
 after(async () => {
@@ -185,7 +180,7 @@ test('a model too large for the CPU engine is refused before any byte is downloa
   await page.goto(`${server.origin}/?demo=0&debug=1`);
   await page.waitForFunction(() => globalThis.__rocketjudgeEngine);
   await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
-  const source = { key: 'too-large', url: `${server.origin}/models/too-large.gguf`, size: 5 * 2 ** 30 };
+  const source = { key: 'too-large', urls: [`${server.origin}/models/too-large.gguf`], size: 5 * 2 ** 30 };
   const failed = await page.evaluate((s) => globalThis.__rocketjudgeEngine.request('loadJudge', { source: s, backend: 'cpu' }).then(() => null, (e) => e.message), source);
   assert.match(failed || '', /too large for the CPU engine in a browser tab: 32-bit WebAssembly addresses at most 4 GiB/);
   assert.deepEqual(log.requests.filter((u) => u.includes('too-large')), [], 'the model was never requested');

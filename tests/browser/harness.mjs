@@ -3,7 +3,8 @@
 // privacy checks, screenshots into tests/browser/out/.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,9 +26,18 @@ async function freePort() {
 /** Start `rocketjudge serve` on the repository root; resolves when it answers. */
 export async function startServer() {
   const port = await freePort();
-  const proc = spawn(CLI, ['serve', '--dir', ROOT, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return waitForServer(spawn(CLI, ['serve', '--dir', ROOT, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] }), port);
+}
+
+/** Serve `dir` as a plain static host does: Python's http.server, no special headers. */
+export async function startStaticServer(dir) {
+  const port = await freePort();
+  return waitForServer(spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: ['ignore', 'ignore', 'ignore'] }), port);
+}
+
+async function waitForServer(proc, port) {
   const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 300; i++) {
     try { if ((await fetch(`${origin}/index.html`)).ok) break; } catch { /* not yet */ }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -43,8 +53,8 @@ export async function launch() {
 }
 
 /** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */
-export async function newPage(browser, origin) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1600 }, acceptDownloads: true });
+export async function newPage(browser, origin, options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1600 }, acceptDownloads: true, ...options });
   // Generous waits: CI shares 2 cores between Chromium, SwiftShader and the wasm engine, and a page
   // load or a parse can stall for seconds there. A real hang still fails, after two minutes.
   context.setDefaultTimeout(120_000);
@@ -92,6 +102,22 @@ export async function exportFile(page, buttonId, name) {
   const path = join(OUT, name);
   await dl.saveAs(path);
   return path;
+}
+
+/** `rocketjudge grade` on the fixture responses of `models` (CPU): Map model|session -> norm_probability. */
+export function nativeGrades(judge, models) {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
+  const responses = models.map((m) => join(FIX, 'responses', `${m}.jsonl`));
+  cli(['grade', '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...responses, '--out', dir, '--backend', 'cpu']);
+  const grades = new Map();
+  for (const m of models) {
+    for (const l of readFileSync(join(dir, `${m}.jsonl`), 'utf8').split('\n').filter((x) => x.trim())) {
+      const j = JSON.parse(l);
+      grades.set(`${j.model_test}|${j.session_id}`, j.norm_probability);
+    }
+  }
+  grades.dir = dir;
+  return grades;
 }
 
 export function cli(args) {

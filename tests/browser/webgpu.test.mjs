@@ -134,7 +134,7 @@ async function gradeInWorker(page, source, jobs, runs) {
 const sourceOf = (model) => {
   const m = manifest.find((x) => x.name === model);
   assert.ok(m, `${model} is in models/manifest.json`);
-  return { key: m.name, url: `${server.origin}/models/${m.name}.gguf`, sha256: m.sha256, size: m.size };
+  return { key: m.name, urls: [`${server.origin}/models/${m.name}.gguf`], sha256: m.sha256, size: m.size };
 };
 
 test('parity: the WebGPU judge in the browser agrees with the CPU backend on every packaged model', async () => {

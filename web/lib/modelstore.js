@@ -83,17 +83,42 @@ async function checkRoom(size) {
 }
 
 /**
- * Download `source` ({key, url, sha256?, size?}) into the store; `progress(done, total)` per chunk.
- * `fits(bytes)` throws when a model of that size cannot run here; it is asked before the download.
- * Returns the stored Blob. A SHA-256 mismatch deletes the download and throws.
+ * The bytes of `urls` one after another, as one stream: a model served whole, or in parts (a static
+ * host that refuses large files). `first` is the already-opened response of urls[0].
+ */
+function joinedStream(urls, first) {
+  let i = 0;
+  let reader = first.body.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        i += 1;
+        if (i === urls.length) return controller.close();
+        const resp = await fetch(urls[i], { credentials: 'omit', cache: 'no-store' });
+        if (!resp.ok || !resp.body) throw new Error(`cannot download part ${i + 1} of ${urls.length} (${urls[i]}): HTTP ${resp.status}`);
+        reader = resp.body.getReader();
+      }
+    },
+    cancel(reason) { return reader.cancel(reason); },
+  });
+}
+
+/**
+ * Download `source` ({key, urls, sha256?, size?}: the model's bytes are those of `urls` joined in
+ * order) into the store; `progress(done, total)` per chunk. `fits(bytes)` throws when a model of
+ * that size cannot run here; it is asked before the download. Returns the stored Blob. A SHA-256
+ * mismatch deletes the download and throws.
  */
 export async function fetchModel(source, wasm, progress, fits = () => {}) {
   // Refuse what cannot run before any byte is downloaded: by the known size, else by Content-Length.
   if (source.size) fits(source.size);
   await checkRoom(source.size);
-  const resp = await fetch(source.url, { credentials: 'omit', cache: 'no-store' });
-  if (!resp.ok || !resp.body) throw new Error(`cannot download ${source.url}: HTTP ${resp.status}`);
-  const total = Number(resp.headers.get('content-length')) || source.size || 0;
+  const urls = source.urls;
+  const resp = await fetch(urls[0], { credentials: 'omit', cache: 'no-store' });
+  if (!resp.ok || !resp.body) throw new Error(`cannot download ${urls[0]}: HTTP ${resp.status}`);
+  const total = source.size || (urls.length === 1 && Number(resp.headers.get('content-length'))) || 0;
   try {
     if (total && !source.size) {
       fits(total);
@@ -103,6 +128,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     await resp.body.cancel().catch(() => {});
     throw e;
   }
+  const body = urls.length === 1 ? resp.body : joinedStream(urls, resp);
   const hasher = new wasm.Sha256Stream();
   const dir = await opfsDir();
   let done = 0;
@@ -118,7 +144,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     const access = await partial.createSyncAccessHandle();
     try {
       access.truncate(0);
-      const reader = resp.body.getReader();
+      const reader = body.getReader();
       for (;;) {
         const { done: end, value } = await reader.read();
         if (end) break;
@@ -139,7 +165,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
       throw e;
     }
     const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
-    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, url: source.url }));
+    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, url: urls[0], parts: urls.length }));
     marker.truncate(0);
     marker.write(text, { at: 0 });
     marker.flush();
@@ -147,7 +173,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     return openCachedModel(source.key);
   }
   // Fallback: the Cache API, fed by one branch of the stream while the other is hashed.
-  const [toCache, toHash] = resp.body.tee();
+  const [toCache, toHash] = body.tee();
   const c = await caches.open(CACHE);
   const stored = c.put(`/__model__/${source.key}`, new Response(toCache, { headers: { 'content-type': 'application/octet-stream' } }));
   const reader = toHash.getReader();

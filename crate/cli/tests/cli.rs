@@ -186,7 +186,14 @@ fn meta_compares_rankings() {
 
 #[test]
 fn every_command_has_help() {
-    for c in [&["rank", "--help"][..], &["score", "--help"], &["meta", "--help"], &["export", "battles", "--help"]] {
+    for c in [
+        &["rank", "--help"][..],
+        &["score", "--help"],
+        &["meta", "--help"],
+        &["export", "battles", "--help"],
+        &["site", "--help"],
+        &["models", "fetch", "--help"],
+    ] {
         let h = stdout(&run(c));
         assert!(h.contains("Usage:"), "{h}");
     }

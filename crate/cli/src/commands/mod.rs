@@ -10,6 +10,7 @@ pub mod models;
 pub mod rank;
 pub mod score;
 pub mod serve;
+pub mod site;
 
 use std::path::Path;
 

@@ -18,7 +18,7 @@ use url::Url;
 
 use crate::net::{self, hex, partial_path, pip};
 
-mod manifest;
+pub mod manifest;
 pub use manifest::{manifest, Entry, Part};
 
 /// `$ROCKETJUDGE_CACHE`, else `~/.cache/rocketjudge`.

@@ -1,0 +1,103 @@
+// The app as a static site (issue #17): `rocketjudge site` builds the folder, Python's plain
+// http.server serves it (no COOP/COEP or CSP headers, as GitHub Pages), and Chromium grades in it:
+// the service worker makes the page cross-origin isolated, the judge arrives in parts that the page
+// joins and checks against the manifest's SHA-256, and the grades equal the native CLI's.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startStaticServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades } from './harness.mjs';
+
+const JUDGE = 'smollm2-135m';
+const MODELS = ['gpt-4', 'llama-13b'];
+const PART_MB = 40;
+let site;
+let server;
+let browser;
+
+before(async () => {
+  site = join(mkdtempSync(join(tmpdir(), 'rj-site-')), 'site');
+  cli(['site', '--out', site, '--models', JUDGE, '--part-mb', String(PART_MB)]);
+  server = await startStaticServer(site);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** Poll `fn` in the page until it returns true; the page may reload meanwhile (the service worker's). */
+async function until(page, fn, what, ms = 60_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      if (await page.evaluate(fn)) return;
+    } catch { /* navigating */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+test('the folder holds the app, the demo, and the judge in parts of at most --part-mb MB', () => {
+  for (const f of ['index.html', 'sw.js', 'web/app.js', 'web/isolate.js', 'web/vendor/echarts.esm.min.js', 'pkg/rocketjudge_wasm_bg.wasm',
+    'benchmarks/mt-bench/queries.jsonl', 'benchmarks/mt-bench/checklists.jsonl', 'benchmarks/mt-bench/demo/gpt-4.jsonl', 'models/manifest.json']) {
+    assert.ok(statSync(join(site, f)).size > 0, `${f} is in the site`);
+  }
+  const manifest = JSON.parse(readFileSync(join(site, 'models/manifest.json'), 'utf8'));
+  assert.deepEqual(manifest.models.map((m) => m.name), [JUDGE]);
+  const m = manifest.models[0];
+  assert.equal(m.source, undefined, 'the package-index parts are not published');
+  const parts = m.web.parts;
+  assert.equal(parts.length, Math.ceil(m.size / (PART_MB * 1e6)));
+  assert.equal(parts.reduce((n, p) => n + p.size, 0), m.size);
+  for (const p of parts) assert.ok(statSync(join(site, p.url)).size === p.size && p.size <= PART_MB * 1e6, p.url);
+  assert.deepEqual(readdirSync(join(site, 'models')).filter((f) => f.endsWith('.gguf')), [], 'no whole model file');
+  // The policy is still in the page (a static host sends none).
+  assert.match(readFileSync(join(site, 'index.html'), 'utf8'), /http-equiv="Content-Security-Policy" content="default-src 'none'/);
+});
+
+test('served by a plain static server: cross-origin isolated by the service worker, grades like the native CLI', async () => {
+  const native = nativeGrades(JUDGE, MODELS);
+  const { context, page, log, external } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
+  await until(page, () => self.crossOriginIsolated === true, 'cross-origin isolation');
+  await until(page, () => !!globalThis.__rocketjudgeEngine, 'the engine');
+  const init = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
+  assert.equal(init.isolated, true, 'the engine worker is cross-origin isolated too');
+  await loadFixtures(page, MODELS);
+  const info = await loadJudge(page, JUDGE, 'cpu');
+  assert.match(info, /cpu/);
+  const parts = JSON.parse(readFileSync(join(site, 'models/manifest.json'), 'utf8')).models[0].web.parts;
+  for (const p of parts) assert.ok(log.requests.some((u) => u.endsWith(p.url)), `part ${p.url} was downloaded`);
+  await gradeAll(page);
+  await shot(page, 'static-site-graded');
+  const judgments = readFileSync(await exportFile(page, 'export-judgments', 'static-site-judgments.jsonl'), 'utf8')
+    .split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  assert.equal(judgments.length, native.size, 'every response graded once');
+  let worst = 0;
+  for (const j of judgments) {
+    const want = native.get(`${j.model_test}|${j.session_id}`);
+    assert.ok(want, `unexpected judgment ${j.model_test} ${j.session_id}`);
+    j.norm_probability.forEach((p, i) => { worst = Math.max(worst, Math.abs(p - want[i])); });
+  }
+  assert.ok(worst <= 0.01, `largest |Δp(Yes)| vs native ${worst}`);
+  console.log(`static site, ${judgments.length} responses: max |Δp| vs native = ${worst.toExponential(2)}`);
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
+
+test('without service workers the page is not isolated and still runs (one thread)', async () => {
+  const { context, page, log } = await newPage(browser, server.origin, { serviceWorkers: 'block' });
+  await page.goto(`${server.origin}/?debug=1`);
+  // The bundled demo loads (benchmark and 4 models' answers), and the page stays as it is.
+  await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 4);
+  assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
+  const init = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
+  assert.equal(init.isolated, false);
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});
