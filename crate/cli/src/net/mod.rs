@@ -456,7 +456,14 @@ fn trust_from_env(pip: &pip::PipConfig) -> Result<(TlsConfig, Trust)> {
     if let Some(c) = std::env::var_os("REQUESTS_CA_BUNDLE") {
         bundles.push(("REQUESTS_CA_BUNDLE".into(), c.into()));
     }
+    // A bundle already loaded (pip and requests often name the file SSL_CERT_FILE names) is read once.
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let mut loaded: Vec<PathBuf> = std::env::var_os("SSL_CERT_FILE").map(|f| canonical(Path::new(&f))).into_iter().collect();
     for (what, path) in bundles {
+        if loaded.contains(&canonical(&path)) {
+            continue;
+        }
+        loaded.push(canonical(&path));
         let bytes = std::fs::read(&path).with_context(|| format!("cannot read the CA bundle {} ({what})", path.display()))?;
         let before = certs.len();
         for item in ureq::tls::parse_pem(&bytes) {
