@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build what the web app serves: pkg/ (the wasm engine + its JS glue and TypeScript declarations) and
+# Build what the web app serves: pkg/ and pkg-threads/ (the wasm engine, single-threaded and on a
+# pool of Web Workers, + their JS glue and TypeScript declarations) and
 # web/vendor/ (third-party JS from npm, copied — never loaded from a CDN). Assumes scripts/lib/setup.sh
 # has installed the toolchain (scripts/app.sh and scripts/test.sh call this after setup).
 set -euo pipefail
@@ -9,15 +10,30 @@ features=""
 if [ "${ROCKETJUDGE_WEB_FEATURES:-webgpu}" = "webgpu" ] && grep -q '^webgpu' crate/engine/Cargo.toml 2>/dev/null; then
   features="--features webgpu"
 fi
-echo "== building the wasm engine (release, simd128 $features)" >&2
-# No debug info in the shipped module (the native release profile keeps line tables for profiling).
-CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=debuginfo \
-  cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features
-wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg target/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm
+# No debug info in the shipped modules (the native release profile keeps line tables for profiling).
+export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=debuginfo
+bindgen() { wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir "$2" "$1"; }
+
+echo "== building the wasm engine (release, simd128 $features): pkg/" >&2
+cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features
+bindgen target/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm pkg
+
+# The threaded engine: shared memory and atomics need a std built with them (nightly -Z build-std,
+# the toolchain pinned in scripts/lib/wasm-threads-toolchain), plus relaxed-simd's dot product. The
+# page picks it where it is cross-origin isolated and the browser has relaxed SIMD.
+toolchain=$(cat scripts/lib/wasm-threads-toolchain)
+echo "== building the threaded wasm engine ($toolchain, atomics, relaxed-simd $features): pkg-threads/" >&2
+# The linker arguments make the memory shared and imported (4 GiB at most) and export the
+# thread-local storage symbols wasm-bindgen's thread support initializes in each worker.
+link='-C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align -C link-arg=--export=__tls_base'
+RUSTFLAGS="--cfg getrandom_backend=\"wasm_js\" -C target-feature=+atomics,+bulk-memory,+mutable-globals,+simd128,+relaxed-simd $link" \
+  cargo "+$toolchain" build --release -p rocketjudge-wasm --target wasm32-unknown-unknown -Z build-std=panic_abort,std \
+  --features "threads${features:+,webgpu}" --target-dir target/wasm-threads
+bindgen target/wasm-threads/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm pkg-threads
 # No wasm-opt pass: Debian's binaryen (111) predates the reference-types output of current
 # wasm-bindgen and produces a module that fails to instantiate. rustc's release build is already -O3.
 mkdir -p web/vendor
 # As .js: every static host serves that as JavaScript (not all know .mjs).
 cp node_modules/echarts/dist/echarts.esm.min.mjs web/vendor/echarts.esm.min.js
 cp node_modules/echarts/LICENSE web/vendor/echarts.LICENSE
-ls -la pkg/*.wasm >&2
+ls -la pkg/*.wasm pkg-threads/*.wasm >&2

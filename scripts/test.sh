@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test of rocketjudge on this machine: unit and golden tests, engine parity with llama.cpp
-# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end, and the app
-# in headless Chromium (WebGPU on SwiftShader). Installs what it needs first (idempotent).
+# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end, the ARM
+# kernels under qemu, and the app in headless Chromium (WebGPU on SwiftShader). Installs what it
+# needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
@@ -15,6 +16,9 @@ fetch_models --all
 
 log "cargo test (core, engine, CLI; release, WebGPU backend included)"
 cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
+
+log "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
+./scripts/test-arm.sh
 
 log "building the web app"
 ./scripts/build-web.sh

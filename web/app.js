@@ -21,7 +21,13 @@ const state = {
   reference: null,      // {name, entries}
   notices: [],
   gpu: null,            // {available, name, f16}
+  engine: null,         // {threads, cores, threadsWhy, cpuKernels, isolated}
 };
+
+// CPU threads for the engine (the page's setting; every core by default). Changing it restarts the
+// engine, which the page does by reloading (everything graded is stored).
+const THREADS_KEY = 'rocketjudge-threads';
+const wantedThreads = () => Number(localStorage.getItem(THREADS_KEY)) || navigator.hardwareConcurrency || 1;
 
 const key = (judge, model, session) => `${judge}\u0000${model}\u0000${session}`;
 
@@ -86,6 +92,7 @@ function renderJudge() {
       h('button', { id: 'load-judge', class: 'primary', disabled: !!l, onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value) }, state.judge ? 'Load another judge' : 'Load judge')),
     selected ? h('p', { class: 'hint' }, selected.role, '. ', `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`) : null,
     h('p', { class: 'hint' }, state.gpu ? (state.gpu.available ? `WebGPU: ${state.gpu.name}${state.gpu.f16 ? ', shader-f16' : ', no shader-f16'}.` : `No WebGPU: ${state.gpu.why}. The CPU fallback runs instead (slower).`) : 'Checking WebGPU…'),
+    renderThreads(),
     l ? h('div', { class: 'progress-block' },
       h('label', { for: 'load-progress' }, l.phase === 'download' ? `Downloading ${bytes(l.done)} of ${bytes(l.total)}` : `Loading weights ${bytes(l.done)} of ${bytes(l.total)}`),
       h('progress', { id: 'load-progress', max: l.total || 1, value: l.done })) : null,
@@ -95,6 +102,21 @@ function renderJudge() {
     h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
   );
   renderCached();
+}
+
+/** The CPU engine's threads: how many run, why, and a selector (applies after a reload). */
+function renderThreads() {
+  const e = state.engine;
+  if (!e) return null;
+  const select = h('select', { id: 'threads-select', 'aria-label': 'CPU threads' },
+    Array.from({ length: e.cores }, (_, i) => i + 1).map((n) => h('option', { value: n, selected: n === wantedThreads() }, `${n}`)));
+  select.addEventListener('change', () => {
+    localStorage.setItem(THREADS_KEY, select.value);
+    notice('Restarting the engine with the new thread count; everything graded is kept.');
+    location.reload();
+  });
+  const running = e.threads > 1 ? `${e.threads} threads` : `1 thread (${e.threadsWhy})`;
+  return h('p', { class: 'hint', id: 'threads-info' }, `CPU engine: ${running}, ${e.cpuKernels}. Threads: `, select, ` of ${e.cores} cores.`);
 }
 
 async function renderCached() {
@@ -428,7 +450,7 @@ function renderAll() {
 async function boot() {
   renderStatus();
   try {
-    await engine.request('init');
+    state.engine = await engine.request('init', { threads: wantedThreads() });
   } catch (e) {
     notice(`The engine could not start: ${e.message}`, 'error');
     return;

@@ -18,10 +18,43 @@ let grading = false;    // a grade loop is running
 // Tests only: destroy the GPU device before the next response ({type: 'debugLoseDevice'}).
 let loseDeviceRequested = false;
 
+// Which engine build runs. The threaded one (pkg-threads/: shared memory, a pool of Web Workers,
+// relaxed-simd dot products) needs a cross-origin isolated page (headers from `rocketjudge serve`, or
+// the service worker of a static copy) and a browser with relaxed SIMD; otherwise pkg/ runs on this
+// worker's one thread.
+let plan = { dir: 'pkg', threads: 1, why: 'not started' };
+
+/** A minimal module using i32x4.relaxed_dot_i8x16_i7x16_add_s: validates only with relaxed SIMD. */
+function hasRelaxedSimd() {
+  const v128 = [0xfd, 0x0c, ...new Array(16).fill(0)];
+  const body = [0x00, ...v128, ...v128, ...v128, 0xfd, 0x93, 0x02, 0x0b];
+  const bytes = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00,
+    0x0a, body.length + 2, 0x01, body.length, ...body];
+  try { return WebAssembly.validate(new Uint8Array(bytes)); } catch { return false; }
+}
+
+/** The build and thread count for `wanted` threads, and why. */
+function choosePlan(wanted) {
+  if (wanted <= 1) return { dir: 'pkg', threads: 1, why: 'one thread chosen' };
+  if (!self.crossOriginIsolated || typeof SharedArrayBuffer === 'undefined') {
+    return { dir: 'pkg', threads: 1, why: 'the page is not cross-origin isolated, so it cannot share memory between threads' };
+  }
+  if (!hasRelaxedSimd()) return { dir: 'pkg', threads: 1, why: 'this browser lacks WebAssembly relaxed SIMD, which the threaded engine is built with' };
+  return { dir: 'pkg-threads', threads: wanted, why: `${wanted} threads` };
+}
+
 async function loadWasm() {
   // A fresh URL gives a fresh module instance: after a panic (a wasm trap) the old one is abandoned.
-  wasm = await import(`../pkg/rocketjudge_wasm.js?instance=${generation}`);
-  await wasm.default();
+  try {
+    wasm = await import(`../${plan.dir}/rocketjudge_wasm.js?instance=${generation}`);
+    await wasm.default();
+    if (plan.threads > 1) await wasm.initThreadPool(plan.threads);
+  } catch (e) {
+    if (plan.dir === 'pkg') throw e;
+    // A static copy without the threaded build, or a pool that cannot start: one thread.
+    plan = { dir: 'pkg', threads: 1, why: `the threaded engine did not start (${describeError(e)})` };
+    return loadWasm();
+  }
   return wasm;
 }
 
@@ -69,12 +102,12 @@ async function chooseBackend(requested) {
 
 /** Load the current model (`loaded`) on a backend; progress goes out as `{type: progressType, done, total}`. */
 async function loadHandle(backend, progressType = 'load') {
-  const { blob, name, maxTokens, debugLayers, webgpuOptions } = loaded;
+  const { blob, name, maxTokens, debugLayers, options } = loaded;
   const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
   const progress = (done, total) => post({ type: progressType, done, total });
   const header = await readHeader(blob);
   if (debugLayers) header.keepLayers(debugLayers);
-  return wasm.loadJudge(header, name, backend, read, progress, maxTokens, webgpuOptions);
+  return wasm.loadJudge(header, name, backend, read, progress, maxTokens, options);
 }
 
 /** What the page shows about a loaded judge. */
@@ -145,9 +178,20 @@ async function readHeader(blob) {
 }
 
 const handlers = {
-  async init() {
+  /** Start the engine on `threads` threads (default: every core) where the page allows it. */
+  async init({ threads } = {}) {
+    const cores = navigator.hardwareConcurrency || 1;
+    plan = choosePlan(Math.max(1, Math.min(threads || cores, 64)));
     await loadWasm();
-    return { promptVersion: wasm.promptVersion(), webgpuBuilt: typeof wasm.webgpuAvailable === 'function' && wasm.webgpuAvailable(), isolated: self.crossOriginIsolated === true };
+    return {
+      promptVersion: wasm.promptVersion(),
+      webgpuBuilt: typeof wasm.webgpuAvailable === 'function' && wasm.webgpuAvailable(),
+      isolated: self.crossOriginIsolated === true,
+      cores,
+      threads: plan.threads,
+      threadsWhy: plan.why,
+      cpuKernels: wasm.cpuKernels(),
+    };
   },
 
   /** Core calls, run here so the page never blocks: {fn, args}. */
@@ -169,7 +213,7 @@ const handlers = {
    * Load a judge from a manifest entry ({key, url, sha256, size}), a URL, or a File.
    * Downloads into the model store with a byte progress bar, checks SHA-256 when known.
    */
-  async loadJudge({ source, backend: requested, maxTokens, webgpuOptions, debugLayers }) {
+  async loadJudge({ source, backend: requested, maxTokens, options, debugLayers }) {
     // Release the previous judge's memory (a grade in flight keeps its own reference).
     try { judge?.free(); } catch { /* already gone */ }
     judge = null;
@@ -193,8 +237,9 @@ const handlers = {
     const info = header.info();
     header.free();
     // debugLayers (tests only): keep the model's first N blocks.
-    // webgpuOptions: {kernels: 'auto'|'gpu'|'software', allowF16, memoryBudget} (all optional).
-    loaded = { blob, name, maxTokens: maxTokens || 4096, webgpuOptions, debugLayers };
+    // options: {precision: 'int8'|'f32'} for the CPU, {kernels: 'auto'|'gpu'|'software', allowF16,
+    // memoryBudget} for WebGPU (all optional).
+    loaded = { blob, name, maxTokens: maxTokens || 4096, options, debugLayers };
     let handle;
     try {
       handle = await loadHandle(choice.backend);

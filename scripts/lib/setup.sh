@@ -36,12 +36,19 @@ setup_rust() {
   command -v cc >/dev/null 2>&1 || apt_install build-essential
 }
 
-# The wasm target and the wasm-bindgen CLI of exactly the version in Cargo.lock.
+# The wasm target, the pinned nightly that builds the threaded engine (with the standard library's
+# source, for -Z build-std), and the wasm-bindgen CLI of exactly the version in Cargo.lock.
 setup_wasm() {
   setup_rust
   if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
     log "adding the wasm32-unknown-unknown target (rustup)"
     rustup target add wasm32-unknown-unknown >&2
+  fi
+  local nightly
+  nightly=$(cat scripts/lib/wasm-threads-toolchain)
+  if ! rustup component list --toolchain "$nightly" --installed 2>/dev/null | grep -q '^rust-src'; then
+    log "installing $nightly with rust-src (rustup; the threaded wasm engine needs it)"
+    rustup toolchain install "$nightly" --profile minimal --component rust-src >&2
   fi
   local want
   want=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/"/, "", $3); print $3; exit}' Cargo.lock)

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result};
-use rocketjudge_engine::backend::cpu::Cpu;
+use rocketjudge_engine::backend::cpu::{Cpu, Precision};
 #[cfg(feature = "webgpu")]
 use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
 use rocketjudge_engine::judge::AnyJudge;
@@ -22,6 +22,18 @@ pub struct JudgeArgs {
     /// Longest prompt per checklist item in tokens; longer responses are truncated (marked).
     #[arg(long, default_value_t = 4096)]
     pub max_tokens: usize,
+    /// CPU weight products: `int8` (activations rounded to 8 bits per block as llama.cpp does,
+    /// integer dot products) or `f32` (dequantized weights, f32 activations).
+    #[arg(long, default_value = "int8", value_parser = parse_precision)]
+    pub precision: Precision,
+}
+
+pub fn parse_precision(s: &str) -> Result<Precision, String> {
+    match s {
+        "int8" => Ok(Precision::Int8),
+        "f32" => Ok(Precision::F32),
+        _ => Err(format!("`{s}`: expected int8 or f32")),
+    }
 }
 
 /// The error for a backend this binary was built without.
@@ -58,7 +70,7 @@ pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
     // Manifest models are cached as `<name>.gguf`, so the judge's name (the file stem) is the manifest name.
     let judge = match a.backend.as_str() {
         "cpu" => AnyJudge::Cpu(
-            judge_from_file(&path, Cpu::new(a.threads)?, a.max_tokens, &mut progress)
+            judge_from_file(&path, Cpu::with_precision(a.threads, a.precision)?, a.max_tokens, &mut progress)
                 .with_context(|| format!("cannot load {}", path.display()))?,
         ),
         #[cfg(feature = "webgpu")]

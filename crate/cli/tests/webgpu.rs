@@ -1,4 +1,6 @@
-//! `rocketjudge grade --backend webgpu` against `--backend cpu` on the bundled MT-Bench demo: the same
+//! `rocketjudge grade --backend webgpu` against `--backend cpu --precision f32` (the same f32
+//! arithmetic: the CPU's default rounds activations to 8 bits as llama.cpp's CPU kernels do, the
+//! WebGPU backend multiplies f32 activations) on the bundled MT-Bench demo: the same
 //! judgments, p(Yes) within 0.01 per item. Needs a WebGPU adapter (natively Vulkan/Metal/DX12; on Linux
 //! without a GPU Mesa's lavapipe) and the SmolLM2-135M judge in the model cache
 //! (`rocketjudge models fetch smollm2-135m`); a missing one is a failure, never a skip.
@@ -40,6 +42,8 @@ fn grade(backend: &str, responses: &Path, out: &Path) -> Vec<Value> {
         out.to_str().unwrap(),
         "--backend",
         backend,
+        "--precision",
+        "f32",
     ]);
     let text = std::fs::read_to_string(out.join("gpt-4.jsonl")).unwrap();
     let mut rows: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

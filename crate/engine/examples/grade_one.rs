@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use rocketjudge_core::formats::{jsonl::read_jsonl, Query, Response};
-use rocketjudge_engine::backend::cpu::Cpu;
+use rocketjudge_engine::backend::cpu::{Cpu, Precision};
 use rocketjudge_engine::judge::Judge;
 use rocketjudge_engine::load::judge_from_file;
 
@@ -12,7 +12,12 @@ fn main() {
     let path = std::env::args().nth(1).expect("model path");
     let threads: usize = std::env::args().nth(2).map(|t| t.parse().unwrap()).unwrap_or(2);
     let t0 = Instant::now();
-    let mut judge = judge_from_file(std::path::Path::new(&path), Cpu::new(threads).unwrap(), 4096, &mut |_, _| {}).unwrap();
+    let precision = if std::env::var("F32").is_ok() { Precision::F32 } else { Precision::Int8 };
+    let mut judge =
+        judge_from_file(std::path::Path::new(&path), Cpu::with_precision(threads, precision).unwrap(), 4096, &mut |_, _| {}).unwrap();
+    if let Ok(c) = std::env::var("CHUNK") {
+        judge.chunk = c.parse().unwrap();
+    }
     println!("loaded in {:?}; answers {:?}", t0.elapsed(), judge.answer_tokens());
     let q = std::fs::read("tests/fixtures/parity/queries.jsonl").unwrap();
     let r = std::fs::read("tests/fixtures/parity/responses.jsonl").unwrap();
@@ -41,6 +46,3 @@ fn main() {
         }
     }
 }
-
-#[allow(dead_code)]
-fn unused() {}

@@ -14,7 +14,7 @@ mod common;
 use std::time::Instant;
 
 use half::f16;
-use rocketjudge_engine::backend::cpu::Cpu;
+use rocketjudge_engine::backend::cpu::{Cpu, Precision};
 use rocketjudge_engine::backend::webgpu::{KernelSet, WebGpu, WebGpuOptions};
 use rocketjudge_engine::backend::{AttnLayout, AttnParams, Backend};
 use rocketjudge_engine::gguf::TensorInfo;
@@ -155,7 +155,7 @@ fn shapes_for(dtype: GgmlType) -> [usize; 2] {
 #[test]
 fn matmul_matches_cpu_for_every_weight_type_few_and_many_rows() {
     let t0 = Instant::now();
-    let mut cpu = Cpu::new(2).unwrap();
+    let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut rng = Rng(0x5EED);
     for mut g in gpu_variants() {
         // f16 tiles round x and W to f16 (relative 2⁻¹¹ each) before the f32 products.
@@ -204,7 +204,7 @@ fn matmul_matches_cpu_for_every_weight_type_few_and_many_rows() {
 
 #[test]
 fn tensors_beyond_one_binding_are_split_by_rows() {
-    let mut cpu = Cpu::new(2).unwrap();
+    let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut rng = Rng(77);
     for kernels in [KernelSet::Gpu, KernelSet::Software] {
         // 4 KiB bindings: a 300 × 256 Q6_K head needs 27 parts, a 300 × 96 Q8_0 one 9.
@@ -245,7 +245,7 @@ fn tensors_beyond_one_binding_are_split_by_rows() {
 
 #[test]
 fn embed_and_logits_match_cpu_for_every_weight_type() {
-    let mut cpu = Cpu::new(2).unwrap();
+    let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut g = gpu();
     let mut rng = Rng(99);
     for dtype in TYPES {
@@ -285,7 +285,7 @@ fn embed_and_logits_match_cpu_for_every_weight_type() {
 
 #[test]
 fn norms_rope_and_elementwise_match_cpu() {
-    let mut cpu = Cpu::new(2).unwrap();
+    let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut g = gpu();
     let mut rng = Rng(3);
     // RMSNorm: whole rows of odd widths, and per-head groups.
@@ -417,7 +417,7 @@ fn run_attention(cpu: &mut Cpu, g: &mut WebGpu, rng: &mut Rng, c: &AttnCase) -> 
 #[test]
 fn attention_matches_cpu_with_prefix_segments_windows_softcap_and_gqa() {
     let t0 = Instant::now();
-    let mut cpu = Cpu::new(2).unwrap();
+    let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut rng = Rng(1234);
     let case = |name, head_dim, n_head, n_head_kv, prefix, segments: &[usize], prune, window, softcap, scale_q_first| AttnCase {
         name,
@@ -515,7 +515,7 @@ fn model_parity(name: &str, fixtures: &[&str], layers: Option<usize>) {
     let layers = if full { None } else { layers };
     let path = common::model_path(name);
     let t0 = Instant::now();
-    let mut cpu = load_judge(&path, Cpu::new(common::threads()).unwrap(), layers);
+    let mut cpu = load_judge(&path, Cpu::with_precision(common::threads(), Precision::F32).unwrap(), layers);
     let gpu = gpu();
     let describe = gpu.describe();
     let mut gj = load_judge(&path, gpu, layers);

@@ -19,7 +19,7 @@ use rocketjudge_core::meta::{self, MetaOptions};
 use rocketjudge_core::prompt;
 use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankOptions, Resample, ScoreTable};
 use rocketjudge_core::score::scores_from_judgments;
-use rocketjudge_engine::backend::cpu::Cpu;
+use rocketjudge_engine::backend::cpu::{Cpu, Precision};
 #[cfg(feature = "webgpu")]
 use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
 use rocketjudge_engine::gguf::{Gguf, GgufError, TensorInfo};
@@ -31,6 +31,30 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+/// `initThreadPool(n)`: start `n` Web Workers sharing this module's memory; the CPU engine's rayon
+/// products then run on them (threaded builds only; the page must be cross-origin isolated).
+#[cfg(all(feature = "threads", target_arch = "wasm32"))]
+pub use wasm_bindgen_rayon::init_thread_pool;
+
+/// Whether this module was built with threads (and so exports `initThreadPool`).
+#[wasm_bindgen(js_name = threadsBuilt)]
+pub fn threads_built() -> bool {
+    cfg!(all(feature = "threads", target_arch = "wasm32"))
+}
+
+/// The CPU engine's products: "int8 wasm relaxed-simd", "int8 wasm simd128", ….
+#[wasm_bindgen(js_name = cpuKernels)]
+pub fn cpu_kernels() -> String {
+    rocketjudge_engine::backend::cpu::qmatmul::kernel_name(Default::default()).to_string()
+}
+
+/// The CPU engine's SIMD kernels against the scalar reference, for every weight type:
+/// `[{dtype, shape, maxRelError}]` (tests and diagnostics).
+#[wasm_bindgen(js_name = kernelSelfTest)]
+pub fn kernel_self_test() -> Result<JsValue, JsError> {
+    to_js(&rocketjudge_engine::backend::cpu::qmatmul::self_test())
+}
 
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| JsError::new(&e.to_string()))
@@ -384,19 +408,20 @@ pub struct JudgeHandle {
     device: BackendInfo,
 }
 
-/// WebGPU settings of [`load_judge`] (all optional): `{kernels: "auto"|"gpu"|"software", allowF16,
-/// memoryBudget}`.
+/// Settings of [`load_judge`] (all optional): the CPU's `precision` ("int8", the default, or "f32"),
+/// and WebGPU's `{kernels: "auto"|"gpu"|"software", allowF16, memoryBudget}`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(not(feature = "webgpu"), allow(dead_code))]
-struct GpuRequest {
+struct LoadOptions {
+    precision: Option<Precision>,
     kernels: Option<String>,
     allow_f16: Option<bool>,
     memory_budget: Option<f64>,
 }
 
 #[cfg(feature = "webgpu")]
-impl GpuRequest {
+impl LoadOptions {
     fn options(&self) -> Result<WebGpuOptions, JsError> {
         use rocketjudge_engine::backend::webgpu::KernelSet;
         let kernels = match self.kernels.as_deref() {
@@ -417,7 +442,9 @@ impl GpuRequest {
 
 /// Load a judge. `read(offset, length)` returns a promise of the bytes; `progress(done, total)` is
 /// called after each tensor. `backend` is `"cpu"` (or `"webgpu"` in builds with the GPU backend);
-/// `options` (optional) tunes the WebGPU backend: `{kernels: "auto"|"gpu"|"software", allowF16, memoryBudget}`.
+/// `options` (optional): `{precision: "int8"|"f32"}` for the CPU (on as many threads as the page
+/// started with `initThreadPool`, else one), `{kernels: "auto"|"gpu"|"software", allowF16,
+/// memoryBudget}` for WebGPU.
 #[wasm_bindgen(js_name = loadJudge)]
 pub fn load_judge(
     header: ModelHeader,
@@ -430,8 +457,8 @@ pub fn load_judge(
 ) -> Promise {
     future_to_promise(async move {
         #[cfg_attr(not(feature = "webgpu"), allow(unused_variables))]
-        let gpu_request: GpuRequest = if options.is_undefined() || options.is_null() {
-            GpuRequest::default()
+        let options: LoadOptions = if options.is_undefined() || options.is_null() {
+            LoadOptions::default()
         } else {
             from_js(options, "options").map_err(JsValue::from)?
         };
@@ -441,7 +468,7 @@ pub fn load_judge(
         let mut src = JsSource(read);
         let inner = match backend.as_str() {
             "cpu" => {
-                let cpu = Cpu::new(1).map_err(|e| JsValue::from(err(e)))?;
+                let cpu = Cpu::with_precision(0, options.precision.unwrap_or_default()).map_err(|e| JsValue::from(err(e)))?;
                 AnyJudge::Cpu(
                     judge_from_header(name.clone(), &header.gguf, &mut src, cpu, max_tokens, &mut report)
                         .await
@@ -450,7 +477,7 @@ pub fn load_judge(
             }
             #[cfg(feature = "webgpu")]
             "webgpu" => {
-                let gpu = WebGpu::new(gpu_request.options().map_err(JsValue::from)?).await.map_err(|e| JsValue::from(err(e)))?;
+                let gpu = WebGpu::new(options.options().map_err(JsValue::from)?).await.map_err(|e| JsValue::from(err(e)))?;
                 AnyJudge::WebGpu(
                     judge_from_header(name.clone(), &header.gguf, &mut src, gpu, max_tokens, &mut report)
                         .await

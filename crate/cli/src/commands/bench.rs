@@ -339,7 +339,7 @@ pub fn run(a: Args) -> CliResult {
     let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
     let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 1);
     let (ours, sweep, prefix, suffixes) = match a.judge.backend.as_str() {
-        "cpu" => bench_backend(Cpu::new(threads)?, &a, &path, max)?,
+        "cpu" => bench_backend(Cpu::with_precision(threads, a.judge.precision)?, &a, &path, max)?,
         #[cfg(feature = "webgpu")]
         "webgpu" => {
             use rocketjudge_engine::backend::webgpu::{KernelSet, WebGpuOptions};

@@ -34,7 +34,7 @@ pub struct Args {
 pub fn content_security_policy(extra: &[String]) -> String {
     let connect = std::iter::once("'self'".to_string()).chain(extra.iter().cloned()).collect::<Vec<_>>().join(" ");
     format!(
-        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src {connect}; \
+        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src {connect}; \
          img-src 'self' data: blob:; style-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; \
          form-action 'none'; frame-ancestors 'none'"
     )

@@ -2,7 +2,8 @@
 //! bucket, `python3 -m http.server`).
 //!
 //! The folder holds the page (index.html, the service worker sw.js that makes it cross-origin
-//! isolated where the host cannot send the headers, web/, pkg/), the bundled MT-Bench (queries,
+//! isolated where the host cannot send the headers, web/, pkg/ and the threaded pkg-threads/), the
+//! bundled MT-Bench (queries,
 //! checklists, demo answers, reference rankings), and `models/manifest.json` naming the judges the
 //! page offers. A judge is either copied in, cut into parts of at most --part-mb MB that the page
 //! joins as it downloads (GitHub Pages refuses files over 100 MB), or left where --model-base says,
@@ -25,7 +26,7 @@ use crate::CliResult;
 const MARKER: &str = ".rocketjudge-site.json";
 
 /// The files of the app, relative to the repository root (after `scripts/build-web.sh`).
-const APP: &[&str] = &["index.html", "sw.js", "web", "pkg", "benchmarks/mt-bench", "README.md"];
+const APP: &[&str] = &["index.html", "sw.js", "web", "pkg", "pkg-threads", "benchmarks/mt-bench", "README.md"];
 
 /// Build the app as a static site.
 ///

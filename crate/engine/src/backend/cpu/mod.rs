@@ -1,12 +1,16 @@
-//! The CPU backend: quantized weights dequantized panel by panel into f32 and multiplied with a tuned
-//! f32 GEMM (the `gemm` crate: AVX2/FMA, AVX-512, NEON, wasm simd128), attention tiled by query block
-//! and head, all on a rayon pool of the requested size.
+//! The CPU backend: weight products on integer dot products (by default) or f32, attention tiled by
+//! query block and head, all on a rayon pool of the requested size.
 //!
-//! Why dequantize-then-GEMM rather than integer dot products: grading never decodes token by token;
-//! every matrix product has hundreds of rows (the prefix, or all checklist suffixes at once), where a
-//! blocked f32 GEMM runs near the FMA peak and the one-off dequantization of a weight panel (k × 64
-//! values) is amortised over all rows. Weights stay quantized in memory; only one panel per thread is
-//! ever expanded.
+//! - **Integer** ([`Precision::Int8`], the default): quantized weights are repacked at load and
+//!   multiplied with activations rounded to 8 bits per block exactly as llama.cpp rounds them
+//!   ([`qmatmul`]), so p(Yes) follows the reference and the products run on 8-bit dot products
+//!   (AVX2, NEON dotprod, wasm simd128 / relaxed-simd).
+//! - **f32** ([`Precision::F32`]): each product dequantizes the weight into f32 once and runs a tuned
+//!   f32 GEMM (the `gemm` crate); activations are never rounded.
+//!
+//! F16, BF16 and F32 weights always take the f32 path.
+
+pub mod qmatmul;
 
 use half::f16;
 use half::slice::HalfFloatSliceExt;
@@ -17,6 +21,7 @@ use crate::gguf::TensorInfo;
 use crate::model::config::Activation;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;
+use qmatmul::{Kernels, QActs, QWeight};
 
 /// Row-major f32 activations.
 #[derive(Debug, Clone)]
@@ -35,13 +40,16 @@ impl Tensor {
     }
 }
 
-/// A weight as stored in the GGUF. Vectors (norms, biases) are kept decoded.
+/// A weight as stored in the GGUF (for the f32 path and row lookups), repacked for the integer
+/// kernels, or both (the embedding table, which is also looked up by row). Vectors (norms, biases)
+/// are kept decoded.
 pub struct Weight {
     pub dtype: GgmlType,
     pub rows: usize,
     pub cols: usize,
     bytes: Vec<u8>,
     decoded: Option<Vec<f32>>,
+    q: Option<QWeight>,
 }
 
 impl Weight {
@@ -67,22 +75,61 @@ pub struct Cache {
     kv_dim: usize,
 }
 
+/// How the CPU backend multiplies quantized weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Activations rounded to 8 bits per block as llama.cpp does, integer dot products.
+    #[default]
+    Int8,
+    /// Weights dequantized to f32, f32 GEMM, activations never rounded.
+    F32,
+}
+
 pub struct Cpu {
-    /// Our own pool of `threads` workers; `None` where threads cannot be spawned (a browser without
-    /// cross-origin isolation), in which case rayon's global pool runs everything on this thread.
+    /// Our own pool of `threads` workers; `None` on wasm32, where the pool is rayon's global one
+    /// (Web Workers started by the page when it is cross-origin isolated, else none: one thread).
     pool: Option<rayon::ThreadPool>,
     threads: usize,
+    precision: Precision,
+    kernels: Kernels,
     /// A weight expanded to f32, reused between products.
     scratch: Vec<f32>,
 }
 
 impl Cpu {
-    /// A CPU backend on `threads` threads (0: one per core).
+    /// A CPU backend on `threads` threads (0: one per core), integer products.
     pub fn new(threads: usize) -> Result<Self, EngineError> {
-        let threads = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
-        let pool = if cfg!(target_arch = "wasm32") { None } else { rayon::ThreadPoolBuilder::new().num_threads(threads).build().ok() };
-        let threads = if pool.is_some() { threads } else { 1 };
-        Ok(Cpu { pool, threads, scratch: Vec::new() })
+        Self::with_precision(threads, Precision::Int8)
+    }
+
+    /// A CPU backend on `threads` threads (0: one per core) with the given products.
+    pub fn with_precision(threads: usize, precision: Precision) -> Result<Self, EngineError> {
+        let (pool, threads) = if cfg!(target_arch = "wasm32") {
+            // The page's worker pool (wasm-bindgen-rayon), when it started one.
+            (None, rayon::current_num_threads())
+        } else {
+            let threads = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+            match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                Ok(p) => (Some(p), threads),
+                Err(_) => (None, 1),
+            }
+        };
+        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new() })
+    }
+
+    /// Use the scalar integer kernels instead of the CPU's SIMD ones (tests, comparisons).
+    pub fn with_kernels(mut self, kernels: Kernels) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
@@ -130,23 +177,37 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
     );
 }
 
+fn add_bias(y: &mut Tensor, bias: Option<&Weight>) {
+    if let Some(b) = bias {
+        let b = b.vector();
+        for row in y.data.chunks_mut(y.cols) {
+            for (v, bi) in row.iter_mut().zip(b) {
+                *v += bi;
+            }
+        }
+    }
+}
+
+/// Logits of the vocabulary rows `ids`: integer products when the head has an integer form (as
+/// llama.cpp's output matmul), else the f32 rows dotted with `x`.
 fn cpu_logits(x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Vec<Vec<f32>>, EngineError> {
+    if let Some(&id) = ids.iter().find(|&&id| id as usize >= head.rows) {
+        return Err(EngineError::Model(format!("token id {id} is outside the output head ({} rows)", head.rows)));
+    }
+    let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
+    if let Some(q) = &head.q {
+        let a = QActs::quantize(&x.data, x.rows, x.cols, q.act_kind());
+        let ids: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
+        return Ok(qmatmul::dot_rows(&a, q, &ids).into_iter().map(|row| row.into_iter().map(cap).collect()).collect());
+    }
     let mut rows = vec![0f32; ids.len() * head.cols];
     for (i, &id) in ids.iter().enumerate() {
-        if id as usize >= head.rows {
-            return Err(EngineError::Model(format!("token id {id} is outside the output head ({} rows)", head.rows)));
-        }
         head.dequant_rows(id as usize, id as usize + 1, &mut rows[i * head.cols..(i + 1) * head.cols]);
     }
     Ok((0..x.rows)
         .map(|r| {
             let xr = x.row(r);
-            rows.chunks(head.cols)
-                .map(|w| {
-                    let l: f32 = xr.iter().zip(w).map(|(a, b)| a * b).sum();
-                    softcap.map_or(l, |c| c * (l / c).tanh())
-                })
-                .collect()
+            rows.chunks(head.cols).map(|w| cap(xr.iter().zip(w).map(|(a, b)| a * b).sum())).collect()
         })
         .collect())
 }
@@ -232,7 +293,11 @@ impl Backend for Cpu {
     type Cache = Cache;
 
     fn describe(&self) -> String {
-        format!("cpu ({} thread{})", self.threads, if self.threads == 1 { "" } else { "s" })
+        let kernels = match self.precision {
+            Precision::Int8 => qmatmul::kernel_name(self.kernels),
+            Precision::F32 => "f32",
+        };
+        format!("cpu ({} thread{}, {kernels})", self.threads, if self.threads == 1 { "" } else { "s" })
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
@@ -240,12 +305,19 @@ impl Backend for Cpu {
         if bytes.len() as u64 != info.n_bytes {
             return Err(EngineError::Model(format!("tensor `{}`: {} bytes given, {} expected", info.name, bytes.len(), info.n_bytes)));
         }
-        let decoded = (info.dims.len() == 1).then(|| {
+        if info.dims.len() == 1 {
             let mut v = vec![0.0; cols];
             dequantize(info.dtype, bytes, &mut v);
-            v
-        });
-        Ok(Weight { dtype: info.dtype, rows, cols, bytes: if decoded.is_some() { Vec::new() } else { bytes.to_vec() }, decoded })
+            return Ok(Weight { dtype: info.dtype, rows, cols, bytes: Vec::new(), decoded: Some(v), q: None });
+        }
+        let q = match self.precision {
+            Precision::Int8 => QWeight::from_gguf(info.dtype, rows, cols, bytes),
+            Precision::F32 => None,
+        };
+        // The GGUF bytes are kept where rows are looked up (the embedding table) or there is no
+        // integer form.
+        let keep_bytes = q.is_none() || info.name == "token_embd.weight";
+        Ok(Weight { dtype: info.dtype, rows, cols, bytes: if keep_bytes { bytes.to_vec() } else { Vec::new() }, decoded: None, q })
     }
 
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Cache, EngineError> {
@@ -296,6 +368,15 @@ impl Backend for Cpu {
         assert_eq!(x.cols, w.cols, "matmul: x has {} columns, weight has {}", x.cols, w.cols);
         let (m, k, n) = (x.rows, x.cols, w.rows);
         let mut y = Tensor::zeros(m, n);
+        if let Some(q) = &w.q {
+            let (threads, kernels) = (self.threads, self.kernels);
+            self.run(|| {
+                let a = QActs::quantize(&x.data, m, k, q.act_kind());
+                qmatmul::matmul(&a, q, &mut y.data, threads, kernels);
+            });
+            add_bias(&mut y, bias);
+            return y;
+        }
         // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
         // one multi-threaded GEMM does the rest.
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -334,14 +415,7 @@ impl Backend for Cpu {
             };
         });
         self.scratch = scratch;
-        if let Some(b) = bias {
-            let b = b.vector();
-            for row in y.data.chunks_mut(n) {
-                for (v, bi) in row.iter_mut().zip(b) {
-                    *v += bi;
-                }
-            }
-        }
+        add_bias(&mut y, bias);
         y
     }
 

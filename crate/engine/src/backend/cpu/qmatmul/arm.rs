@@ -1,0 +1,129 @@
+//! ARM NEON kernels: [`lanes4`](super::lanes4) with the 8-bit dot product `sdot` (ARMv8.2 dotprod,
+//! chosen at run time), else multiplies into 16 bits and pairwise adds.
+
+use std::arch::aarch64::*;
+
+use super::lanes4::{self, Simd4};
+use super::{Kernel, QActs, QWeight, Tile, GROUP, MR};
+
+pub(super) fn kernel() -> Option<(Kernel, &'static str)> {
+    Some(if std::arch::is_aarch64_feature_detected!("dotprod") {
+        (dotprod as Kernel, "int8 neon dotprod")
+    } else {
+        (plain as Kernel, "int8 neon")
+    })
+}
+
+#[target_feature(enable = "neon,dotprod")]
+unsafe fn dotprod(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    lanes4::kernel::<Neon<true>>(a, w, t, out)
+}
+
+#[target_feature(enable = "neon")]
+unsafe fn plain(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    lanes4::kernel::<Neon<false>>(a, w, t, out)
+}
+
+/// `DOT`: the dotprod extension is available.
+struct Neon<const DOT: bool>;
+
+/// Each lane's 4 products of signed bytes, summed without dotprod: 16-bit products, pairwise adds.
+#[inline(always)]
+unsafe fn dot4_mull(w: int8x16_t, x: int8x16_t, acc: int32x4_t) -> int32x4_t {
+    let lo = vpaddlq_s16(vmull_s8(vget_low_s8(w), vget_low_s8(x)));
+    let hi = vpaddlq_s16(vmull_high_s8(w, x));
+    vaddq_s32(acc, vpaddq_s32(lo, hi))
+}
+
+/// `sdot`: each lane of `acc` plus the 4 products of the lane's bytes (needs dotprod).
+#[inline(always)]
+unsafe fn sdot(mut acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t {
+    std::arch::asm!("sdot {acc:v}.4s, {a:v}.16b, {b:v}.16b", acc = inout(vreg) acc, a = in(vreg) a, b = in(vreg) b, options(pure, nomem, nostack));
+    acc
+}
+
+impl<const DOT: bool> Simd4 for Neon<DOT> {
+    type I = int32x4_t;
+    type F = float32x4_t;
+    #[inline(always)]
+    unsafe fn zero() -> int32x4_t {
+        vdupq_n_s32(0)
+    }
+    #[inline(always)]
+    unsafe fn zero_f() -> float32x4_t {
+        vdupq_n_f32(0.0)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> int32x4_t {
+        vreinterpretq_s32_u8(vld1q_u8(p))
+    }
+    #[inline(always)]
+    unsafe fn low_nibbles(v: int32x4_t) -> int32x4_t {
+        vreinterpretq_s32_u8(vandq_u8(vreinterpretq_u8_s32(v), vdupq_n_u8(0x0F)))
+    }
+    #[inline(always)]
+    unsafe fn high_nibbles(v: int32x4_t) -> int32x4_t {
+        vreinterpretq_s32_u8(vshrq_n_u8::<4>(vreinterpretq_u8_s32(v)))
+    }
+    #[inline(always)]
+    unsafe fn splat4(p: *const i8) -> int32x4_t {
+        vdupq_n_s32(std::ptr::read_unaligned(p as *const i32))
+    }
+    #[inline(always)]
+    unsafe fn dot4(w: int32x4_t, x: int32x4_t, acc: int32x4_t) -> int32x4_t {
+        let (w, x) = (vreinterpretq_s8_s32(w), vreinterpretq_s8_s32(x));
+        if DOT {
+            sdot(acc, w, x)
+        } else {
+            dot4_mull(w, x, acc)
+        }
+    }
+    #[inline(always)]
+    unsafe fn dot4_signed(w: int32x4_t, x: int32x4_t, acc: int32x4_t) -> int32x4_t {
+        Self::dot4(w, x, acc)
+    }
+    #[inline(always)]
+    unsafe fn add(a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        vaddq_s32(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        vmulq_s32(a, b)
+    }
+    #[inline(always)]
+    unsafe fn scales(p: *const u32) -> int32x4_t {
+        vshrq_n_s32::<16>(vshlq_n_s32::<16>(vreinterpretq_s32_u32(vld1q_u32(p))))
+    }
+    #[inline(always)]
+    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> int32x4_t {
+        let wv = vreinterpretq_s16_u32(vld1q_u32(words));
+        let pv = vreinterpretq_s16_s32(vdupq_n_s32(std::ptr::read_unaligned(pair as *const i32)));
+        let lo = vmull_s16(vget_low_s16(wv), vget_low_s16(pv));
+        let hi = vmull_high_s16(wv, pv);
+        vpaddq_s32(lo, hi)
+    }
+    #[inline(always)]
+    unsafe fn to_f(v: int32x4_t) -> float32x4_t {
+        vcvtq_f32_s32(v)
+    }
+    #[inline(always)]
+    unsafe fn load_f(p: *const f32) -> float32x4_t {
+        vld1q_f32(p)
+    }
+    #[inline(always)]
+    unsafe fn splat_f(v: f32) -> float32x4_t {
+        vdupq_n_f32(v)
+    }
+    #[inline(always)]
+    unsafe fn add_f(a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        vaddq_f32(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul_f(a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        vmulq_f32(a, b)
+    }
+    #[inline(always)]
+    unsafe fn store_f(p: *mut f32, v: float32x4_t) {
+        vst1q_f32(p, v)
+    }
+}

@@ -1,0 +1,150 @@
+//! The kernel for 128-bit SIMD (wasm simd128 / relaxed-simd, ARM NEON), written once over the few
+//! operations it needs ([`Simd4`]).
+//!
+//! A 128-bit vector holds 4 levels of each of 4 weight rows (half a group, one row per 32-bit
+//! lane); a step's 4 activation bytes are splatted to every lane, and [`Simd4::dot4`] adds the 4
+//! products of each lane into its 32-bit sum (one instruction with relaxed-simd or NEON dotprod).
+//! K-quant scales multiply each block's (or half-block's) sums; floats appear once per 256 values
+//! (K-quants) or 32 (older types), as separate multiplies and adds.
+
+use super::{Format, QActs, QWeight, Tile, GROUP, MR, QK, QK_K};
+
+/// What the kernel needs of a 128-bit SIMD instruction set.
+pub(super) trait Simd4 {
+    /// Four i32 lanes.
+    type I: Copy;
+    /// Four f32 lanes.
+    type F: Copy;
+    unsafe fn zero() -> Self::I;
+    unsafe fn zero_f() -> Self::F;
+    /// 16 bytes.
+    unsafe fn load(p: *const u8) -> Self::I;
+    /// The low / high nibble of each byte.
+    unsafe fn low_nibbles(v: Self::I) -> Self::I;
+    unsafe fn high_nibbles(v: Self::I) -> Self::I;
+    /// The 4 bytes at `p` in every lane.
+    unsafe fn splat4(p: *const i8) -> Self::I;
+    /// `acc + Σ` of the 4 products in each lane: levels `w` (0..=63) times activations `x`.
+    unsafe fn dot4(w: Self::I, x: Self::I, acc: Self::I) -> Self::I;
+    /// The same with signed levels (Q8_0).
+    unsafe fn dot4_signed(w: Self::I, x: Self::I, acc: Self::I) -> Self::I;
+    unsafe fn add(a: Self::I, b: Self::I) -> Self::I;
+    unsafe fn mul(a: Self::I, b: Self::I) -> Self::I;
+    /// 4 scale words, each an i16 scale twice: the scales, sign-extended.
+    unsafe fn scales(p: *const u32) -> Self::I;
+    /// `Σ` over each lane's two 16-bit halves of `words[lane]` times the pair at `pair`.
+    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> Self::I;
+    unsafe fn to_f(v: Self::I) -> Self::F;
+    unsafe fn load_f(p: *const f32) -> Self::F;
+    unsafe fn splat_f(v: f32) -> Self::F;
+    unsafe fn add_f(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn mul_f(a: Self::F, b: Self::F) -> Self::F;
+    unsafe fn store_f(p: *mut f32, v: Self::F);
+}
+
+/// The levels of step `s` (0..8), half `h` (weight rows 4h..4h+4) of a block starting at `lv`.
+#[inline(always)]
+unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, s: usize, h: usize) -> S::I {
+    if nib {
+        let v = S::load(lv.add((s % 4) * 32 + h * 16));
+        if s < 4 {
+            S::low_nibbles(v)
+        } else {
+            S::high_nibbles(v)
+        }
+    } else {
+        S::load(lv.add(s * 32 + h * 16))
+    }
+}
+
+/// See [`super::Kernel`].
+#[inline(always)]
+pub(super) unsafe fn kernel<S: Simd4>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    let Tile { r0, rows, group: g, u0, u1 } = t;
+    for (i, row) in out.iter_mut().enumerate().take(rows) {
+        let mut res = [S::zero_f(); 2];
+        if w.fmt.super_blocks {
+            super_row::<S>(a, r0 + i, w, g, u0, u1, &mut res);
+        } else {
+            block_row::<S>(a, r0 + i, w, g, u0, u1, &mut res);
+        }
+        S::store_f(row.as_mut_ptr(), res[0]);
+        S::store_f(row.as_mut_ptr().add(4), res[1]);
+    }
+}
+
+/// One activation row against a group, K-quants.
+#[inline(always)]
+unsafe fn super_row<S: Simd4>(a: &QActs, r: usize, w: &QWeight, g: usize, u0: usize, u1: usize, res: &mut [S::F; 2]) {
+    let f: Format = w.fmt;
+    let (nblk, nsb) = (w.k / QK, w.k / QK_K);
+    let (lb, sw) = (f.level_bytes(), f.scale_words());
+    let x = a.q.as_ptr().add(r * a.k);
+    let sums = if f.pairs == 4 { a.sums32.as_ptr().add(r * (a.k / 32)) } else { a.sums16.as_ptr().add(r * (a.k / 16)) };
+    // Steps per scale: a block, or half a block (Q6_K).
+    let per_scale = if f.half_scales { 4 } else { 8 };
+    for u in u0..u1 {
+        let mut iacc = [S::zero(); 2];
+        for bl in 0..8 {
+            let b = u * 8 + bl;
+            let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
+            let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
+            for s0 in (0..8).step_by(per_scale) {
+                let mut part = [S::zero(); 2];
+                for s in s0..s0 + per_scale {
+                    let xv = S::splat4(x.add(b * QK + s * 4));
+                    for (h, p) in part.iter_mut().enumerate() {
+                        *p = S::dot4(step::<S>(lv, f.nibbles, s, h), xv, *p);
+                    }
+                }
+                let so = if s0 >= 4 && f.half_scales { GROUP } else { 0 };
+                for (h, acc) in iacc.iter_mut().enumerate() {
+                    *acc = S::add(*acc, S::mul(part[h], S::scales(sc.add(so + 4 * h))));
+                }
+            }
+        }
+        let at = (g * nsb + u) * GROUP;
+        let mins = w.mins.as_ptr().add(at * f.pairs);
+        let dx = S::splat_f(*a.d.get_unchecked(r * nsb + u));
+        for (h, res) in res.iter_mut().enumerate() {
+            let mut off = S::zero();
+            for p in 0..f.pairs {
+                off = S::add(off, S::dot_pairs(mins.add(p * GROUP + 4 * h), sums.add(u * 2 * f.pairs + 2 * p)));
+            }
+            let (d, dm) = (S::load_f(w.d.as_ptr().add(at + 4 * h)), S::load_f(w.dm.as_ptr().add(at + 4 * h)));
+            let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[h]), d));
+            *res = S::add_f(S::mul_f(t, dx), *res);
+        }
+    }
+}
+
+/// One activation row against a group, older types.
+#[inline(always)]
+unsafe fn block_row<S: Simd4>(a: &QActs, r: usize, w: &QWeight, g: usize, u0: usize, u1: usize, res: &mut [S::F; 2]) {
+    let f = w.fmt;
+    let nblk = w.k / QK;
+    let lb = f.level_bytes();
+    let x = a.q.as_ptr().add(r * a.k);
+    for b in u0..u1 {
+        let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
+        let mut part = [S::zero(); 2];
+        for s in 0..8 {
+            let xv = S::splat4(x.add(b * QK + s * 4));
+            for (h, p) in part.iter_mut().enumerate() {
+                let wv = step::<S>(lv, f.nibbles, s, h);
+                *p = if f.signed { S::dot4_signed(wv, xv, *p) } else { S::dot4(wv, xv, *p) };
+            }
+        }
+        let at = (g * nblk + b) * GROUP;
+        let row = r * nblk + b;
+        let dx = S::splat_f(*a.d.get_unchecked(row));
+        for (h, res) in res.iter_mut().enumerate() {
+            let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
+            *res = S::add_f(S::mul_f(S::to_f(part[h]), S::mul_f(d, dx)), *res);
+            if f.pairs > 0 {
+                let m = S::load_f(w.dm.as_ptr().add(at + 4 * h));
+                *res = S::add_f(S::mul_f(m, S::splat_f(*a.s.get_unchecked(row))), *res);
+            }
+        }
+    }
+}

@@ -1,0 +1,667 @@
+//! Integer matrix products: quantized weights times activations rounded to 8 bits, as llama.cpp
+//! computes them.
+//!
+//! llama.cpp never multiplies a quantized weight with f32 activations: it rounds each activation
+//! row per block to 8 bits first ([`acts`]: Q8_K, one scale per 256 values, for the K-quants; Q8_0
+//! or Q8_1, one f16 scale per 32, for the older types) and sums integer products. We round exactly
+//! as it does, so p(Yes) follows llama.cpp's, and the products run on 8-bit dot products.
+//!
+//! **Layout.** Weights are repacked at load into groups of [`GROUP`] = 8 rows (output columns),
+//! interleaved so that one 32-byte vector holds 4 consecutive levels of each of the 8 rows: a kernel
+//! broadcasts 4 activation bytes to all lanes and one multiply-add advances 8 outputs at once, each
+//! lane its own output — no horizontal sums. Levels are unsigned (≤ 63; Q8_0's signed bytes aside),
+//! 4-bit ones packed two steps to a byte. Every value is `scale·level + offset`:
+//! - K-quants (Q4_K, Q5_K, Q6_K): integer scales per 32 (Q6_K: per 16) values, integer offset
+//!   coefficients per 32 (Q6_K: 16) values against the activations' level sums, and two f32
+//!   multipliers per 256 values: integer sums stay integer for a whole super-block.
+//! - Older types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): one f32 scale and one f32 offset (−8·d, −16·d or
+//!   the block minimum; none for Q8_0) per 32 values.
+//!
+//! **Kernels.** [`scalar_kernel`] is the reference every SIMD kernel is tested against: `x86`
+//! (AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Runs of up to [`Format::run`] steps
+//! of 4 values are summed in 16 bits before widening, as long as the sum cannot overflow
+//! (run · 2 · max level · 127 < 2¹⁵).
+
+mod acts;
+
+pub use acts::{ActKind, QActs};
+
+use half::f16;
+use rayon::prelude::*;
+
+use crate::quant::GgmlType;
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(any(target_arch = "wasm32", target_arch = "aarch64"))]
+mod lanes4;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// Values per K-quant super-block.
+pub const QK_K: usize = 256;
+/// Values per block.
+pub const QK: usize = 32;
+/// Weight rows per interleaved group (one output per 32-bit lane of a 256-bit vector).
+pub const GROUP: usize = 8;
+/// Activation rows per kernel call.
+pub const MR: usize = 4;
+
+/// How a weight type is stored and summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Format {
+    /// 4-bit levels, two steps per byte: vector s (0..4) holds step s (low) and s + 4 (high).
+    pub nibbles: bool,
+    /// Signed 8-bit levels (Q8_0).
+    pub signed: bool,
+    /// Steps of 4 values summed in 16 bits before widening to 32.
+    pub run: usize,
+    /// K-quant: integer scales, floats per 256 values.
+    pub super_blocks: bool,
+    /// A scale per 16 values (Q6_K), else per 32.
+    pub half_scales: bool,
+    /// K-quants: pairs of offset coefficients per super-block (4 against 32-value sums, 8 against
+    /// 16-value sums). Older types: whether there is an offset.
+    pub pairs: usize,
+}
+
+impl Format {
+    pub fn of(dtype: GgmlType) -> Option<Format> {
+        let f = |nibbles, signed, run, super_blocks, half_scales, pairs| Format { nibbles, signed, run, super_blocks, half_scales, pairs };
+        Some(match dtype {
+            GgmlType::Q4K => f(true, false, 8, true, false, 4),
+            GgmlType::Q5K => f(false, false, 4, true, false, 4),
+            GgmlType::Q6K => f(false, false, 2, true, true, 8),
+            GgmlType::Q4_0 | GgmlType::Q4_1 => f(true, false, 8, false, false, 1),
+            GgmlType::Q5_0 | GgmlType::Q5_1 => f(false, false, 4, false, false, 1),
+            GgmlType::Q8_0 => f(false, true, 1, false, false, 0),
+            _ => return None,
+        })
+    }
+
+    /// Bytes of levels per group and 32-value block.
+    pub fn level_bytes(self) -> usize {
+        if self.nibbles {
+            QK * GROUP / 2
+        } else {
+            QK * GROUP
+        }
+    }
+
+    /// Integer scale words per group and block (K-quants).
+    pub fn scale_words(self) -> usize {
+        if self.half_scales {
+            2 * GROUP
+        } else {
+            GROUP
+        }
+    }
+}
+
+/// A weight matrix repacked for the integer kernels (see the module docs).
+pub struct QWeight {
+    pub dtype: GgmlType,
+    pub fmt: Format,
+    pub rows: usize,
+    pub k: usize,
+    pub groups: usize,
+    /// Per group and 32-block: [`Format::level_bytes`] bytes.
+    pub levels: Vec<u8>,
+    /// K-quants, per group and block: [`Format::scale_words`] words, each the i16 scale twice
+    /// (for `madd` against pairs of 16-bit sums).
+    pub scales: Vec<u32>,
+    /// K-quants, per group and super-block: `pairs × GROUP` words (coefficient 2p | 2p+1 << 16).
+    pub mins: Vec<u32>,
+    /// Per group and super-block (K-quants) or block (older types): 8 multipliers of the sums.
+    pub d: Vec<f32>,
+    /// Per group and super-block: 8 multipliers of the offset sums (K-quants); per group and block:
+    /// 8 offsets (older types; empty for Q8_0).
+    pub dm: Vec<f32>,
+}
+
+/// One row decoded to unsigned levels and its block parameters (before interleaving).
+struct Row {
+    levels: Vec<u8>,
+    /// K: per 16 values; older: unused.
+    sc16: Vec<i16>,
+    /// K: offset coefficients per 32 (Q4_K, Q5_K) or 16 (Q6_K) values.
+    mc: Vec<i16>,
+    /// Per super-block (K) or block (older).
+    d: Vec<f32>,
+    dm: Vec<f32>,
+}
+
+#[inline]
+fn f16_at(b: &[u8], i: usize) -> f32 {
+    f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+}
+
+/// Q4_K / Q5_K: the 6-bit scale and min of sub-block `j` (ggml's `get_scale_min_k4`).
+#[inline]
+fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
+    if j < 4 {
+        (q[j] & 63, q[j + 4] & 63)
+    } else {
+        ((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
+    }
+}
+
+/// Decode one GGUF row of `dtype` into levels and block parameters (layouts as ggml's dequantizers).
+fn decode_row(dtype: GgmlType, b: &[u8], k: usize) -> Row {
+    let mut r = Row { levels: Vec::with_capacity(k), sc16: Vec::new(), mc: Vec::new(), d: Vec::new(), dm: Vec::new() };
+    for b in b.chunks_exact(dtype.block_bytes()) {
+        match dtype {
+            GgmlType::Q4K | GgmlType::Q5K => {
+                let scales = &b[4..16];
+                for j in 0..8 {
+                    let (s, m) = scale_min_k4(j, scales);
+                    r.sc16.extend([s as i16, s as i16]);
+                    r.mc.push(m as i16);
+                }
+                r.d.push(f16_at(b, 0));
+                r.dm.push(-f16_at(b, 2));
+                let (qh, qs) = if dtype == GgmlType::Q4K { (None, &b[16..144]) } else { (Some(&b[16..48]), &b[48..176]) };
+                for c in 0..4 {
+                    for (shift, bit) in [(0, 1u8 << (2 * c)), (4, 2u8 << (2 * c))] {
+                        for l in 0..32 {
+                            let hi = qh.map_or(0, |qh| if qh[l] & bit != 0 { 16 } else { 0 });
+                            r.levels.push(((qs[32 * c + l] >> shift) & 0xF) | hi);
+                        }
+                    }
+                }
+            }
+            GgmlType::Q6K => {
+                let (ql, qh, scales) = (&b[0..128], &b[128..192], &b[192..208]);
+                let mut lv = [0u8; QK_K];
+                for half in 0..2 {
+                    let (ql, qh) = (&ql[64 * half..], &qh[32 * half..]);
+                    let y = &mut lv[128 * half..128 * half + 128];
+                    for l in 0..32 {
+                        y[l] = (ql[l] & 0xF) | ((qh[l] & 3) << 4);
+                        y[l + 32] = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
+                        y[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+                        y[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+                    }
+                }
+                r.levels.extend_from_slice(&lv);
+                // value = d·sc·(level − 32): per 16 values, offset coefficient 32·sc times −d.
+                for &s in scales {
+                    let s = s as i8 as i16;
+                    r.sc16.push(s);
+                    r.mc.push(32 * s);
+                }
+                let d = f16_at(b, 208);
+                r.d.push(d);
+                r.dm.push(-d);
+            }
+            GgmlType::Q4_0 | GgmlType::Q4_1 => {
+                let at = if dtype == GgmlType::Q4_0 { 2 } else { 4 };
+                r.levels.extend(b[at..at + 16].iter().map(|v| v & 0xF));
+                r.levels.extend(b[at..at + 16].iter().map(|v| v >> 4));
+                let d = f16_at(b, 0);
+                r.d.push(d);
+                r.dm.push(if dtype == GgmlType::Q4_0 { -8.0 * d } else { f16_at(b, 2) });
+            }
+            GgmlType::Q5_0 | GgmlType::Q5_1 => {
+                let has_min = dtype == GgmlType::Q5_1;
+                let at = if has_min { 8 } else { 6 };
+                let qh = u32::from_le_bytes(b[at - 4..at].try_into().unwrap());
+                r.levels.extend((0..16).map(|j| (b[at + j] & 0xF) | (((qh >> j) & 1) << 4) as u8));
+                r.levels.extend((0..16).map(|j| (b[at + j] >> 4) | (((qh >> (j + 16)) & 1) << 4) as u8));
+                let d = f16_at(b, 0);
+                r.d.push(d);
+                r.dm.push(if has_min { f16_at(b, 2) } else { -16.0 * d });
+            }
+            GgmlType::Q8_0 => {
+                r.levels.extend_from_slice(&b[2..34]);
+                r.d.push(f16_at(b, 0));
+            }
+            _ => unreachable!("no integer format"),
+        }
+    }
+    debug_assert_eq!(r.levels.len(), k);
+    r
+}
+
+impl QWeight {
+    /// Repack a GGUF matrix of `rows × k` values, or None when the type has no integer kernel (F32,
+    /// F16, BF16) or the shape does not fit its blocks.
+    pub fn from_gguf(dtype: GgmlType, rows: usize, k: usize, bytes: &[u8]) -> Option<Self> {
+        let fmt = Format::of(dtype)?;
+        let unit = if fmt.super_blocks { QK_K } else { QK };
+        if k == 0 || !k.is_multiple_of(unit) || bytes.len() != rows * dtype.row_bytes(k) {
+            return None;
+        }
+        let groups = rows.div_ceil(GROUP);
+        let (nblk, nunit) = (k / QK, k / unit);
+        let mut w = QWeight {
+            dtype,
+            fmt,
+            rows,
+            k,
+            groups,
+            levels: vec![0; groups * nblk * fmt.level_bytes()],
+            scales: if fmt.super_blocks { vec![0; groups * nblk * fmt.scale_words()] } else { Vec::new() },
+            mins: if fmt.super_blocks { vec![0; groups * nunit * fmt.pairs * GROUP] } else { Vec::new() },
+            d: vec![0.0; groups * nunit * GROUP],
+            dm: if fmt.pairs > 0 { vec![0.0; groups * nunit * GROUP] } else { Vec::new() },
+        };
+        let rb = dtype.row_bytes(k);
+        for row in 0..rows {
+            let r = decode_row(dtype, &bytes[row * rb..(row + 1) * rb], k);
+            let (g, j) = (row / GROUP, row % GROUP);
+            for b in 0..nblk {
+                let lv = &mut w.levels[(g * nblk + b) * fmt.level_bytes()..][..fmt.level_bytes()];
+                for s in 0..8 {
+                    for t in 0..4 {
+                        let v = r.levels[b * QK + s * 4 + t];
+                        if fmt.nibbles {
+                            lv[(s % 4) * 32 + j * 4 + t] |= if s < 4 { v } else { v << 4 };
+                        } else {
+                            lv[s * 32 + j * 4 + t] = v;
+                        }
+                    }
+                }
+                if fmt.super_blocks {
+                    let words = &mut w.scales[(g * nblk + b) * fmt.scale_words()..];
+                    for h in 0..fmt.scale_words() / GROUP {
+                        let s = r.sc16[2 * b + h] as u16 as u32;
+                        words[h * GROUP + j] = s | s << 16;
+                    }
+                }
+            }
+            for u in 0..nunit {
+                w.d[(g * nunit + u) * GROUP + j] = r.d[u];
+                if fmt.pairs > 0 {
+                    w.dm[(g * nunit + u) * GROUP + j] = r.dm[u];
+                }
+                if fmt.super_blocks {
+                    let per_sb = 2 * fmt.pairs;
+                    for p in 0..fmt.pairs {
+                        let (lo, hi) = (r.mc[u * per_sb + 2 * p] as u16 as u32, r.mc[u * per_sb + 2 * p + 1] as u16 as u32);
+                        w.mins[((g * nunit + u) * fmt.pairs + p) * GROUP + j] = lo | hi << 16;
+                    }
+                }
+            }
+        }
+        Some(w)
+    }
+
+    /// How activations are rounded for this weight (llama.cpp's `vec_dot_type`).
+    pub fn act_kind(&self) -> ActKind {
+        match self.dtype {
+            GgmlType::Q4K | GgmlType::Q5K | GgmlType::Q6K => ActKind::Q8K,
+            GgmlType::Q4_1 | GgmlType::Q5_1 => ActKind::Q8_1,
+            _ => ActKind::Q8_0,
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.levels.len() + 4 * (self.scales.len() + self.mins.len() + self.d.len() + self.dm.len())
+    }
+}
+
+// ------------------------------------------------------------------ kernels
+
+/// Which kernels run: the best the CPU offers, or the scalar reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kernels {
+    #[default]
+    Best,
+    Scalar,
+}
+
+/// One kernel call: activation rows `r0..r0 + rows` (rows ≤ [`MR`]) times weight group `group`,
+/// over K units (super-blocks for K-quants, blocks otherwise) `u0..u1`.
+#[derive(Debug, Clone, Copy)]
+pub struct Tile {
+    pub r0: usize,
+    pub rows: usize,
+    pub group: usize,
+    pub u0: usize,
+    pub u1: usize,
+}
+
+/// A kernel: computes a [`Tile`] into `out[i][j]` (row i of the tile, row j of the group; written,
+/// not added).
+pub type Kernel = unsafe fn(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]);
+
+fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
+    if kernels == Kernels::Best {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = x86::kernel() {
+            return (k, "int8 avx2");
+        }
+        #[cfg(target_arch = "wasm32")]
+        return (wasm::kernel, wasm::NAME);
+        #[cfg(target_arch = "aarch64")]
+        if let Some(k) = arm::kernel() {
+            return k;
+        }
+    }
+    (scalar_kernel, "int8 scalar")
+}
+
+/// A short name of the kernels in use, for `describe()`.
+pub fn kernel_name(kernels: Kernels) -> &'static str {
+    kernel(kernels).1
+}
+
+/// The level of value `e` (0..32) of row `j` in block `b` of group `g`.
+#[inline(always)]
+fn level_at(w: &QWeight, g: usize, b: usize, j: usize, e: usize) -> i32 {
+    let lv = &w.levels[(g * (w.k / QK) + b) * w.fmt.level_bytes()..];
+    let (s, t) = (e / 4, e % 4);
+    if w.fmt.nibbles {
+        let v = lv[(s % 4) * 32 + j * 4 + t];
+        (if s < 4 { v & 0xF } else { v >> 4 }) as i32
+    } else if w.fmt.signed {
+        lv[s * 32 + j * 4 + t] as i8 as i32
+    } else {
+        lv[s * 32 + j * 4 + t] as i32
+    }
+}
+
+/// The scalar reference kernel: the integer sums as llama.cpp's `ggml_vec_dot_*`, then the floats.
+unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    let Tile { r0, rows: mr, group: g, u0, u1 } = t;
+    let nblk = w.k / QK;
+    let fmt = w.fmt;
+    for i in 0..mr {
+        let r = r0 + i;
+        let xq = &a.q[r * a.k..][..a.k];
+        for j in 0..GROUP {
+            let mut total = 0f32;
+            for u in u0..u1 {
+                if fmt.super_blocks {
+                    let nsb = w.k / QK_K;
+                    let mut main = 0i32;
+                    for bl in 0..8 {
+                        let b = u * 8 + bl;
+                        for h in 0..2 {
+                            let word = w.scales[(g * nblk + b) * fmt.scale_words() + if fmt.half_scales { h * GROUP } else { 0 } + j];
+                            let sc = word as u16 as i16 as i32;
+                            let s: i32 = (16 * h..16 * h + 16).map(|e| level_at(w, g, b, j, e) * xq[b * QK + e] as i32).sum();
+                            main += sc * s;
+                        }
+                    }
+                    let sums =
+                        if fmt.pairs == 4 { &a.sums32[r * (a.k / 32) + u * 8..][..8] } else { &a.sums16[r * (a.k / 16) + u * 16..][..16] };
+                    let mut off = 0i32;
+                    for p in 0..fmt.pairs {
+                        let word = w.mins[((g * nsb + u) * fmt.pairs + p) * GROUP + j];
+                        off +=
+                            (word as u16 as i16 as i32) * sums[2 * p] as i32 + ((word >> 16) as u16 as i16 as i32) * sums[2 * p + 1] as i32;
+                    }
+                    let at = (g * nsb + u) * GROUP + j;
+                    let t = w.dm[at] * off as f32 + w.d[at] * main as f32;
+                    total += t * a.d[r * nsb + u];
+                } else {
+                    let s: i32 = (0..QK).map(|e| level_at(w, g, u, j, e) * xq[u * QK + e] as i32).sum();
+                    let at = (g * nblk + u) * GROUP + j;
+                    total += s as f32 * (w.d[at] * a.d[r * nblk + u]);
+                    if fmt.pairs > 0 {
+                        total += w.dm[at] * a.s[r * nblk + u];
+                    }
+                }
+            }
+            out[i][j] = total;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ products
+
+/// A raw pointer that may cross threads: each task writes its own columns.
+#[derive(Clone, Copy)]
+struct SendPtr(*mut f32);
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+/// `y[m, n] = x[m, k] · w[n, k]ᵀ` with `x` already rounded for `w` (`a.kind == w.act_kind()`), on
+/// the current rayon pool, split for `threads` workers.
+///
+/// Tasks take up to 8 groups (64 weight rows, whose K-chunk stays in L2); within a task, K runs in
+/// chunks of 2048 values, and for each chunk every tile of [`MR`] activation rows (in L1) meets
+/// every group of the task.
+pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Kernels) {
+    let (m, n) = (a.rows, w.rows);
+    assert_eq!(a.kind, w.act_kind(), "activations rounded for another weight type");
+    assert_eq!(a.k, w.k);
+    assert_eq!(y.len(), m * n);
+    y.fill(0.0);
+    if m == 0 || n == 0 {
+        return;
+    }
+    let (kern, _) = kernel(kernels);
+    let unit = if w.fmt.super_blocks { QK_K } else { QK };
+    let (units, chunk) = (w.k / unit, 2048 / unit);
+    let mut per_task = 8;
+    while per_task > 1 && w.groups.div_ceil(per_task) < 4 * threads {
+        per_task /= 2;
+    }
+    let yp = SendPtr(y.as_mut_ptr());
+    (0..w.groups.div_ceil(per_task)).into_par_iter().for_each(|t| {
+        let yp = yp;
+        let groups = t * per_task..((t + 1) * per_task).min(w.groups);
+        let mut out = [[0f32; GROUP]; MR];
+        for u0 in (0..units).step_by(chunk) {
+            let u1 = (u0 + chunk).min(units);
+            for r0 in (0..m).step_by(MR) {
+                let mr = MR.min(m - r0);
+                for g in groups.clone() {
+                    // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
+                    unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
+                    let cols = GROUP.min(n - g * GROUP);
+                    for (i, row) in out.iter().enumerate().take(mr) {
+                        for (j, v) in row.iter().enumerate().take(cols) {
+                            // SAFETY: inside y; only this task writes these columns.
+                            unsafe { *yp.0.add((r0 + i) * n + g * GROUP + j) += v };
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Dot products of single weight rows with every activation row (the output head's few rows):
+/// `out[r][i] = x[r] · w[ids[i]]`, with the scalar reference kernel.
+pub fn dot_rows(a: &QActs, w: &QWeight, ids: &[usize]) -> Vec<Vec<f32>> {
+    let units = w.k / if w.fmt.super_blocks { QK_K } else { QK };
+    let mut out = [[0f32; GROUP]; MR];
+    (0..a.rows)
+        .map(|r| {
+            ids.iter()
+                .map(|&c| {
+                    // SAFETY: r < a.rows, c < w.rows (checked by the caller).
+                    unsafe { scalar_kernel(a, w, Tile { r0: r, rows: 1, group: c / GROUP, u0: 0, u1: units }, &mut out) };
+                    out[0][c % GROUP]
+                })
+                .collect()
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ self-test
+
+/// Every weight type with an integer kernel.
+pub const TYPES: [GgmlType; 8] =
+    [GgmlType::Q4K, GgmlType::Q5K, GgmlType::Q6K, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0];
+
+/// Deterministic pseudo-random bytes (xorshift).
+fn bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 24) as u8
+        })
+        .collect()
+}
+
+/// A GGUF-valid random matrix of `dtype`: random bytes with sane f16 scales.
+pub fn random_weight(dtype: GgmlType, rows: usize, k: usize, seed: u64) -> Vec<u8> {
+    let mut b = bytes(rows * dtype.row_bytes(k), seed);
+    let scale = |v: f32| f16::from_f32(v).to_le_bytes();
+    for (i, blk) in b.chunks_exact_mut(dtype.block_bytes()).enumerate() {
+        let s = 0.01 + (i % 7) as f32 * 0.003;
+        match dtype {
+            GgmlType::Q4K | GgmlType::Q5K => {
+                blk[0..2].copy_from_slice(&scale(s));
+                blk[2..4].copy_from_slice(&scale(s * 0.5));
+            }
+            GgmlType::Q6K => blk[208..210].copy_from_slice(&scale(s * 0.05)),
+            GgmlType::Q4_1 | GgmlType::Q5_1 => {
+                blk[0..2].copy_from_slice(&scale(s));
+                blk[2..4].copy_from_slice(&scale(-s * 4.0));
+            }
+            _ => blk[0..2].copy_from_slice(&scale(s)),
+        }
+    }
+    b
+}
+
+pub fn random_acts(rows: usize, k: usize, seed: u64) -> Vec<f32> {
+    bytes(rows * k, seed).iter().enumerate().map(|(i, &v)| (v as f32 - 127.5) * 0.02 * (1.0 + (i % 5) as f32)).collect()
+}
+
+/// One self-test result: the kernels in use against the scalar reference on random data.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SelfTest {
+    pub dtype: String,
+    pub shape: [usize; 3],
+    /// Largest |kernel − scalar| over the largest |scalar| (same integer sums, other float order).
+    pub max_rel_error: f64,
+}
+
+/// Run the best kernels of this machine (or wasm module) against the scalar reference for every
+/// type on shapes with partial groups and tiles: the browser's way to check its SIMD kernels.
+pub fn self_test() -> Vec<SelfTest> {
+    let mut out = Vec::new();
+    for dtype in TYPES {
+        for &(m, n, k) in &[(3, 5, 512), (9, 13, 1536), (5, 19, 4352)] {
+            let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, (m * n + k) as u64)).unwrap();
+            let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
+            let (mut want, mut got) = (vec![0f32; m * n], vec![0f32; m * n]);
+            matmul(&a, &w, &mut want, 1, Kernels::Scalar);
+            matmul(&a, &w, &mut got, 1, Kernels::Best);
+            let scale = want.iter().fold(0f32, |s, v| s.max(v.abs())).max(1e-30) as f64;
+            let err = got.iter().zip(&want).fold(0f64, |e, (g, w)| e.max((g - w).abs() as f64));
+            out.push(SelfTest { dtype: format!("{dtype:?}"), shape: [m, n, k], max_rel_error: err / scale });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::dequantize;
+
+    /// The product of the dequantized weights (ggml's layouts, `quant::dequantize`) with the
+    /// rounded activations in f64, and the magnitude of its terms (what f32 rounding scales with).
+    fn reference(a: &QActs, wf: &[f32], r: usize, c: usize) -> (f64, f64) {
+        let block = if a.kind == ActKind::Q8K { QK_K } else { QK };
+        let k = a.k;
+        let (mut v, mut mag) = (0f64, 0f64);
+        for i in 0..k {
+            let t = a.q[r * k + i] as f64 * a.d[(r * k + i) / block] as f64 * wf[c * k + i] as f64;
+            v += t;
+            mag += t.abs();
+        }
+        (v, mag)
+    }
+
+    /// Every kernel this CPU has computes the product of the dequantized weights with the rounded
+    /// activations, on odd shapes (partial groups and tiles, one block, many) for every type.
+    #[test]
+    fn kernels_compute_the_product_of_the_dequantized_values() {
+        for dtype in TYPES {
+            for &(m, n, k) in &[(1, 1, 256), (3, 5, 512), (9, 13, 1536), (17, 2, 2304), (5, 19, 4352)] {
+                let wb = random_weight(dtype, n, k, (m * n + k) as u64);
+                let w = QWeight::from_gguf(dtype, n, k, &wb).unwrap();
+                let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
+                let mut wf = vec![0f32; n * k];
+                dequantize(dtype, &wb, &mut wf);
+                let head = dot_rows(&a, &w, &[0, n - 1]);
+                for kernels in [Kernels::Scalar, Kernels::Best] {
+                    let mut y = vec![0f32; m * n];
+                    matmul(&a, &w, &mut y, 2, kernels);
+                    for r in 0..m {
+                        for c in 0..n {
+                            let (want, mag) = reference(&a, &wf, r, c);
+                            // Q4_1/Q5_1: the offset meets llama.cpp's f16 rounding of scale × level sum.
+                            let tol = if a.kind == ActKind::Q8_1 { 2e-3 * mag } else { 2e-6 * mag } + 1e-9;
+                            let got = y[r * n + c] as f64;
+                            assert!(
+                                (got - want).abs() <= tol,
+                                "{dtype:?} {m}×{n}×{k} ({r},{c}): {} {got} vs {want} (terms {mag})",
+                                kernel_name(kernels)
+                            );
+                            if c == 0 || c == n - 1 {
+                                let h = head[r][usize::from(c != 0)] as f64;
+                                assert!((h - got).abs() <= 2e-6 * mag + 1e-9, "{dtype:?}: dot_rows {h} vs matmul {got}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_self_test_passes_here() {
+        eprintln!("kernels: {}", kernel_name(Kernels::Best));
+        for t in self_test() {
+            assert!(t.max_rel_error <= 1e-5, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn activation_rounding_is_llama_cpps() {
+        // Q8_K: the largest magnitude maps to −127 and the scale carries its sign; ties to even.
+        let mut x = vec![0f32; QK_K];
+        x[3] = 2.0;
+        x[7] = -1.0;
+        x[9] = 3.0 / 127.0;
+        let a = QActs::quantize(&x, 1, QK_K, ActKind::Q8K);
+        assert_eq!(a.q[3], -127);
+        assert_eq!(a.q[7], 64); // 63.5 → 64
+        assert_eq!(a.q[9], -2); // −1.5 → −2
+        assert!((a.d[0] * a.q[3] as f32 - 2.0).abs() < 1e-6);
+        assert_eq!(a.sums16[0], -127 + 64 - 2);
+        assert_eq!(a.sums32[0], a.sums16[0] + a.sums16[1]);
+        // Q8_0/Q8_1: scale amax/127 stored as f16; levels with 127/amax; Q8_1's sum term as f16.
+        let x: Vec<f32> = (0..QK).map(|i| i as f32 * 0.1 - 1.0).collect();
+        let a = QActs::quantize(&x, 1, QK, ActKind::Q8_1);
+        assert_eq!(a.d[0], f16::from_f32(2.1 / 127.0).to_f32());
+        assert_eq!(a.q[31], 127);
+        assert_eq!(a.q[0], (-127.0f32 / 2.1).round_ties_even() as i8);
+        let sum: i32 = a.q.iter().map(|&v| v as i32).sum();
+        assert_eq!(a.s[0], f16::from_f32(2.1 / 127.0 * sum as f32).to_f32());
+        // All zero: scale 0, levels 0.
+        let a = QActs::quantize(&[0.0; QK_K], 1, QK_K, ActKind::Q8K);
+        assert_eq!((a.d[0], a.q.iter().all(|&v| v == 0)), (0.0, true));
+    }
+
+    /// The 16-bit runs cannot overflow: run · 2 · max level · 127 < 2¹⁵ for every format.
+    #[test]
+    fn runs_fit_in_16_bits() {
+        for dtype in TYPES {
+            let f = Format::of(dtype).unwrap();
+            let max_level = match dtype {
+                GgmlType::Q4K | GgmlType::Q4_0 | GgmlType::Q4_1 => 15,
+                GgmlType::Q5K | GgmlType::Q5_0 | GgmlType::Q5_1 => 31,
+                GgmlType::Q6K => 63,
+                _ => 128,
+            };
+            assert!(f.run * 2 * max_level * 127 < 32768, "{dtype:?}");
+        }
+    }
+}

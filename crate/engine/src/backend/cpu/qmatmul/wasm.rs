@@ -1,0 +1,121 @@
+//! WebAssembly kernels: [`lanes4`](super::lanes4) on simd128, with relaxed-simd's 8-bit dot product
+//! where the module is built with it (`-C target-feature=+relaxed-simd`: the threaded build).
+//!
+//! - relaxed-simd: `i32x4.relaxed_dot_i8x16_i7x16_add` sums the 4 products of each lane into 32 bits
+//!   in one instruction; the weights' levels (≤ 63) are its 7-bit operand, so the result is defined.
+//!   Q8_0's signed weights take the simd128 path.
+//! - simd128: `extmul` multiplies bytes into 16-bit products, `extadd_pairwise` and a pairwise fold
+//!   of two vectors sum each lane's 4.
+//!
+//! Floats use separate multiply and add: simd128 has no fused multiply-add, and relaxed-simd's may
+//! or may not fuse, which would make results depend on the machine.
+
+use core::arch::wasm32::*;
+
+use super::lanes4::{self, Simd4};
+use super::{QActs, QWeight, Tile, GROUP, MR};
+
+#[cfg(target_feature = "relaxed-simd")]
+pub(super) const NAME: &str = "int8 wasm relaxed-simd";
+#[cfg(not(target_feature = "relaxed-simd"))]
+pub(super) const NAME: &str = "int8 wasm simd128";
+
+/// See [`super::Kernel`].
+pub(super) unsafe fn kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    lanes4::kernel::<Wasm>(a, w, t, out)
+}
+
+struct Wasm;
+
+/// Each lane's 4 products of signed bytes, summed: extmul to 16 bits, pairwise to 32, then the
+/// lanes (r0 a, r0 b, r1 a, r1 b) and (r2 a, r2 b, r3 a, r3 b) folded to (r0, r1, r2, r3).
+#[inline(always)]
+unsafe fn dot4_extmul(w: v128, x: v128, acc: v128) -> v128 {
+    let lo = i32x4_extadd_pairwise_i16x8(i16x8_extmul_low_i8x16(w, x));
+    let hi = i32x4_extadd_pairwise_i16x8(i16x8_extmul_high_i8x16(w, x));
+    i32x4_add(acc, i32x4_add(i32x4_shuffle::<0, 2, 4, 6>(lo, hi), i32x4_shuffle::<1, 3, 5, 7>(lo, hi)))
+}
+
+impl Simd4 for Wasm {
+    type I = v128;
+    type F = v128;
+    #[inline(always)]
+    unsafe fn zero() -> v128 {
+        i32x4_splat(0)
+    }
+    #[inline(always)]
+    unsafe fn zero_f() -> v128 {
+        f32x4_splat(0.0)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> v128 {
+        v128_load(p as *const v128)
+    }
+    #[inline(always)]
+    unsafe fn low_nibbles(v: v128) -> v128 {
+        v128_and(v, u8x16_splat(0x0F))
+    }
+    #[inline(always)]
+    unsafe fn high_nibbles(v: v128) -> v128 {
+        u8x16_shr(v, 4)
+    }
+    #[inline(always)]
+    unsafe fn splat4(p: *const i8) -> v128 {
+        v128_load32_splat(p as *const u32)
+    }
+    #[inline(always)]
+    unsafe fn dot4(w: v128, x: v128, acc: v128) -> v128 {
+        #[cfg(target_feature = "relaxed-simd")]
+        {
+            i32x4_relaxed_dot_i8x16_i7x16_add(x, w, acc)
+        }
+        #[cfg(not(target_feature = "relaxed-simd"))]
+        {
+            dot4_extmul(w, x, acc)
+        }
+    }
+    #[inline(always)]
+    unsafe fn dot4_signed(w: v128, x: v128, acc: v128) -> v128 {
+        dot4_extmul(w, x, acc)
+    }
+    #[inline(always)]
+    unsafe fn add(a: v128, b: v128) -> v128 {
+        i32x4_add(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: v128, b: v128) -> v128 {
+        i32x4_mul(a, b)
+    }
+    #[inline(always)]
+    unsafe fn scales(p: *const u32) -> v128 {
+        i32x4_shr(i32x4_shl(v128_load(p as *const v128), 16), 16)
+    }
+    #[inline(always)]
+    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> v128 {
+        i32x4_dot_i16x8(v128_load(words as *const v128), v128_load32_splat(pair as *const u32))
+    }
+    #[inline(always)]
+    unsafe fn to_f(v: v128) -> v128 {
+        f32x4_convert_i32x4(v)
+    }
+    #[inline(always)]
+    unsafe fn load_f(p: *const f32) -> v128 {
+        v128_load(p as *const v128)
+    }
+    #[inline(always)]
+    unsafe fn splat_f(v: f32) -> v128 {
+        f32x4_splat(v)
+    }
+    #[inline(always)]
+    unsafe fn add_f(a: v128, b: v128) -> v128 {
+        f32x4_add(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul_f(a: v128, b: v128) -> v128 {
+        f32x4_mul(a, b)
+    }
+    #[inline(always)]
+    unsafe fn store_f(p: *mut f32, v: v128) {
+        v128_store(p as *mut v128, v)
+    }
+}
