@@ -5,6 +5,8 @@ import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, download, fmt, bytes, duration } from './lib/dom.js';
 import * as db from './lib/db.js';
 import { renderResults } from './views.js';
+import { isSoftwareAdapter } from './lib/adapter.js';
+import { readManifest, modelSource } from './lib/manifest.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -50,23 +52,25 @@ function renderStatus() {
 
 // ------------------------------------------------------------------ 1. judge
 
+/** What WebGPU this browser offers: `hardware` only for a real GPU (lib/adapter.js). */
 async function detectGpu() {
-  if (!('gpu' in navigator)) return { available: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
+  if (!('gpu' in navigator)) return { available: false, hardware: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
   try {
-    const a = await navigator.gpu.requestAdapter();
-    if (!a) return { available: false, why: 'no WebGPU adapter' };
+    const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (!a) return { available: false, hardware: false, why: 'no WebGPU adapter' };
     const info = a.info || {};
-    return { available: true, name: [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter', f16: a.features.has('shader-f16') };
+    const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter';
+    return { available: true, hardware: !isSoftwareAdapter(a), name, f16: a.features.has('shader-f16') };
   } catch (e) {
-    return { available: false, why: e.message };
+    return { available: false, hardware: false, why: e.message };
   }
 }
 
 function recommendedModel() {
   // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B; README "Judge quality":
-  // +0.76 vs +0.03 on the MT-Bench subset); it needs WebGPU to be practical. Without WebGPU the 0.5B is
-  // the CPU default.
-  return state.gpu && state.gpu.available ? 'qwen2.5-coder-1.5b' : 'qwen2.5-coder-0.5b';
+  // +0.76 vs +0.03 on the MT-Bench subset); it needs a GPU to be practical. Without one (no WebGPU,
+  // or only a software adapter) the 0.5B is the CPU default.
+  return state.gpu && state.gpu.hardware ? 'qwen2.5-coder-1.5b' : 'qwen2.5-coder-0.5b';
 }
 
 function renderJudge() {
@@ -79,7 +83,10 @@ function renderJudge() {
   const fileInput = h('input', { type: 'file', accept: '.gguf', id: 'model-file', hidden: true });
   const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://… (must be allowed by the page policy)', hidden: true, size: 48 });
   const backendSel = h('select', { id: 'backend-select', 'aria-label': 'Backend' },
-    h('option', { value: 'auto' }, 'WebGPU if available, else CPU'), h('option', { value: 'cpu' }, 'CPU only'));
+    h('option', { value: 'auto' }, 'GPU (WebGPU) if there is one, else CPU'), h('option', { value: 'cpu' }, 'CPU'),
+    h('option', { value: 'webgpu' }, 'WebGPU, even on a software adapter'));
+  const precisionSel = h('select', { id: 'precision-select', 'aria-label': 'CPU products', title: 'How the CPU engine multiplies: 8-bit integers as llama.cpp (faster), or f32' },
+    h('option', { value: 'int8' }, 'CPU: 8-bit integer products (as llama.cpp)'), h('option', { value: 'f32' }, 'CPU: f32 products'));
   select.addEventListener('change', () => {
     state.selectedModel = select.value;
     fileInput.hidden = select.value !== '__file';
@@ -88,10 +95,10 @@ function renderJudge() {
   const selected = state.manifest.find((m) => m.name === (state.selectedModel || recommendedModel()));
   const l = state.loading;
   mount($('#judge'),
-    h('div', { class: 'row' }, select, fileInput, urlInput, backendSel,
-      h('button', { id: 'load-judge', class: 'primary', disabled: !!l, onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value) }, state.judge ? 'Load another judge' : 'Load judge')),
+    h('div', { class: 'row' }, select, fileInput, urlInput, backendSel, precisionSel,
+      h('button', { id: 'load-judge', class: 'primary', disabled: !!l, onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value, precisionSel.value) }, state.judge ? 'Load another judge' : 'Load judge')),
     selected ? h('p', { class: 'hint' }, selected.role, '. ', `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`) : null,
-    h('p', { class: 'hint' }, state.gpu ? (state.gpu.available ? `WebGPU: ${state.gpu.name}${state.gpu.f16 ? ', shader-f16' : ', no shader-f16'}.` : `No WebGPU: ${state.gpu.why}. The CPU fallback runs instead (slower).`) : 'Checking WebGPU…'),
+    h('p', { class: 'hint', id: 'gpu-info' }, gpuLine()),
     renderThreads(),
     l ? h('div', { class: 'progress-block' },
       h('label', { for: 'load-progress' }, l.phase === 'download' ? `Downloading ${bytes(l.done)} of ${bytes(l.total)}` : `Loading weights ${bytes(l.done)} of ${bytes(l.total)}`),
@@ -102,6 +109,14 @@ function renderJudge() {
     h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
   );
   renderCached();
+}
+
+function gpuLine() {
+  const g = state.gpu;
+  if (!g) return 'Checking WebGPU…';
+  if (!g.available) return `No WebGPU: ${g.why}. The CPU engine runs instead.`;
+  if (!g.hardware) return `WebGPU: ${g.name} is a software adapter (the CPU drawing for a missing GPU), slower than the CPU engine, so the CPU engine runs and the 0.5B judge is recommended. Choose "WebGPU, even on a software adapter" to try it anyway.`;
+  return `WebGPU: ${g.name}${g.f16 ? ', shader-f16' : ', no shader-f16'}.`;
 }
 
 /** The CPU engine's threads: how many run, why, and a selector (applies after a reload). */
@@ -127,7 +142,7 @@ async function renderCached() {
     h('button', { class: 'link', onclick: async () => { await engine.request('removeModel', { key: m.key }); notice(`Removed ${m.key} from this browser.`); renderCached(); } }, 'remove')))) : 'None yet.');
 }
 
-async function loadJudge(choice, file, url, backend) {
+async function loadJudge(choice, file, url, backend, precision = 'int8') {
   let source;
   if (choice === '__file') {
     if (!file) return notice('Choose a .gguf file first.', 'error');
@@ -143,26 +158,14 @@ async function loadJudge(choice, file, url, backend) {
   state.loading = { phase: 'download', done: 0, total: source.size || 0 };
   renderJudge();
   try {
-    state.judge = await engine.request('loadJudge', { source, backend, maxTokens: 4096 });
-    await db.put('settings', { choice, backend }, 'judge');
+    state.judge = await engine.request('loadJudge', { source, backend, maxTokens: 4096, options: { precision } });
+    await db.put('settings', { choice, backend, precision }, 'judge');
     notice(`Judge ${state.judge.name} loaded on ${state.judge.backend}.`);
   } catch (e) {
     notice(`Could not load the judge: ${e.message}`, 'error');
   }
   state.loading = null;
   renderAll();
-}
-
-/**
- * Where a manifest model's bytes come from: `rocketjudge serve` serves the cached file at
- * models/<name>.gguf; a static build (`rocketjudge site`) lists its parts (`web.parts`, joined in
- * order) or a URL elsewhere (`web.url`). URLs are absolute: the worker resolves relative ones against
- * its own script, not the page.
- */
-function modelSource(m) {
-  const web = m.web || {};
-  const urls = web.parts ? web.parts.map((p) => p.url) : [web.url || `models/${m.name}.gguf`];
-  return { key: m.name, urls: urls.map((u) => new URL(u, location.href).href), sha256: m.sha256, size: m.size };
 }
 
 async function shortHash(s) {
@@ -457,7 +460,7 @@ async function boot() {
   }
   state.gpu = await detectGpu();
   try {
-    state.manifest = (await (await fetch('models/manifest.json')).json()).models;
+    state.manifest = await readManifest();
   } catch {
     notice('Could not read models/manifest.json; load a model from a file.', 'warn');
   }

@@ -7,6 +7,7 @@
 
 import { put, remove } from './lib/db.js';
 import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from './lib/modelstore.js';
+import { isSoftwareAdapter } from './lib/adapter.js';
 
 let wasm = null;        // the wasm-bindgen module
 let generation = 0;     // bumped when a panic forces a fresh wasm instance
@@ -79,7 +80,10 @@ async function recoverIfTrapped(e) {
   }
 }
 
-/** Which backend to use and why; on WebGPU also what the browser says about its adapter. */
+/**
+ * Which backend to use and why; on WebGPU also what the browser says about its adapter. `auto`
+ * takes WebGPU on a hardware adapter only; `webgpu` takes any adapter (a software one too).
+ */
 async function chooseBackend(requested) {
   const hasGpuApi = typeof navigator !== 'undefined' && 'gpu' in navigator;
   const built = typeof wasm.webgpuAvailable === 'function' ? wasm.webgpuAvailable() : false;
@@ -89,9 +93,13 @@ async function chooseBackend(requested) {
   const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
   if (!adapter) return { backend: 'cpu', why: 'the browser found no WebGPU adapter' };
   const info = adapter.info || {};
+  const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unnamed adapter';
+  if (requested !== 'webgpu' && isSoftwareAdapter(adapter)) {
+    return { backend: 'cpu', why: `the WebGPU adapter (${name}) is software, not a GPU: the CPU engine is faster here` };
+  }
   return {
     backend: 'webgpu',
-    why: 'WebGPU adapter available',
+    why: requested === 'webgpu' ? 'WebGPU chosen' : 'a hardware WebGPU adapter is available',
     adapter: {
       vendor: info.vendor || '', architecture: info.architecture || '', device: info.device || '', description: info.description || '',
       shaderF16: adapter.features.has('shader-f16'),
@@ -292,6 +300,44 @@ const handlers = {
       }
     }
     return out;
+  },
+
+  /**
+   * The benchmark page's run on the loaded judge (web/bench.js): a short warm-up and `repeat` timed
+   * rounds of the prefix step and the item step. Returns the workload (the same token ids go to
+   * wllama) and the times in ms.
+   */
+  async bench({ prefixTokens, items, suffixTokens, repeat }) {
+    if (!judge) throw new Error('load a judge first');
+    const w = judge.benchWorkload(prefixTokens, items, suffixTokens);
+    const rounds = [];
+    // Round 0 warms up on a short piece of the workload (a full one would double a slow run).
+    const warm = { prefix: w.prefix.slice(0, 64), suffixes: w.suffixes.slice(0, 1) };
+    for (let r = 0; r <= repeat; r++) {
+      post({ type: 'bench-progress', engine: 'rocketjudge', round: r, of: repeat });
+      const { prefix, suffixes } = r === 0 ? warm : w;
+      const t0 = performance.now();
+      await judge.benchPrefix(prefix);
+      const t1 = performance.now();
+      const pYes = await judge.benchItems(prefix.length, suffixes);
+      const t2 = performance.now();
+      if (r > 0) rounds.push({ prefixMs: t1 - t0, itemsMs: t2 - t1, pYes });
+    }
+    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: judgeInfo.backendKind === 'cpu' ? wasm.cpuKernels() : null };
+  },
+
+  /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */
+  async judgeBlob() {
+    if (!loaded) throw new Error('load a judge first');
+    return loaded.blob;
+  },
+
+  /** Free the judge's memory (the benchmark page runs one engine at a time). */
+  async unloadJudge() {
+    try { judge?.free(); } catch { /* already gone */ }
+    judge = null;
+    judgeInfo = null;
+    return true;
   },
 
   async forgetJudgment({ key }) {

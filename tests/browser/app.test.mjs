@@ -5,12 +5,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, FIX, OUT, ROOT } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, int8Band, compareGrades, FIX, OUT, ROOT } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
 let browser;
-let native; // Map key(model, session) -> norm_probability, from `rocketjudge grade` on the same inputs
+// Map key(model, session) -> norm_probability, from `rocketjudge grade` on the same inputs, with the
+// CPU's f32 products (compared tightly) and its default 8-bit integer ones (compared within the band
+// that float order moves int8 results by: harness.int8Band).
+let native;
+let nativeInt8;
 
 const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 const key = (j) => `${j.model_test}|${j.session_id}`;
@@ -18,7 +22,8 @@ const key = (j) => `${j.model_test}|${j.session_id}`;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  native = nativeGrades(JUDGE, ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']);
+  native = nativeGrades(JUDGE, ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], 'f32');
+  nativeInt8 = nativeGrades(JUDGE, ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], 'int8');
 });
 
 after(async () => {
@@ -26,18 +31,19 @@ after(async () => {
   server?.stop();
 });
 
-/** Every item's p(Yes) in `judgments` within `tol` of the native CLI's. Returns the largest gap. */
+/** Every item's p(Yes) in `judgments` within `tol` of the native CLI's f32 grades. Returns the largest gap. */
 function compareToNative(judgments, tol) {
-  assert.equal(judgments.length, native.size, 'every response graded once');
-  let worst = 0;
-  for (const j of judgments) {
-    const want = native.get(key(j));
-    assert.ok(want, `unexpected judgment ${key(j)}`);
-    assert.equal(j.norm_probability.length, want.length);
-    j.norm_probability.forEach((p, i) => { worst = Math.max(worst, Math.abs(p - want[i])); });
-  }
+  const { worst } = compareGrades(judgments, native);
   assert.ok(worst <= tol, `largest |Δp(Yes)| vs native ${worst} > ${tol}`);
   return worst;
+}
+
+/** Int8 grades against the native CLI's, within the band (per item and on average). */
+function compareToNativeInt8(judgments) {
+  const band = int8Band(JUDGE);
+  const { worst, mean } = compareGrades(judgments, nativeInt8);
+  assert.ok(worst <= band.item && mean <= band.mean, `int8 vs native int8: max |Δp| ${worst.toFixed(4)} (≤ ${band.item.toFixed(4)}), mean ${mean.toFixed(4)} (≤ ${band.mean.toFixed(4)})`);
+  return { worst, mean };
 }
 
 /** The page's leaderboard rows: [{model, score}]. */
@@ -47,25 +53,32 @@ async function leaderboard(page) {
   return page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
 }
 
-async function gradeIn(page, backend) {
-  await page.goto(`${server.origin}/?demo=0`);
+async function gradeIn(page, backend, precision) {
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
   await loadFixtures(page);
-  const info = await loadJudge(page, JUDGE, backend);
+  const info = await loadJudge(page, JUDGE, backend, precision);
   await gradeAll(page);
   return info;
 }
 
-test('CPU fallback: grades 4 models in the browser like the native CLI, exports that the CLI reads', async () => {
+test('CPU: threads and integer kernels where the page is isolated; grades 4 models like the native CLI (f32), exports that the CLI reads', async () => {
   const { context, page, log, external } = await newPage(browser, server.origin);
-  const info = await gradeIn(page, 'cpu');
-  assert.match(info, /cpu/);
+  const info = await gradeIn(page, 'cpu', 'f32');
+  assert.match(info, /cpu \(\d+ threads?, f32\)/);
+  // `rocketjudge serve` sends COOP/COEP: the threaded engine runs, on every core of this machine.
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.match(await page.locator('#threads-info').innerText(), new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, int8 wasm relaxed-simd`));
+  // The wasm module's SIMD kernels equal the scalar reference for every weight type.
+  const selfTest = await page.evaluate(() => globalThis.__rocketjudgeEngine.core('kernelSelfTest'));
+  assert.equal(selfTest.length, 24);
+  for (const t of selfTest) assert.ok(t.max_rel_error <= 1e-5, JSON.stringify(t));
   await shot(page, 'cpu-graded');
   const board = await leaderboard(page);
   assert.equal(board.length, 4);
   const exported = await exportFile(page, 'export-judgments', 'browser-cpu-judgments.jsonl');
   const judgments = jsonl(exported);
   const worst = compareToNative(judgments, 0.01);
-  console.log(`cpu (wasm) vs native: max |Δp| = ${worst.toExponential(2)}`);
+  console.log(`cpu (wasm, f32) vs native f32: max |Δp| = ${worst.toExponential(2)}`);
   // The page's leaderboard is what `rocketjudge rank` computes from the exported file.
   const ranked = JSON.parse(cli(['rank', '--judgments', exported, '--format', 'json']));
   assert.deepEqual(board.map((r) => r.model), ranked.map((r) => r.model));
@@ -85,7 +98,7 @@ test('CPU fallback: grades 4 models in the browser like the native CLI, exports 
   await context.close();
 });
 
-test('resume after reload: grades are kept, the rest is graded, nothing is doubled', async () => {
+test('resume after reload (int8, the default): grades are kept, the rest is graded, nothing is doubled', async () => {
   const { context, page } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0`);
   await loadFixtures(page);
@@ -102,7 +115,8 @@ test('resume after reload: grades are kept, the rest is graded, nothing is doubl
   await gradeAll(page);
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-resumed.jsonl'));
   assert.equal(new Set(judgments.map(key)).size, 12);
-  compareToNative(judgments, 0.01);
+  const { worst, mean } = compareToNativeInt8(judgments);
+  console.log(`cpu (wasm, int8) vs native int8: max |Δp| = ${worst.toFixed(4)}, mean ${mean.toFixed(4)}`);
   await shot(page, 'resumed');
   await context.close();
 });

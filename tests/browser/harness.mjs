@@ -79,9 +79,10 @@ export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'll
   await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n, models.length);
 }
 
-export async function loadJudge(page, model, backend) {
+export async function loadJudge(page, model, backend, precision = 'int8') {
   await page.selectOption('#model-select', model);
   await page.selectOption('#backend-select', backend);
+  await page.selectOption('#precision-select', precision);
   await page.click('#load-judge');
   await page.waitForSelector('.judge-info', { timeout: 600_000 });
   return page.locator('.judge-info').innerText();
@@ -104,11 +105,14 @@ export async function exportFile(page, buttonId, name) {
   return path;
 }
 
-/** `rocketjudge grade` on the fixture responses of `models` (CPU): Map model|session -> norm_probability. */
-export function nativeGrades(judge, models) {
+/**
+ * `rocketjudge grade` on the fixture responses of `models` (CPU, `precision` int8 or f32):
+ * Map model|session -> norm_probability.
+ */
+export function nativeGrades(judge, models, precision = 'int8') {
   const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
   const responses = models.map((m) => join(FIX, 'responses', `${m}.jsonl`));
-  cli(['grade', '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...responses, '--out', dir, '--backend', 'cpu']);
+  cli(['grade', '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', precision]);
   const grades = new Map();
   for (const m of models) {
     for (const l of readFileSync(join(dir, `${m}.jsonl`), 'utf8').split('\n').filter((x) => x.trim())) {
@@ -118,6 +122,33 @@ export function nativeGrades(judge, models) {
   }
   grades.dir = dir;
   return grades;
+}
+
+/**
+ * How far two int8 gradings of one response may be apart, per item and on average: activations
+ * rounded to 8 bits make p(Yes) move with the float summation order (the browser's kernels and the
+ * native ones add in different orders), within the band llama.cpp itself spreads over for the judge
+ * (`reference_variation` of its parity golden file). Two computations each within that band may be
+ * up to twice it apart; on average, at most the band.
+ */
+export function int8Band(judge) {
+  const g = JSON.parse(readFileSync(join(ROOT, 'tests/golden/engine', `parity-${judge}.json`), 'utf8'));
+  return { item: 2 * g.reference_variation, mean: g.reference_variation };
+}
+
+/** Compare judgments with `native` grades: every response once; returns {worst, mean} |Δp|. */
+export function compareGrades(judgments, native) {
+  if (judgments.length !== native.size) throw new Error(`${judgments.length} judgments for ${native.size} graded responses`);
+  let worst = 0;
+  let sum = 0;
+  let n = 0;
+  for (const j of judgments) {
+    const want = native.get(`${j.model_test}|${j.session_id}`);
+    if (!want) throw new Error(`unexpected judgment ${j.model_test} ${j.session_id}`);
+    if (want.length !== j.norm_probability.length) throw new Error(`${j.model_test} ${j.session_id}: ${j.norm_probability.length} items, ${want.length} natively`);
+    j.norm_probability.forEach((p, i) => { const d = Math.abs(p - want[i]); worst = Math.max(worst, d); sum += d; n += 1; });
+  }
+  return { worst, mean: sum / n };
 }
 
 export function cli(args) {

@@ -55,10 +55,13 @@ after(async () => {
   server?.stop();
 });
 
-/** Native CPU judgments of `responses` (files or a folder): Map key(model, session) -> norm_probability. */
+/**
+ * Native CPU judgments of `responses` (files or a folder): Map key(model, session) -> norm_probability.
+ * With f32 products, as the WebGPU backend computes (the CPU's default rounds activations to 8 bits).
+ */
 function nativeCpu(model, queries, responses) {
   const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
-  cli(['grade', '--model', model, '--queries', queries, '--responses', ...responses, '--out', dir, '--backend', 'cpu']);
+  cli(['grade', '--model', model, '--queries', queries, '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
   const out = new Map();
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) for (const j of jsonl(join(dir, f))) out.set(key(j), j.norm_probability);
   return out;
@@ -118,7 +121,8 @@ async function gradeInWorker(page, source, jobs, runs) {
       const out = [];
       for (const { backend, debugLayers } of runs) {
         const t0 = performance.now();
-        const info = await request('loadJudge', { source, backend, maxTokens: 4096, debugLayers });
+        // The CPU with f32 products: the same arithmetic as the WebGPU kernels.
+        const info = await request('loadJudge', { source, backend, maxTokens: 4096, debugLayers, options: { precision: 'f32' } });
         const t1 = performance.now();
         const graded = await request('regrade', { jobs });
         const t2 = performance.now();
@@ -223,7 +227,9 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   }, LOSS_LAYERS);
   await page.goto(`${server.origin}/?demo=0`);
   await loadFixtures(page, models);
-  const info = await loadJudge(page, LOSS_JUDGE, 'auto'); // "WebGPU if available, else CPU"
+  // SwiftShader is a software adapter: "auto" would take the CPU (next test), so WebGPU is chosen
+  // explicitly; f32 products on the CPU after the loss, as the reference.
+  const info = await loadJudge(page, LOSS_JUDGE, 'webgpu', 'f32');
   assert.match(info, /webgpu/, info);
 
   await page.click('#start-grading');
@@ -267,4 +273,19 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   await context.close();
   console.log(`device loss after ${firstCpu} responses on WebGPU, ${12 - firstCpu} on the CPU; max |Δp(Yes)| vs CPU ${worst.toExponential(2)}; `
     + `${((Date.now() - started) / 1000).toFixed(1)}s`);
+});
+
+test('a software WebGPU adapter is not a GPU: the page says so, recommends the CPU judge, and "auto" runs on the CPU', async () => {
+  const { context, page, log } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  await page.waitForFunction(() => !/Checking WebGPU/.test(document.querySelector('#gpu-info')?.textContent || 'Checking WebGPU'));
+  const gpu = await page.locator('#gpu-info').innerText();
+  assert.match(gpu, /swiftshader.*software adapter/i, gpu);
+  assert.equal(await page.locator('#model-select').inputValue(), 'qwen2.5-coder-0.5b', 'the CPU judge is recommended');
+  assert.match(await page.locator('#model-select option:checked').innerText(), /recommended here/);
+  const info = await loadJudge(page, 'smollm2-135m', 'auto');
+  assert.match(info, /· cpu \(/, info);
+  assert.match(info, /software, not a GPU/, info);
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
 });

@@ -102,57 +102,65 @@ pub fn run(a: Args) -> CliResult {
     let server = Server::http((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
     let csp = content_security_policy(&a.model_origin);
     eprintln!("serving {} on http://{}:{}/ (Ctrl-C to stop)", root.display(), a.host, a.port);
+    let (root, csp) = (std::sync::Arc::new(root), std::sync::Arc::new(csp));
     for req in server.incoming_requests() {
-        let headers = |ct: &str| {
-            let mut h = vec![
-                Header::from_bytes("Content-Security-Policy", csp.as_bytes()).unwrap(),
-                Header::from_bytes("X-Content-Type-Options", "nosniff").unwrap(),
-                Header::from_bytes("Referrer-Policy", "no-referrer").unwrap(),
-                // Cross-origin isolation lets the CPU fallback use threads where browsers allow it.
-                Header::from_bytes("Cross-Origin-Opener-Policy", "same-origin").unwrap(),
-                Header::from_bytes("Cross-Origin-Embedder-Policy", "require-corp").unwrap(),
-                Header::from_bytes("Cache-Control", "no-cache").unwrap(),
-            ];
-            h.push(Header::from_bytes("Content-Type", ct).unwrap());
-            h
-        };
-        if !matches!(req.method(), Method::Get | Method::Head) {
-            let _ = req.respond(Response::from_string("method not allowed").with_status_code(StatusCode(405)));
-            continue;
-        }
-        match resolve(&root, req.url()) {
-            Some(path) => match std::fs::File::open(&path) {
-                Ok(mut f) => {
-                    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-                    let range = req.headers().iter().find(|h| h.field.equiv("Range")).map(|h| h.value.as_str().to_string());
-                    let mut resp_headers = headers(content_type(&path));
-                    resp_headers.push(Header::from_bytes("Accept-Ranges", "bytes").unwrap());
-                    if let Some((start, end)) = range.as_deref().and_then(|r| parse_range(r, len)) {
-                        use std::io::Seek;
-                        let _ = f.seek(std::io::SeekFrom::Start(start));
-                        resp_headers.push(Header::from_bytes("Content-Range", format!("bytes {start}-{end}/{len}")).unwrap());
-                        let body = f.take(end - start + 1);
-                        let r = Response::new(StatusCode(206), resp_headers, body, Some((end - start + 1) as usize), None);
-                        let _ = req.respond(r);
-                    } else {
-                        let r = Response::new(StatusCode(200), resp_headers, f, Some(len as usize), None);
-                        let _ = req.respond(r);
-                    }
-                }
-                Err(_) => {
-                    let _ = req.respond(Response::from_string("cannot read file").with_status_code(StatusCode(500)));
-                }
-            },
-            None => {
-                let mut r = Response::from_string("not found").with_status_code(StatusCode(404));
-                for h in headers("text/plain; charset=utf-8") {
-                    r.add_header(h);
-                }
-                let _ = req.respond(r);
-            }
-        }
+        let (root, csp) = (root.clone(), csp.clone());
+        std::thread::spawn(move || respond(req, &root, &csp));
     }
     Ok(())
+}
+
+/// Answer one request (on its own thread: a large download the browser reads slowly must not hold up
+/// the page's other requests).
+fn respond(req: tiny_http::Request, root: &Path, csp: &str) {
+    let headers = |ct: &str| {
+        let mut h = vec![
+            Header::from_bytes("Content-Security-Policy", csp.as_bytes()).unwrap(),
+            Header::from_bytes("X-Content-Type-Options", "nosniff").unwrap(),
+            Header::from_bytes("Referrer-Policy", "no-referrer").unwrap(),
+            // Cross-origin isolation lets the CPU fallback use threads where browsers allow it.
+            Header::from_bytes("Cross-Origin-Opener-Policy", "same-origin").unwrap(),
+            Header::from_bytes("Cross-Origin-Embedder-Policy", "require-corp").unwrap(),
+            Header::from_bytes("Cache-Control", "no-cache").unwrap(),
+        ];
+        h.push(Header::from_bytes("Content-Type", ct).unwrap());
+        h
+    };
+    if !matches!(req.method(), Method::Get | Method::Head) {
+        let _ = req.respond(Response::from_string("method not allowed").with_status_code(StatusCode(405)));
+        return;
+    }
+    match resolve(root, req.url()) {
+        Some(path) => match std::fs::File::open(&path) {
+            Ok(mut f) => {
+                let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+                let range = req.headers().iter().find(|h| h.field.equiv("Range")).map(|h| h.value.as_str().to_string());
+                let mut resp_headers = headers(content_type(&path));
+                resp_headers.push(Header::from_bytes("Accept-Ranges", "bytes").unwrap());
+                if let Some((start, end)) = range.as_deref().and_then(|r| parse_range(r, len)) {
+                    use std::io::Seek;
+                    let _ = f.seek(std::io::SeekFrom::Start(start));
+                    resp_headers.push(Header::from_bytes("Content-Range", format!("bytes {start}-{end}/{len}")).unwrap());
+                    let body = f.take(end - start + 1);
+                    let r = Response::new(StatusCode(206), resp_headers, body, Some((end - start + 1) as usize), None);
+                    let _ = req.respond(r);
+                } else {
+                    let r = Response::new(StatusCode(200), resp_headers, f, Some(len as usize), None);
+                    let _ = req.respond(r);
+                }
+            }
+            Err(_) => {
+                let _ = req.respond(Response::from_string("cannot read file").with_status_code(StatusCode(500)));
+            }
+        },
+        None => {
+            let mut r = Response::from_string("not found").with_status_code(StatusCode(404));
+            for h in headers("text/plain; charset=utf-8") {
+                r.add_header(h);
+            }
+            let _ = req.respond(r);
+        }
+    }
 }
 
 /// `bytes=a-b`, `bytes=a-` or `bytes=-n` within a file of `len` bytes.
