@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build what the web app serves: pkg/ and pkg-threads/ (the wasm engine, single-threaded and on a
 # pool of Web Workers, + their JS glue and TypeScript declarations) and
-# web/vendor/ (third-party JS from npm, copied — never loaded from a CDN). Assumes scripts/lib/setup.sh
+# web/vendor/ (third-party JS and wasm from npm, copied — never loaded from a CDN). Assumes scripts/lib/setup.sh
 # has installed the toolchain (scripts/app.sh and scripts/test.sh call this after setup).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,4 +36,9 @@ mkdir -p web/vendor
 # As .js: every static host serves that as JavaScript (not all know .mjs).
 cp node_modules/echarts/dist/echarts.esm.min.mjs web/vendor/echarts.esm.min.js
 cp node_modules/echarts/LICENSE web/vendor/echarts.LICENSE
+# wllama (llama.cpp compiled to wasm): only the benchmark page (bench.html) loads it, to time it beside
+# our engine on the same device. A dev dependency: the grading app never uses it.
+mkdir -p web/vendor/wllama
+cp node_modules/@wllama/wllama/esm/index.js node_modules/@wllama/wllama/esm/wasm/wllama.wasm web/vendor/wllama/
+cp node_modules/@wllama/wllama/LICENCE web/vendor/wllama/LICENSE
 ls -la pkg/*.wasm pkg-threads/*.wasm >&2

@@ -422,6 +422,27 @@ impl AnyJudge {
         }
     }
 
+    /// The benchmark workload in this judge's tokens.
+    pub fn bench_workload(&self, prefix_tokens: usize, items: usize, suffix_tokens: usize) -> Result<BenchWorkload, EngineError> {
+        each!(self, j => BenchWorkload::new(&j.codec.tokenizer, prefix_tokens, items, suffix_tokens))
+    }
+
+    /// The benchmark's prefix step: the prefix into the KV cache, then the logits of one more token,
+    /// so that the call returns when the work is done (WebGPU's only wait is a read-back) — as a
+    /// completion of the prefix with one generated token does in llama.cpp.
+    pub async fn bench_prefix(&mut self, prefix: &[u32]) -> Result<(), EngineError> {
+        let last = *prefix.last().ok_or_else(|| EngineError::Input("the benchmark prefix is empty".into()))?;
+        each!(self, j => {
+            j.prefill(prefix)?;
+            j.grade_suffixes(prefix.len(), &[vec![last]]).await.map(drop)
+        })
+    }
+
+    /// The benchmark's item step: every suffix on top of the cached prefix, in one pass.
+    pub async fn bench_items(&mut self, prefix_len: usize, suffixes: &[Vec<u32>]) -> Result<Vec<ItemGrade>, EngineError> {
+        each!(self, j => j.grade_suffixes(prefix_len, suffixes).await)
+    }
+
     /// Destroy the GPU device, as a driver reset would lose it, so that every later grade fails with
     /// "GPU device lost" (for testing that path). Returns false, doing nothing, on the CPU.
     pub fn lose_device(&mut self) -> bool {
@@ -456,5 +477,63 @@ impl Judge for FixedJudge {
     async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
         let l = (self.p_yes / (1.0 - self.p_yes)).ln() as f32;
         Ok(p.suffixes.iter().map(|_| ItemGrade { logit_yes: l, logit_no: 0.0, p_yes: self.p_yes }).collect())
+    }
+}
+
+/// The speed benchmark's workload, the same for `rocketjudge bench` and the browser's benchmark page:
+/// one graded response, a shared prefix and `items` checklist-item suffixes, as text and as this
+/// judge's tokens. The text is real (long MT-Bench answers, repeated to length), cut between words so
+/// that prefix and suffix tokenize the same apart as joined: an engine given the text (wllama takes
+/// text prompts) sees the same tokens. Content does not change the speed, but keeps the tokenizer and
+/// attention on realistic data.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BenchWorkload {
+    pub prefix: Vec<u32>,
+    pub suffixes: Vec<Vec<u32>>,
+    pub prefix_text: String,
+    pub suffix_texts: Vec<String>,
+}
+
+const BENCH_TEXT: &str = include_str!("../../../tests/fixtures/parity/responses.jsonl");
+
+impl BenchWorkload {
+    /// At least `prefix_tokens` (and `suffix_tokens` per item) tokens, the fewest words that give them.
+    pub fn new(tokenizer: &Tokenizer, prefix_tokens: usize, items: usize, suffix_tokens: usize) -> Result<Self, EngineError> {
+        if prefix_tokens == 0 || items == 0 || suffix_tokens == 0 {
+            return Err(EngineError::Input("the benchmark needs a prefix, at least one item and at least one token per item".into()));
+        }
+        let answers: Vec<serde_json::Value> = BENCH_TEXT.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        // Words with their leading space; every word is at least one token, so this many suffice.
+        let words: Vec<String> = answers
+            .iter()
+            .filter_map(|v| v["output"][0].as_str())
+            .flat_map(str::split_whitespace)
+            .cycle()
+            .take(prefix_tokens + items * suffix_tokens)
+            .map(|w| format!(" {w}"))
+            .collect();
+        let mut at = 0;
+        let mut take = |target: usize| -> Result<(String, Vec<u32>), EngineError> {
+            // The fewest words from `at` whose text has `target` tokens (binary search: the count grows
+            // with the words).
+            let text = |k: usize| words[at..at + k].concat();
+            let (mut lo, mut hi) = (1, target.min(words.len() - at));
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if tokenizer.encode_plain(&text(mid))?.len() >= target {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            let t = text(lo);
+            at += lo;
+            let ids = tokenizer.encode_plain(&t)?;
+            Ok((t, ids))
+        };
+        let (prefix_text, prefix) = take(prefix_tokens)?;
+        let (suffix_texts, suffixes) = (0..items).map(|_| take(suffix_tokens)).collect::<Result<Vec<_>, _>>()?.into_iter().unzip();
+        Ok(BenchWorkload { prefix, suffixes, prefix_text, suffix_texts })
     }
 }

@@ -568,6 +568,43 @@ impl JudgeHandle {
     }
 }
 
+/// The benchmark page's steps, timed by the caller (`web/bench.js`). Each holds the judge for its
+/// duration; a second call meanwhile gets "busy".
+#[wasm_bindgen]
+impl JudgeHandle {
+    /// The benchmark workload in this judge's tokens: `{prefix: [ids], suffixes: [[ids]]}`.
+    #[wasm_bindgen(js_name = benchWorkload)]
+    pub fn bench_workload(&self, prefix_tokens: usize, items: usize, suffix_tokens: usize) -> Result<JsValue, JsError> {
+        to_js(&self.inner.borrow().bench_workload(prefix_tokens, items, suffix_tokens).map_err(err)?)
+    }
+
+    /// Run the prefix into the KV cache and read one more token's logits (resolves when done).
+    #[wasm_bindgen(js_name = benchPrefix)]
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn bench_prefix(&self, prefix: Vec<u32>) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy")))?;
+            guard.bench_prefix(&prefix).await.map_err(|e| JsValue::from(err(e)))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Grade the suffixes (`[[ids]]`) on top of the cached prefix of `prefix_len` tokens: resolves
+    /// with their p(Yes).
+    #[wasm_bindgen(js_name = benchItems)]
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn bench_items(&self, prefix_len: usize, suffixes: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let suffixes: Vec<Vec<u32>> = from_js(suffixes, "suffixes").map_err(JsValue::from)?;
+            let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy")))?;
+            let grades = guard.bench_items(prefix_len, &suffixes).await.map_err(|e| JsValue::from(err(e)))?;
+            to_js(&grades.iter().map(|g| g.p_yes).collect::<Vec<_>>()).map_err(JsValue::from)
+        })
+    }
+}
+
 /// Group judgments by model (for per-model export files).
 #[wasm_bindgen(js_name = judgmentsByModel)]
 pub fn judgments_by_model(judgments: JsValue) -> Result<JsValue, JsError> {

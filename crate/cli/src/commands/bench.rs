@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use rocketjudge_engine::backend::cpu::{self, Cpu};
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::gguf::TensorInfo;
-use rocketjudge_engine::judge::ModelJudge;
+use rocketjudge_engine::judge::{BenchWorkload, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
 use rocketjudge_engine::model::config::Config;
 use rocketjudge_engine::quant::GgmlType;
@@ -18,9 +18,6 @@ use super::Format;
 use crate::{judges, models, CliResult};
 
 const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_bench.py");
-/// Real text for the synthetic workload (a long MT-Bench answer); token content does not change speed
-/// but keeps the tokenizer and attention on realistic data.
-const TEXT: &str = include_str!("../../../../tests/fixtures/parity/responses.jsonl");
 
 /// Measure grading speed: prefix tokens/s, items/s, seconds per graded response, achieved FLOP/s.
 ///
@@ -113,20 +110,6 @@ fn assumed_peak(backend: &str, flag: Option<f64>) -> (Option<f64>, String) {
     }
 }
 
-fn workload<B: Backend>(j: &ModelJudge<B>, a: &Args) -> Result<(Vec<u32>, Vec<Vec<u32>>)> {
-    let text: String = TEXT
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v["output"][0].as_str().map(String::from))
-        .collect();
-    let base = j.codec.tokenizer.encode_plain(&text)?;
-    let need = a.prefix_tokens + a.items * a.suffix_tokens;
-    let stream: Vec<u32> = base.iter().cycle().take(need).copied().collect();
-    let prefix = stream[..a.prefix_tokens].to_vec();
-    let suffixes = (0..a.items).map(|i| stream[a.prefix_tokens + i * a.suffix_tokens..][..a.suffix_tokens].to_vec()).collect();
-    Ok((prefix, suffixes))
-}
-
 /// FLOPs of the prefill of `p` tokens and of the pass over `items` suffixes of `s` tokens each: every
 /// layer for every row except the last layer, which computes only each suffix's final row (counted
 /// as such: a lower bound, the last layer's keys and values of the other rows are left out).
@@ -144,9 +127,10 @@ fn flops(c: &Config, p: f64, items: f64, s: f64) -> (f64, f64) {
 }
 
 fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args, load_s: f64, peak_tflops: Option<f64>) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
-    let (prefix, suffixes) = workload(&j, a)?;
-    if prefix.len() + a.suffix_tokens > j.max_tokens {
-        anyhow::bail!("the workload needs {} tokens but --max-tokens is {}", prefix.len() + a.suffix_tokens, j.max_tokens);
+    let BenchWorkload { prefix, suffixes, .. } = BenchWorkload::new(&j.codec.tokenizer, a.prefix_tokens, a.items, a.suffix_tokens)?;
+    let need = prefix.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0);
+    if need > j.max_tokens {
+        anyhow::bail!("the workload needs {need} tokens but --max-tokens is {}", j.max_tokens);
     }
     if let Some(c) = a.chunk {
         j.chunk = c.max(1);
@@ -337,7 +321,8 @@ fn bench_backend<B: HostTensor>(mut backend: B, a: &Args, path: &std::path::Path
 pub fn run(a: Args) -> CliResult {
     let path = models::resolve(&a.model)?;
     let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
-    let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 1);
+    // Room for the words that cross a token target (the workload cuts text between words).
+    let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 16);
     let (ours, sweep, prefix, suffixes) = match a.judge.backend.as_str() {
         "cpu" => bench_backend(Cpu::with_precision(threads, a.judge.precision)?, &a, &path, max)?,
         #[cfg(feature = "webgpu")]
@@ -366,7 +351,7 @@ pub fn run(a: Args) -> CliResult {
     };
     let mut report = json!({
         "model": a.model,
-        "workload": {"prefix_tokens": a.prefix_tokens, "items": a.items, "suffix_tokens": a.suffix_tokens, "threads": threads, "repeat": a.repeat},
+        "workload": {"prefix_tokens": prefix.len(), "items": a.items, "suffix_tokens": suffixes.iter().map(Vec::len).sum::<usize>() as f64 / suffixes.len() as f64, "threads": threads, "repeat": a.repeat},
         "rocketjudge": ours,
     });
     if let Some(s) = &sweep {
@@ -417,11 +402,11 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     }
     let cpu = ours["backend"].as_str().is_some_and(|b| b.starts_with("cpu"));
     println!(
-        "{} · prefix {} tokens, {} items × {} tokens{}, median of {} (load {:.1}s, prefill chunks of {})",
+        "{} · prefix {} tokens, {} items × {:.1} tokens{}, median of {} (load {:.1}s, prefill chunks of {})",
         a.model,
-        a.prefix_tokens,
+        report["workload"]["prefix_tokens"],
         a.items,
-        a.suffix_tokens,
+        report["workload"]["suffix_tokens"].as_f64().unwrap_or(0.0),
         if cpu { format!(", {threads} threads") } else { String::new() },
         a.repeat,
         ours["load_s"].as_f64().unwrap_or(0.0),

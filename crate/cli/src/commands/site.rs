@@ -26,7 +26,9 @@ use crate::CliResult;
 const MARKER: &str = ".rocketjudge-site.json";
 
 /// The files of the app, relative to the repository root (after `scripts/build-web.sh`).
-const APP: &[&str] = &["index.html", "sw.js", "web", "pkg", "pkg-threads", "benchmarks/mt-bench", "README.md"];
+/// The pages, each with its Content-Security-Policy meta tag.
+const PAGES: [&str; 2] = ["index.html", "bench.html"];
+const APP: &[&str] = &["index.html", "bench.html", "sw.js", "web", "pkg", "pkg-threads", "benchmarks/mt-bench", "README.md"];
 
 /// Build the app as a static site.
 ///
@@ -126,7 +128,9 @@ pub fn run(a: Args) -> CliResult {
     std::fs::create_dir_all(building.join("models"))?;
     std::fs::write(building.join("models/manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
     if let Some(b) = &base {
-        allow_model_origin(&building.join("index.html"), &b.origin().ascii_serialization())?;
+        for page in PAGES {
+            allow_model_origin(&building.join(page), &b.origin().ascii_serialization())?;
+        }
     }
     let marker = json!({ "built_by": format!("rocketjudge {}", env!("CARGO_PKG_VERSION")), "models": a.models, "part_mb": a.part_mb, "model_base": a.model_base });
     std::fs::write(building.join(MARKER), serde_json::to_string_pretty(&marker)?)?;
@@ -203,7 +207,7 @@ fn split(file: &Path, dir: &Path, name: &str, max: u64) -> Result<Vec<Value>> {
     Ok(parts)
 }
 
-/// Add `origin` to the connect-src of index.html's Content-Security-Policy meta tag.
+/// Add `origin` to the connect-src of a page's Content-Security-Policy meta tag.
 fn allow_model_origin(index: &Path, origin: &str) -> Result<()> {
     let html = std::fs::read_to_string(index)?;
     let needle = "connect-src 'self'";

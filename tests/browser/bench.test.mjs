@@ -1,0 +1,63 @@
+// The "Benchmark this device" page (bench.html): our engine and wllama side by side on the same
+// model, threads and tokens, on the CPU and on WebGPU (SwiftShader here: the small workload). Speed is
+// not asserted (benchmarks are not tests); that both engines ran the same work, and the table, are.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launch, newPage, shot } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and WebGPU, and prints the ratios', async () => {
+  const { context, page, log, external } = await newPage(browser, server.origin);
+  // From the app's footer link.
+  await page.goto(`${server.origin}/?demo=0`);
+  await page.click('#bench-link');
+  await page.waitForSelector('#bench-run');
+  await page.selectOption('#bench-model', 'smollm2-135m');
+  await page.fill('#bench-prefix', '96');
+  await page.fill('#bench-items', '2');
+  await page.fill('#bench-suffix', '8');
+  await page.fill('#bench-repeat', '1');
+  assert.equal(await page.isChecked('#bench-webgpu'), true, 'WebGPU is offered where the browser has an adapter');
+  await page.click('#bench-run');
+  await page.waitForFunction(() => document.querySelector('#bench-json').textContent, null, { timeout: 900_000, polling: 1000 });
+  const report = JSON.parse(await page.locator('#bench-json').textContent());
+  assert.equal(report.error, undefined, report.error);
+  assert.equal(report.isolated, true);
+  assert.deepEqual(report.rows.map((r) => r.backend), ['cpu', 'webgpu']);
+  for (const row of report.rows) {
+    const { rocketjudge: ours, wllama } = row;
+    assert.ok(ours && wllama, `${row.backend}: both engines ran (${row.skipped || ''})`);
+    for (const e of [ours, wllama]) assert.ok(e.prefixTokensPerSec > 0 && e.secondsPerResponse > 0, JSON.stringify(e));
+    // The same work: llama-server's own token counts equal our engine's for the prefix and each item,
+    // and it took the prefix from its KV cache for every item.
+    assert.deepEqual(wllama.tokens, ours.tokens);
+    assert.equal(ours.tokens.items.length, row.workload.items);
+    assert.equal(wllama.prefixReused, true);
+    assert.ok(Math.abs(row.ratio.secondsPerResponse - ours.secondsPerResponse / wllama.secondsPerResponse) < 1e-9);
+  }
+  assert.match(report.rows[0].rocketjudge.backend, /^cpu \(\d+ threads?, int8 wasm/);
+  assert.equal(report.rows[1].wllama.webgpu, true);
+  assert.match(report.rows[1].rocketjudge.backend, /^webgpu: .*swiftshader/i);
+  assert.ok(report.rows[1].reduced, 'a software adapter runs the small workload');
+  // The table shows both engines on both backends.
+  const table = await page.locator('#bench-table').innerText();
+  assert.equal((table.match(/wllama/g) || []).length, 2, table);
+  assert.equal((table.match(/rocketjudge/g) || []).length, 2, table);
+  await shot(page, 'bench');
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await context.close();
+});

@@ -1,0 +1,247 @@
+// "Benchmark this device": our engine and wllama (llama.cpp compiled to wasm, threads and WebGPU)
+// side by side in this tab — the same GGUF blob, the same thread count, the same token ids.
+//
+// The workload is one graded response: a prefix (the grading prompt with the response) shared by
+// checklist items. Our engine runs the prefix once and all items in one pass; wllama keeps the
+// prefix's KV cache and evaluates each item on top of it (llama-server's prompt cache), its best way.
+// Each engine runs alone (the other's memory freed), a short warm-up round then `repeat` timed
+// rounds, medians reported. Wall-clock times from this page for both engines.
+//
+// URL parameters (the headless command, scripts/bench-browser.sh, uses them): model, threads,
+// backends=cpu,webgpu, prefix, items, suffix, repeat, precision, run=1 (start at once). The result
+// also lands as JSON in #bench-json.
+
+import { EngineClient } from './lib/rpc.js';
+import { h, mount, $, fmt } from './lib/dom.js';
+import { readManifest, modelSource } from './lib/manifest.js';
+import { isSoftwareAdapter } from './lib/adapter.js';
+
+const params = new URLSearchParams(location.search);
+const num = (k, d) => (params.has(k) ? Number(params.get(k)) : d);
+const cores = navigator.hardwareConcurrency || 1;
+const threads = Math.max(1, Math.min(num('threads', Number(localStorage.getItem('rocketjudge-threads')) || cores), 64));
+// On a software WebGPU adapter (SwiftShader, llvmpipe) a full response takes hours: WebGPU then runs
+// this small workload, only to show that both engines work there.
+const TINY = { prefixTokens: 64, items: 2, suffixTokens: 8 };
+
+const engine = new EngineClient(new URL('./worker.js', import.meta.url));
+let manifest = [];
+let adapter = null; // {name, software} or null
+let running = false;
+
+function status(text, kind = 'info') {
+  mount($('#status'), h('span', { class: 'badge privacy' }, 'Private: nothing leaves this tab'), text ? h('div', { class: `notice ${kind}` }, text) : null);
+}
+
+async function detectAdapter() {
+  if (!('gpu' in navigator)) return null;
+  const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
+  if (!a) return null;
+  const info = a.info || {};
+  return { name: [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter', software: isSoftwareAdapter(a) };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Summarise rounds of {prefixMs, itemsMs}: prefix tokens/s and seconds per graded response (medians). */
+function summarise(rounds, prefixTokens) {
+  const prefixMs = median(rounds.map((r) => r.prefixMs));
+  const totalMs = median(rounds.map((r) => r.prefixMs + r.itemsMs));
+  return { prefixTokensPerSec: prefixTokens / (prefixMs / 1000), secondsPerResponse: totalMs / 1000, rounds };
+}
+
+/** Our engine on `backend`: load, run, and hand back the model blob for wllama. */
+async function runOurs(source, backend, workload, repeat, precision) {
+  status(`rocketjudge: loading ${source.key} on ${backend}…`);
+  const judge = await engine.request('loadJudge', { source, backend, maxTokens: workload.prefixTokens + workload.suffixTokens + 8, options: { precision } });
+  if (judge.backendKind !== backend) {
+    const blob = await engine.request('judgeBlob');
+    await engine.request('unloadJudge');
+    return { skipped: `rocketjudge could not run on ${backend}: ${judge.why}`, blob };
+  }
+  const r = await engine.request('bench', { ...workload, repeat });
+  const blob = await engine.request('judgeBlob');
+  await engine.request('unloadJudge');
+  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, threads: r.threads, tokens: r.workload, blob };
+}
+
+/**
+ * wllama on `backend` with the same blob and the same text (its completion API takes text prompts;
+ * the workload is cut between words so that it tokenizes to the same ids: llama-server's own token
+ * counts are kept to show it).
+ */
+async function runWllama(blob, backend, tokens, repeat) {
+  status(`wllama: loading the same file on ${backend}…`);
+  const { Wllama } = await import('./vendor/wllama/index.js');
+  // ?wllamaLog=1: wllama's and llama.cpp's own log in the console.
+  const verbose = params.get('wllamaLog') === '1';
+  const quiet = { debug() {}, log() {}, info() {}, warn: console.warn, error: console.error };
+  const wl = new Wllama({ default: new URL('./vendor/wllama/wllama.wasm', import.meta.url).href }, { logger: verbose ? console : quiet, suppressNativeLog: !verbose });
+  const { prefix, suffixes, prefixText, suffixTexts } = tokens;
+  try {
+    await wl.loadModel([blob], {
+      n_ctx: prefix.length + Math.max(...suffixes.map((s) => s.length)) + 64, n_batch: 512, n_ubatch: 512,
+      n_threads: threads, n_gpu_layers: backend === 'webgpu' ? 999 : 0, n_parallel: 1,
+    });
+    const complete = (prompt, cache) => wl.createCompletion({ prompt, max_tokens: 1, temperature: 0, cache_prompt: cache });
+    const rounds = [];
+    const seen = { prefixTokens: 0, itemTokens: [], cachedTokens: Infinity };
+    for (let r = 0; r <= repeat; r++) {
+      status(`wllama on ${backend}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`);
+      // Round 0 warms up on a short piece (as our engine's does): the first words and one item.
+      const text = r === 0 ? prefixText.split(' ').slice(0, 48).join(' ') : prefixText;
+      const items = r === 0 ? suffixTexts.slice(0, 1) : suffixTexts;
+      const t0 = performance.now();
+      // The prefix from scratch (no reuse of the previous round), then each item on top of it.
+      const first = await complete(text, false);
+      const t1 = performance.now();
+      const itemTokens = [];
+      for (const s of items) {
+        const out = await complete(text + s, true);
+        if (out.timings && r > 0) {
+          seen.cachedTokens = Math.min(seen.cachedTokens, out.timings.cache_n);
+          itemTokens.push(out.timings.prompt_n);
+        }
+      }
+      const t2 = performance.now();
+      if (r > 0) {
+        rounds.push({ prefixMs: t1 - t0, itemsMs: t2 - t1 });
+        seen.prefixTokens = first.timings ? first.timings.prompt_n + first.timings.cache_n : NaN;
+        seen.itemTokens = itemTokens;
+      }
+    }
+    return {
+      ...summarise(rounds, prefix.length), threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
+      // llama-server's counts: the prompt's tokens, and those taken from the cache for each item (the
+      // prefix, when its KV is reused).
+      tokens: { prefix: seen.prefixTokens, items: seen.itemTokens },
+      prefixReused: Number.isFinite(seen.cachedTokens) ? seen.cachedTokens >= prefix.length - 1 : null,
+    };
+  } finally {
+    await wl.exit().catch(() => {});
+  }
+}
+
+async function run(opts) {
+  if (running) return;
+  running = true;
+  const report = { model: opts.model, threads, cores, isolated: self.crossOriginIsolated === true, userAgent: navigator.userAgent, adapter, precision: opts.precision, rows: [] };
+  try {
+    const m = manifest.find((x) => x.name === opts.model);
+    if (!m) throw new Error(`model ${opts.model} is not in models/manifest.json`);
+    const source = modelSource(m);
+    for (const backend of opts.backends) {
+      const tiny = backend === 'webgpu' && (!adapter || adapter.software);
+      const workload = tiny ? TINY : opts.workload;
+      const row = { backend, workload, reduced: tiny ? 'software WebGPU adapter: a small workload, only to show both engines run' : null };
+      if (backend === 'webgpu' && !adapter) {
+        row.skipped = 'this browser has no WebGPU adapter';
+        report.rows.push(row);
+        continue;
+      }
+      const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
+      row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
+      if (ours.skipped) row.skipped = ours.skipped;
+      else row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
+      if (row.wllama) {
+        row.ratio = {
+          prefixTokensPerSec: row.rocketjudge.prefixTokensPerSec / row.wllama.prefixTokensPerSec,
+          secondsPerResponse: row.rocketjudge.secondsPerResponse / row.wllama.secondsPerResponse,
+        };
+      }
+      report.rows.push(row);
+      renderResult(report);
+    }
+    report.done = true;
+    status('Done.');
+  } catch (e) {
+    report.error = e.message || String(e);
+    console.error(e);
+    status(`The benchmark failed: ${report.error}`, 'error');
+  }
+  renderResult(report);
+  // Without the per-round p(Yes) (long); the table has the rest.
+  $('#bench-json').textContent = JSON.stringify(report, (k, v) => (k === 'pYes' ? undefined : v));
+  running = false;
+}
+
+function renderResult(report) {
+  const rows = [];
+  for (const r of report.rows) {
+    const w = r.workload;
+    const label = `${r.backend}${r.reduced ? ' (small workload)' : ''}`;
+    if (r.skipped) {
+      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 5 }, r.skipped)));
+      continue;
+    }
+    const o = r.rocketjudge;
+    const wl = r.wllama;
+    rows.push(h('tr', {}, h('td', {}, label), h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
+      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', {}, ''), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
+    if (wl) {
+      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `wllama (${wl.threads} thread${wl.threads === 1 ? '' : 's'}${wl.webgpu ? ', WebGPU' : ''}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
+        h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)),
+        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}`), h('td', {}, '')));
+    }
+  }
+  mount($('#result'),
+    h('p', { class: 'hint' }, `${report.model} · ${report.threads} thread${report.threads === 1 ? '' : 's'} of ${report.cores} · ${report.isolated ? 'cross-origin isolated' : 'not isolated (one thread)'} · WebGPU: ${report.adapter ? `${report.adapter.name}${report.adapter.software ? ' (software)' : ''}` : 'none'}`),
+    h('div', { class: 'scroll' }, h('table', { id: 'bench-table' },
+      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'ratio (ours / wllama)', 'workload'].map((t) => h('th', {}, t)))),
+      h('tbody', {}, rows))),
+    h('p', { class: 'hint' }, 'Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up.'),
+    report.error ? h('p', { class: 'notice error' }, report.error) : null,
+  );
+}
+
+function renderSetup() {
+  const modelSel = h('select', { id: 'bench-model', 'aria-label': 'Judge model' },
+    manifest.map((m) => h('option', { value: m.name, selected: m.name === (params.get('model') || 'qwen2.5-coder-0.5b') }, m.display || m.name)));
+  const field = (id, label, value) => h('label', {}, `${label} `, h('input', { type: 'number', id, value, min: 1, size: 6 }));
+  const cpuBox = h('input', { type: 'checkbox', id: 'bench-cpu', checked: true });
+  const gpuBox = h('input', { type: 'checkbox', id: 'bench-webgpu', checked: !!adapter });
+  const go = h('button', { id: 'bench-run', class: 'primary', onclick: () => run(readSetup()) }, 'Run the benchmark');
+  mount($('#setup'),
+    h('div', { class: 'row' }, modelSel, field('bench-prefix', 'prefix tokens', num('prefix', 1500)), field('bench-items', 'items', num('items', 8)),
+      field('bench-suffix', 'tokens per item', num('suffix', 40)), field('bench-repeat', 'timed rounds', num('repeat', 2))),
+    h('div', { class: 'row' }, h('label', {}, cpuBox, ' CPU'), h('label', {}, gpuBox, ' WebGPU'), go),
+    h('p', { class: 'hint' }, `${threads} thread${threads === 1 ? '' : 's'} for both engines (the app's setting; ?threads=N here). `,
+      adapter ? `WebGPU adapter: ${adapter.name}${adapter.software ? ' — software, so WebGPU runs a small workload only' : ''}.` : 'No WebGPU adapter in this browser.',
+      ' The model is downloaded once (and cached) if this browser does not have it yet.'),
+  );
+}
+
+function readSetup() {
+  const v = (id) => Number($(`#${id}`).value);
+  return {
+    model: $('#bench-model').value,
+    workload: { prefixTokens: v('bench-prefix'), items: v('bench-items'), suffixTokens: v('bench-suffix') },
+    repeat: Math.max(1, v('bench-repeat')),
+    backends: [$('#bench-cpu').checked && 'cpu', $('#bench-webgpu').checked && 'webgpu'].filter(Boolean),
+    precision: params.get('precision') || 'int8',
+  };
+}
+
+engine.on('download', (m) => status(`Downloading the model: ${Math.round((100 * m.done) / (m.total || 1))}%`));
+engine.on('bench-progress', (m) => status(`rocketjudge: round ${m.round} of ${m.of}${m.round === 0 ? ' (warm-up)' : ''}…`));
+
+async function boot() {
+  status('Starting…');
+  try {
+    await engine.request('init', { threads });
+    adapter = await detectAdapter();
+    manifest = await readManifest();
+  } catch (e) {
+    status(`Could not start: ${e.message}`, 'error');
+    return;
+  }
+  renderSetup();
+  status('');
+  if (params.get('run') === '1') {
+    const opts = readSetup();
+    if (params.has('backends')) opts.backends = params.get('backends').split(',').filter(Boolean);
+    run(opts);
+  }
+}
+
+boot();

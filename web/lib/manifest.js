@@ -1,0 +1,19 @@
+// The judge models the page offers (models/manifest.json, written by `rocketjudge serve` and
+// `rocketjudge site`) and where each one's bytes come from.
+
+/** The manifest's models, `[]` when there is none (then models come from files or URLs). */
+export async function readManifest() {
+  return (await (await fetch('models/manifest.json')).json()).models;
+}
+
+/**
+ * Where a manifest model's bytes come from: `rocketjudge serve` serves the cached file at
+ * models/<name>.gguf; a static build (`rocketjudge site`) lists its parts (`web.parts`, joined in
+ * order) or a URL elsewhere (`web.url`). URLs are absolute: the worker resolves relative ones against
+ * its own script, not the page.
+ */
+export function modelSource(m) {
+  const web = m.web || {};
+  const urls = web.parts ? web.parts.map((p) => p.url) : [web.url || `models/${m.name}.gguf`];
+  return { key: m.name, urls: urls.map((u) => new URL(u, location.href).href), sha256: m.sha256, size: m.size };
+}
