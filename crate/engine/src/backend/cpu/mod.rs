@@ -153,7 +153,8 @@ unsafe impl Sync for SendPtr {}
 /// # Safety
 /// `y` must point to `m` rows of at least `col0 + n` columns with row stride `ldy`, not aliased by
 /// other writers of those columns.
-unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize) {
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize, threads: usize) {
     gemm::gemm(
         m,
         n,
@@ -173,7 +174,7 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
         false,
         false,
         false,
-        gemm::Parallelism::None,
+        if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None },
     );
 }
 
@@ -390,29 +391,7 @@ impl Backend for Cpu {
                 dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
             });
             // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
-            unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    y.data.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    x.data.as_ptr(),
-                    1,
-                    k as isize,
-                    scratch.as_ptr(),
-                    k as isize,
-                    1,
-                    0.0f32,
-                    1.0f32,
-                    false,
-                    false,
-                    false,
-                    if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None },
-                )
-            };
+            unsafe { gemm_nt(m, n, k, &x.data, &scratch, y.data.as_mut_ptr(), 0, n, threads) };
         });
         self.scratch = scratch;
         add_bias(&mut y, bias);
@@ -562,7 +541,7 @@ impl Backend for Cpu {
                     let kg = &kf[g * n_keys * hd..][..n_keys * hd];
                     let vg = &vf[g * n_keys * hd..][..n_keys * hd];
                     // SAFETY: buffers sized above.
-                    unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk) };
+                    unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk, 1) };
                     half.resize(nk, f16::ZERO);
                     for (i, &(a, b, e)) in ranges.iter().enumerate() {
                         let srow = &mut scores[i * nk..(i + 1) * nk];
