@@ -5,12 +5,13 @@
 //! declares in a meta tag for static hosting): scripts, workers and connections only to this origin
 //! and the model hosts given with --model-origin. Nothing the page holds can be sent anywhere else.
 
-use std::io::Read;
-use std::net::IpAddr;
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::net::{IpAddr, TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
-use tiny_http::{Header, Method, Response, Server, StatusCode};
 
 use crate::{models, CliResult};
 
@@ -99,68 +100,140 @@ pub fn run(a: Args) -> CliResult {
     if !root.join("index.html").is_file() {
         bail!("{} has no index.html", root.display());
     }
-    let server = Server::http((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
+    let listener = TcpListener::bind((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
     let csp = content_security_policy(&a.model_origin);
     eprintln!("serving {} on http://{}:{}/ (Ctrl-C to stop)", root.display(), a.host, a.port);
-    let (root, csp) = (std::sync::Arc::new(root), std::sync::Arc::new(csp));
-    for req in server.incoming_requests() {
-        let (root, csp) = (root.clone(), csp.clone());
-        std::thread::spawn(move || respond(req, &root, &csp));
+    let site = Arc::new(Site { root, csp });
+    for stream in listener.incoming().flatten() {
+        let site = site.clone();
+        std::thread::spawn(move || site.connection(stream));
     }
     Ok(())
 }
 
-/// Answer one request (on its own thread: a large download the browser reads slowly must not hold up
-/// the page's other requests).
-fn respond(req: tiny_http::Request, root: &Path, csp: &str) {
-    let headers = |ct: &str| {
-        let mut h = vec![
-            Header::from_bytes("Content-Security-Policy", csp.as_bytes()).unwrap(),
-            Header::from_bytes("X-Content-Type-Options", "nosniff").unwrap(),
-            Header::from_bytes("Referrer-Policy", "no-referrer").unwrap(),
-            // Cross-origin isolation lets the CPU fallback use threads where browsers allow it.
-            Header::from_bytes("Cross-Origin-Opener-Policy", "same-origin").unwrap(),
-            Header::from_bytes("Cross-Origin-Embedder-Policy", "require-corp").unwrap(),
-            Header::from_bytes("Cache-Control", "no-cache").unwrap(),
-        ];
-        h.push(Header::from_bytes("Content-Type", ct).unwrap());
-        h
-    };
-    if !matches!(req.method(), Method::Get | Method::Head) {
-        let _ = req.respond(Response::from_string("method not allowed").with_status_code(StatusCode(405)));
-        return;
-    }
-    match resolve(root, req.url()) {
-        Some(path) => match std::fs::File::open(&path) {
-            Ok(mut f) => {
-                let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-                let range = req.headers().iter().find(|h| h.field.equiv("Range")).map(|h| h.value.as_str().to_string());
-                let mut resp_headers = headers(content_type(&path));
-                resp_headers.push(Header::from_bytes("Accept-Ranges", "bytes").unwrap());
-                if let Some((start, end)) = range.as_deref().and_then(|r| parse_range(r, len)) {
-                    use std::io::Seek;
-                    let _ = f.seek(std::io::SeekFrom::Start(start));
-                    resp_headers.push(Header::from_bytes("Content-Range", format!("bytes {start}-{end}/{len}")).unwrap());
-                    let body = f.take(end - start + 1);
-                    let r = Response::new(StatusCode(206), resp_headers, body, Some((end - start + 1) as usize), None);
-                    let _ = req.respond(r);
-                } else {
-                    let r = Response::new(StatusCode(200), resp_headers, f, Some(len as usize), None);
-                    let _ = req.respond(r);
-                }
+/// What is served, and with which policy.
+struct Site {
+    root: PathBuf,
+    csp: String,
+}
+
+/// A connection left idle this long is closed (browsers keep a few open between requests).
+const IDLE: Duration = Duration::from_secs(120);
+
+impl Site {
+    /// Answer the requests of one connection, in order, on its own thread: a large download that the
+    /// browser reads slowly holds up nothing else. (tiny_http, used before, could leave a new
+    /// connection queued behind idle keep-alive ones, and a page load waited minutes for it.)
+    fn connection(&self, stream: TcpStream) {
+        let _ = stream.set_read_timeout(Some(IDLE));
+        let Ok(write) = stream.try_clone() else { return };
+        let mut reader = BufReader::new(stream);
+        let mut out = BufWriter::new(write);
+        while let Some(req) = read_request(&mut reader) {
+            let keep = req.keep_alive;
+            if self.respond(&req, &mut out).and_then(|_| out.flush()).is_err() || !keep {
+                break;
             }
-            Err(_) => {
-                let _ = req.respond(Response::from_string("cannot read file").with_status_code(StatusCode(500)));
-            }
-        },
-        None => {
-            let mut r = Response::from_string("not found").with_status_code(StatusCode(404));
-            for h in headers("text/plain; charset=utf-8") {
-                r.add_header(h);
-            }
-            let _ = req.respond(r);
         }
     }
+
+    fn respond(&self, req: &HttpRequest, out: &mut impl Write) -> std::io::Result<()> {
+        if req.method != "GET" && req.method != "HEAD" {
+            return self.simple(out, 405, "Method Not Allowed", "method not allowed", req);
+        }
+        let Some(path) = resolve(&self.root, &req.target) else {
+            return self.simple(out, 404, "Not Found", "not found", req);
+        };
+        let Ok(mut f) = std::fs::File::open(&path) else {
+            return self.simple(out, 500, "Internal Server Error", "cannot read file", req);
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let range = req.range.as_deref().and_then(|r| parse_range(r, len));
+        let (status, start, n) = match range {
+            Some((a, b)) => (206, a, b - a + 1),
+            None => (200, 0, len),
+        };
+        let mut head = self.head(status, if status == 206 { "Partial Content" } else { "OK" }, content_type(&path), n, req.keep_alive);
+        head.push_str("Accept-Ranges: bytes\r\n");
+        if let Some((a, b)) = range {
+            head.push_str(&format!("Content-Range: bytes {a}-{b}/{len}\r\n"));
+        }
+        head.push_str("\r\n");
+        out.write_all(head.as_bytes())?;
+        if req.method == "GET" {
+            f.seek(SeekFrom::Start(start))?;
+            std::io::copy(&mut f.take(n), out)?;
+        }
+        Ok(())
+    }
+
+    /// A short text response.
+    fn simple(&self, out: &mut impl Write, status: u16, reason: &str, body: &str, req: &HttpRequest) -> std::io::Result<()> {
+        let mut head = self.head(status, reason, "text/plain; charset=utf-8", body.len() as u64, req.keep_alive);
+        head.push_str("\r\n");
+        out.write_all(head.as_bytes())?;
+        if req.method != "HEAD" {
+            out.write_all(body.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Status line and the headers every response carries.
+    fn head(&self, status: u16, reason: &str, content_type: &str, len: u64, keep_alive: bool) -> String {
+        format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-Security-Policy: {}\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\
+             Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\nCache-Control: no-cache\r\n\
+             Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: {}\r\n",
+            self.csp,
+            if keep_alive { "keep-alive" } else { "close" }
+        )
+    }
+}
+
+/// The parts of a request this server uses.
+struct HttpRequest {
+    method: String,
+    target: String,
+    range: Option<String>,
+    keep_alive: bool,
+}
+
+/// Read one request head (request line and headers; GET and HEAD carry no body). `None` at the end
+/// of the connection, on a malformed head, or after a body of another method (which is answered 405
+/// and the connection closed).
+fn read_request(r: &mut impl BufRead) -> Option<HttpRequest> {
+    let mut line = String::new();
+    // Bound the head: a request line or header longer than this ends the connection.
+    let mut read_line = |line: &mut String| -> Option<()> {
+        line.clear();
+        let n = r.by_ref().take(16 * 1024).read_line(line).ok()?;
+        (n > 0 && line.ends_with('\n')).then_some(())
+    };
+    read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let (method, target, version) = (parts.next()?.to_string(), parts.next()?.to_string(), parts.next()?.to_string());
+    let mut req = HttpRequest { method, target, range: None, keep_alive: version == "HTTP/1.1" };
+    let mut body = false;
+    for _ in 0..100 {
+        read_line(&mut line)?;
+        let h = line.trim_end();
+        if h.is_empty() {
+            if body {
+                req.keep_alive = false;
+            }
+            return Some(req);
+        }
+        let (name, value) = h.split_once(':')?;
+        let value = value.trim();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "range" => req.range = Some(value.to_string()),
+            "connection" if value.eq_ignore_ascii_case("close") => req.keep_alive = false,
+            "connection" if value.eq_ignore_ascii_case("keep-alive") => req.keep_alive = true,
+            "content-length" | "transfer-encoding" => body = true,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `bytes=a-b`, `bytes=a-` or `bytes=-n` within a file of `len` bytes.
@@ -186,6 +259,26 @@ mod tests {
         assert!(resolve(&dir, "/%2e%2e/etc/passwd").is_none());
         assert!(resolve(&dir, "/models/../../x.gguf").is_none());
         assert!(resolve(&dir, "/models/not-a-model.gguf").is_none());
+    }
+
+    #[test]
+    fn request_heads_keep_alive_and_end_where_they_should() {
+        let mut r = std::io::Cursor::new(
+            b"GET /a.js HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\nHEAD / HTTP/1.1\r\nConnection: close\r\n\r\n".to_vec(),
+        );
+        let a = read_request(&mut r).unwrap();
+        assert_eq!((a.method.as_str(), a.target.as_str(), a.range.as_deref(), a.keep_alive), ("GET", "/a.js", Some("bytes=0-9"), true));
+        let b = read_request(&mut r).unwrap();
+        assert_eq!((b.method.as_str(), b.keep_alive), ("HEAD", false));
+        assert!(read_request(&mut r).is_none(), "end of the connection");
+        let http10 = read_request(&mut std::io::Cursor::new(b"GET / HTTP/1.0\r\n\r\n".to_vec())).unwrap();
+        assert!(!http10.keep_alive);
+        let post = read_request(&mut std::io::Cursor::new(b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".to_vec())).unwrap();
+        assert!(!post.keep_alive, "a body is never read: the connection closes after the 405");
+        // A head that never ends, or a line beyond the bound, ends the connection.
+        assert!(read_request(&mut std::io::Cursor::new(b"GET / HTTP/1.1\r\nHost: x".to_vec())).is_none());
+        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000));
+        assert!(read_request(&mut std::io::Cursor::new(long.into_bytes())).is_none());
     }
 
     #[test]
