@@ -24,6 +24,7 @@ let loseDeviceRequested = false;
 // the service worker of a static copy) and a browser with relaxed SIMD; otherwise pkg/ runs on this
 // worker's one thread.
 let plan = { dir: 'pkg', threads: 1, why: 'not started' };
+let starting = null; // the first `init`'s promise
 
 /** A minimal module using i32x4.relaxed_dot_i8x16_i7x16_add_s: validates only with relaxed SIMD. */
 function hasRelaxedSimd() {
@@ -189,8 +190,14 @@ const handlers = {
   /** Start the engine on `threads` threads (default: every core) where the page allows it. */
   async init({ threads } = {}) {
     const cores = navigator.hardwareConcurrency || 1;
-    plan = choosePlan(Math.max(1, Math.min(threads || cores, 64)));
-    await loadWasm();
+    // Once per worker: a thread pool cannot be started twice (a new thread count needs a new worker,
+    // which the page gets by reloading); a later or concurrent call waits for the first and reports
+    // what runs.
+    starting ??= (async () => {
+      plan = choosePlan(Math.max(1, Math.min(threads || cores, 64)));
+      await loadWasm();
+    })();
+    await starting;
     return {
       promptVersion: wasm.promptVersion(),
       webgpuBuilt: typeof wasm.webgpuAvailable === 'function' && wasm.webgpuAvailable(),
