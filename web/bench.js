@@ -139,10 +139,17 @@ async function run(opts) {
         report.rows.push(row);
         continue;
       }
-      const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
-      row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
-      if (ours.skipped) row.skipped = ours.skipped;
-      else row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
+      // A backend that fails is reported in its row; the other rows keep their numbers.
+      try {
+        const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
+        row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
+        if (ours.skipped) row.skipped = ours.skipped;
+        else row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
+      } catch (e) {
+        console.error(e);
+        row.skipped = `failed on ${backend}: ${e.message || e}`;
+        row.rocketjudge = row.wllama = undefined;
+      }
       if (row.wllama) {
         row.ratio = {
           prefixTokensPerSec: row.rocketjudge.prefixTokensPerSec / row.wllama.prefixTokensPerSec,

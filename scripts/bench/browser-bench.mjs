@@ -45,7 +45,7 @@ try {
   } else {
     print(report);
   }
-  process.exitCode = report.error ? 1 : 0;
+  process.exitCode = report.error || report.rows.some((r) => r.skipped?.startsWith('failed')) ? 1 : 0;
 } finally {
   await browser.close();
 }
