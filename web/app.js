@@ -5,7 +5,8 @@ import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, download, fmt, bytes, duration } from './lib/dom.js';
 import * as db from './lib/db.js';
 import { renderResults } from './views.js';
-import { isSoftwareAdapter } from './lib/adapter.js';
+import { detectGpu } from './lib/adapter.js';
+import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource } from './lib/manifest.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
@@ -25,11 +26,6 @@ const state = {
   gpu: null,            // {available, name, f16}
   engine: null,         // {threads, cores, threadsWhy, cpuKernels, isolated}
 };
-
-// CPU threads for the engine (the page's setting; every core by default). Changing it restarts the
-// engine, which the page does by reloading (everything graded is stored).
-const THREADS_KEY = 'rocketjudge-threads';
-const wantedThreads = () => Number(localStorage.getItem(THREADS_KEY)) || navigator.hardwareConcurrency || 1;
 
 const key = (judge, model, session) => `${judge}\u0000${model}\u0000${session}`;
 
@@ -51,20 +47,6 @@ function renderStatus() {
 }
 
 // ------------------------------------------------------------------ 1. judge
-
-/** What WebGPU this browser offers: `hardware` only for a real GPU (lib/adapter.js). */
-async function detectGpu() {
-  if (!('gpu' in navigator)) return { available: false, hardware: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
-  try {
-    const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
-    if (!a) return { available: false, hardware: false, why: 'no WebGPU adapter' };
-    const info = a.info || {};
-    const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter';
-    return { available: true, hardware: !isSoftwareAdapter(a), name, f16: a.features.has('shader-f16') };
-  } catch (e) {
-    return { available: false, hardware: false, why: e.message };
-  }
-}
 
 function recommendedModel() {
   // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B; README "Judge quality":
@@ -126,7 +108,8 @@ function renderThreads() {
   const select = h('select', { id: 'threads-select', 'aria-label': 'CPU threads' },
     Array.from({ length: e.cores }, (_, i) => i + 1).map((n) => h('option', { value: n, selected: n === wantedThreads() }, `${n}`)));
   select.addEventListener('change', () => {
-    localStorage.setItem(THREADS_KEY, select.value);
+    // A new thread count restarts the engine, by reloading the page (everything graded is stored).
+    saveThreads(select.value);
     notice('Restarting the engine with the new thread count; everything graded is kept.');
     location.reload();
   });

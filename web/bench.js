@@ -14,12 +14,13 @@
 import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, fmt } from './lib/dom.js';
 import { readManifest, modelSource } from './lib/manifest.js';
-import { isSoftwareAdapter } from './lib/adapter.js';
+import { detectGpu } from './lib/adapter.js';
+import { wantedThreads } from './lib/threads.js';
 
 const params = new URLSearchParams(location.search);
 const num = (k, d) => (params.has(k) ? Number(params.get(k)) : d);
 const cores = navigator.hardwareConcurrency || 1;
-const threads = Math.max(1, Math.min(num('threads', Number(localStorage.getItem('rocketjudge-threads')) || cores), 64));
+const threads = Math.max(1, Math.min(num('threads', wantedThreads()), 64));
 // On a software WebGPU adapter (SwiftShader, llvmpipe) a full response takes hours: WebGPU then runs
 // this small workload, only to show that both engines work there.
 const TINY = { prefixTokens: 64, items: 2, suffixTokens: 8 };
@@ -31,14 +32,6 @@ let running = false;
 
 function status(text, kind = 'info') {
   mount($('#status'), h('span', { class: 'badge privacy' }, 'Private: nothing leaves this tab'), text ? h('div', { class: `notice ${kind}` }, text) : null);
-}
-
-async function detectAdapter() {
-  if (!('gpu' in navigator)) return null;
-  const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
-  if (!a) return null;
-  const info = a.info || {};
-  return { name: [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'WebGPU adapter', software: isSoftwareAdapter(a) };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -236,7 +229,8 @@ async function boot() {
   status('Starting…');
   try {
     await engine.request('init', { threads });
-    adapter = await detectAdapter();
+    const gpu = await detectGpu();
+    adapter = gpu.available ? { name: gpu.name, software: !gpu.hardware } : null;
     manifest = await readManifest();
   } catch (e) {
     status(`Could not start: ${e.message}`, 'error');

@@ -7,7 +7,7 @@
 
 import { put, remove } from './lib/db.js';
 import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from './lib/modelstore.js';
-import { isSoftwareAdapter } from './lib/adapter.js';
+import { isSoftwareAdapter, adapterName } from './lib/adapter.js';
 
 let wasm = null;        // the wasm-bindgen module
 let generation = 0;     // bumped when a panic forces a fresh wasm instance
@@ -94,7 +94,7 @@ async function chooseBackend(requested) {
   const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
   if (!adapter) return { backend: 'cpu', why: 'the browser found no WebGPU adapter' };
   const info = adapter.info || {};
-  const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'unnamed adapter';
+  const name = adapterName(adapter, 'unnamed adapter');
   if (requested !== 'webgpu' && isSoftwareAdapter(adapter)) {
     return { backend: 'cpu', why: `the WebGPU adapter (${name}) is software, not a GPU: the CPU engine is faster here` };
   }
@@ -117,6 +117,13 @@ async function loadHandle(backend, progressType = 'load') {
   const header = await readHeader(blob);
   if (debugLayers) header.keepLayers(debugLayers);
   return wasm.loadJudge(header, name, backend, read, progress, maxTokens, options);
+}
+
+/** Free the judge's memory and forget it. */
+function releaseJudge() {
+  try { judge?.free(); } catch { /* already gone */ }
+  judge = null;
+  judgeInfo = null;
 }
 
 /** What the page shows about a loaded judge. */
@@ -230,9 +237,7 @@ const handlers = {
    */
   async loadJudge({ source, backend: requested, maxTokens, options, debugLayers }) {
     // Release the previous judge's memory (a grade in flight keeps its own reference).
-    try { judge?.free(); } catch { /* already gone */ }
-    judge = null;
-    judgeInfo = null;
+    releaseJudge();
     const choice = await chooseBackend(requested);
     const fits = (size) => checkFits(size, choice.backend);
     let blob;
@@ -341,9 +346,7 @@ const handlers = {
 
   /** Free the judge's memory (the benchmark page runs one engine at a time). */
   async unloadJudge() {
-    try { judge?.free(); } catch { /* already gone */ }
-    judge = null;
-    judgeInfo = null;
+    releaseJudge();
     return true;
   },
 

@@ -37,12 +37,6 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
-/// Whether this module was built with threads (and so exports `initThreadPool`).
-#[wasm_bindgen(js_name = threadsBuilt)]
-pub fn threads_built() -> bool {
-    cfg!(all(feature = "threads", target_arch = "wasm32"))
-}
-
 /// The CPU engine's products: "int8 wasm relaxed-simd", "int8 wasm simd128", ….
 #[wasm_bindgen(js_name = cpuKernels)]
 pub fn cpu_kernels() -> String {
@@ -493,6 +487,11 @@ pub fn load_judge(
     })
 }
 
+/// The judge for one call; a second call while it runs gets "busy" instead of interleaving with it.
+fn borrow_judge(inner: &RefCell<AnyJudge>) -> Result<std::cell::RefMut<'_, AnyJudge>, JsError> {
+    inner.try_borrow_mut().map_err(|_| JsError::new("the judge is busy with another response"))
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GradeResult {
@@ -534,14 +533,14 @@ impl JudgeHandle {
     /// Throws while a response is being graded (the worker calls it between responses).
     #[wasm_bindgen(js_name = loseDevice)]
     pub fn lose_device(&self) -> Result<bool, JsError> {
-        let mut guard = self.inner.try_borrow_mut().map_err(|_| JsError::new("the judge is busy with another response"))?;
+        let mut guard = borrow_judge(&self.inner)?;
         Ok(guard.lose_device())
     }
 
     /// Grade one response: `{items: [{p_yes, logit_yes, logit_no}], prefixTokens, suffixTokens,
     /// truncatedChars, judgment}` where `judgment` is the RocketEval record to store.
     // The judge stays borrowed across the forward's awaits on purpose: a second call meanwhile gets
-    // "busy" from `try_borrow_mut` instead of interleaving with it.
+    // "busy" from `borrow_judge` instead of interleaving with it.
     #[allow(clippy::await_holding_refcell_ref)]
     pub fn grade(&self, query: JsValue, response: JsValue, model: String) -> Promise {
         let inner = self.inner.clone();
@@ -549,7 +548,7 @@ impl JudgeHandle {
         future_to_promise(async move {
             let q: Query = from_js(query, "query").map_err(JsValue::from)?;
             let r: Response = from_js(response, "response").map_err(JsValue::from)?;
-            let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy with another response")))?;
+            let mut guard = borrow_judge(&inner)?;
             let (grade, tokens) = (guard.grade(&q, &r).await, guard.answer_tokens());
             let grade = grade.map_err(|e| JsValue::from(err(e)))?;
             let mut judgment = Judgment::new(&r.session_id, &model, &name, grade.items.iter().map(|g| Some(g.p_yes)).collect());
@@ -584,7 +583,7 @@ impl JudgeHandle {
     pub fn bench_prefix(&self, prefix: Vec<u32>) -> Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy")))?;
+            let mut guard = borrow_judge(&inner)?;
             guard.bench_prefix(&prefix).await.map_err(|e| JsValue::from(err(e)))?;
             Ok(JsValue::UNDEFINED)
         })
@@ -598,7 +597,7 @@ impl JudgeHandle {
         let inner = self.inner.clone();
         future_to_promise(async move {
             let suffixes: Vec<Vec<u32>> = from_js(suffixes, "suffixes").map_err(JsValue::from)?;
-            let mut guard = inner.try_borrow_mut().map_err(|_| JsValue::from(JsError::new("the judge is busy")))?;
+            let mut guard = borrow_judge(&inner)?;
             let grades = guard.bench_items(prefix_len, &suffixes).await.map_err(|e| JsValue::from(err(e)))?;
             to_js(&grades.iter().map(|g| g.p_yes).collect::<Vec<_>>()).map_err(JsValue::from)
         })
