@@ -3,7 +3,7 @@
 // privacy checks, screenshots into tests/browser/out/.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -106,22 +106,26 @@ export async function exportFile(page, buttonId, name) {
 }
 
 /**
- * `rocketjudge grade` on the fixture responses of `models` (CPU, `precision` int8 or f32):
- * Map model|session -> norm_probability.
+ * `rocketjudge grade` on the CPU (`precision` int8 or f32) of `queries` and `responses` (files or
+ * folders): Map model|session -> norm_probability, with the output folder as `.dir`.
  */
-export function nativeGrades(judge, models, precision = 'int8') {
+export function gradeNatively(judge, queries, responses, precision = 'int8') {
   const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
-  const responses = models.map((m) => join(FIX, 'responses', `${m}.jsonl`));
-  cli(['grade', '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', precision]);
+  cli(['grade', '--model', judge, '--queries', queries, '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', precision]);
   const grades = new Map();
-  for (const m of models) {
-    for (const l of readFileSync(join(dir, `${m}.jsonl`), 'utf8').split('\n').filter((x) => x.trim())) {
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
+    for (const l of readFileSync(join(dir, f), 'utf8').split('\n').filter((x) => x.trim())) {
       const j = JSON.parse(l);
       grades.set(`${j.model_test}|${j.session_id}`, j.norm_probability);
     }
   }
   grades.dir = dir;
   return grades;
+}
+
+/** `gradeNatively` on the fixture responses of `models`. */
+export function nativeGrades(judge, models, precision = 'int8') {
+  return gradeNatively(judge, join(FIX, 'queries.jsonl'), models.map((m) => join(FIX, 'responses', `${m}.jsonl`)), precision);
 }
 
 /**

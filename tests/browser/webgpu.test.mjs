@@ -9,10 +9,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, exportFile, cli, ROOT, FIX } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, exportFile, gradeNatively, ROOT, FIX } from './harness.mjs';
 
 const PARITY = join(ROOT, 'tests/fixtures/parity');
 const manifest = JSON.parse(readFileSync(join(ROOT, 'models/manifest.json'), 'utf8')).models;
@@ -54,18 +54,6 @@ after(async () => {
   await browser?.close();
   server?.stop();
 });
-
-/**
- * Native CPU judgments of `responses` (files or a folder): Map key(model, session) -> norm_probability.
- * With f32 products, as the WebGPU backend computes (the CPU's default rounds activations to 8 bits).
- */
-function nativeCpu(model, queries, responses) {
-  const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
-  cli(['grade', '--model', model, '--queries', queries, '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
-  const out = new Map();
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) for (const j of jsonl(join(dir, f))) out.set(key(j), j.norm_probability);
-  return out;
-}
 
 /**
  * Every item of `judgments` within 0.01 of `want` in p(Yes), and within 0.04 in the logit margin
@@ -170,7 +158,8 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     if (FULL) {
       const file = join(mkdtempSync(join(tmpdir(), 'rj-parity-')), 'responses.jsonl');
       writeFileSync(file, picked.map((r) => JSON.stringify(r)).join('\n') + '\n');
-      want = nativeCpu(model, join(PARITY, 'queries.jsonl'), [file]);
+      // f32 products on the CPU, as the WebGPU backend computes (the CPU's default rounds activations to 8 bits).
+      want = gradeNatively(model, join(PARITY, 'queries.jsonl'), [file], 'f32');
       against = 'native CPU';
     } else {
       assert.equal(cpu.info.backendKind, 'cpu');
