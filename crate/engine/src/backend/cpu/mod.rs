@@ -124,14 +124,6 @@ impl Cpu {
         self
     }
 
-    pub fn precision(&self) -> Precision {
-        self.precision
-    }
-
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
-
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
     fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {

@@ -29,6 +29,7 @@ pub use acts::{ActKind, QActs};
 use half::f16;
 use rayon::prelude::*;
 
+use super::SendPtr;
 use crate::quant::GgmlType;
 
 #[cfg(target_arch = "aarch64")]
@@ -414,12 +415,6 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
 }
 
 // ------------------------------------------------------------------ products
-
-/// A raw pointer that may cross threads: each task writes its own columns.
-#[derive(Clone, Copy)]
-struct SendPtr(*mut f32);
-unsafe impl Send for SendPtr {}
-unsafe impl Sync for SendPtr {}
 
 /// `y[m, n] = x[m, k] · w[n, k]ᵀ` with `x` already rounded for `w` (`a.kind == w.act_kind()`), on
 /// the current rayon pool, split for `threads` workers.
