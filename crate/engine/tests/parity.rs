@@ -53,8 +53,10 @@ fn check_model_with(name: &str, check_scratch: bool, precision: Precision) {
             let settings: Vec<f64> =
                 std::iter::once(reference).chain(it["variants"].as_object().unwrap().values().map(|v| v.as_f64().unwrap())).collect();
             let (lo, hi) = settings.iter().fold((f64::MAX, f64::MIN), |(a, b), &p| (a.min(p), b.max(p)));
+            // How far a p(Yes) lies outside llama.cpp's range (0 inside it).
+            let outside_range = |p: f64| (lo - p).max(p - hi).max(0.0);
             let d = (ours.p_yes - reference).abs();
-            let away = (lo - ours.p_yes).max(ours.p_yes - hi).max(0.0);
+            let away = outside_range(ours.p_yes);
             worst = worst.max(d);
             outside = outside.max(away);
             sum += d;
@@ -69,7 +71,7 @@ fn check_model_with(name: &str, check_scratch: bool, precision: Precision) {
                 let tokens: Vec<u32> = prepared.prefix.iter().chain(&prepared.suffixes[i]).copied().collect();
                 let scratch = pollster::block_on(judge.grade_from_scratch(&tokens)).unwrap();
                 // Our from-scratch path is another setting of ours: it too lands within the band.
-                let away = (lo - scratch.p_yes).max(scratch.p_yes - hi).max(0.0);
+                let away = outside_range(scratch.p_yes);
                 own = own.max((scratch.p_yes - ours.p_yes).abs());
                 assert!(
                     away <= tol,
