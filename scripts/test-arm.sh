@@ -10,10 +10,7 @@ need=()
 command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
-if ! rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu$'; then
-  log "adding the aarch64-unknown-linux-gnu target (rustup)"
-  rustup target add aarch64-unknown-linux-gnu >&2
-fi
+rust_target aarch64-unknown-linux-gnu
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 log "cross-compiling the engine's unit tests for aarch64"
 out=$(cargo test --release --locked -p rocketjudge-engine --lib --target aarch64-unknown-linux-gnu --no-run --message-format=json 2>/dev/null \

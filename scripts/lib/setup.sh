@@ -36,14 +36,19 @@ setup_rust() {
   command -v cc >/dev/null 2>&1 || apt_install build-essential
 }
 
+# A rustup target, added once.
+rust_target() {
+  if ! rustup target list --installed 2>/dev/null | grep -q "^$1\$"; then
+    log "adding the $1 target (rustup)"
+    rustup target add "$1" >&2
+  fi
+}
+
 # The wasm target, the pinned nightly that builds the threaded engine (with the standard library's
 # source, for -Z build-std), and the wasm-bindgen CLI of exactly the version in Cargo.lock.
 setup_wasm() {
   setup_rust
-  if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
-    log "adding the wasm32-unknown-unknown target (rustup)"
-    rustup target add wasm32-unknown-unknown >&2
-  fi
+  rust_target wasm32-unknown-unknown
   local nightly
   nightly=$(cat scripts/lib/wasm-threads-toolchain)
   if ! rustup component list --toolchain "$nightly" --installed 2>/dev/null | grep -q '^rust-src'; then
