@@ -22,7 +22,7 @@ setup_wasm
 setup_node
 build_cli
 fetch_models "$model"
-./scripts/build-web.sh >/dev/null 2>&1 || ./scripts/build-web.sh
+./scripts/build-web.sh >&2  # its log on stderr: stdout is the table
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ./target/release/rocketjudge serve --dir . --port "$port" 2>/dev/null &
 server=$!
