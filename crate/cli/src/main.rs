@@ -9,6 +9,7 @@ mod judges;
 mod models;
 mod net;
 mod output;
+mod shard;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Grade(commands::grade::Args),
+    Merge(commands::merge::Args),
     Bench(commands::bench::Args),
     Direct(commands::direct::Args),
     Serve(commands::serve::Args),
@@ -43,9 +45,13 @@ enum Command {
 
 pub type CliResult = anyhow::Result<()>;
 
-/// The exit code an error maps to: 3 for bad input data, 4 for I/O, 1 otherwise.
+/// The exit code an error maps to: 3 for bad input data (and shards that cannot be merged), 4 for
+/// I/O, 1 otherwise.
 fn exit_code(error: &anyhow::Error) -> u8 {
-    if error.downcast_ref::<rocketjudge_core::FormatError>().is_some() || error.downcast_ref::<inputs::InputProblems>().is_some() {
+    if error.downcast_ref::<rocketjudge_core::FormatError>().is_some()
+        || error.downcast_ref::<inputs::InputProblems>().is_some()
+        || error.downcast_ref::<commands::merge::Refused>().is_some()
+    {
         3
     } else if error.downcast_ref::<std::io::Error>().is_some() {
         4
@@ -58,6 +64,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Grade(a) => commands::grade::run(a),
+        Command::Merge(a) => commands::merge::run(a),
         Command::Bench(a) => commands::bench::run(a),
         Command::Direct(a) => commands::direct::run(a),
         Command::Serve(a) => commands::serve::run(a),

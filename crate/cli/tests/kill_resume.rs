@@ -30,59 +30,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const MODEL: &str = "smollm2-135m";
+mod common;
+use common::{inputs, model_path, THREE_MODELS};
+
 /// (model, session ids): short MT-Bench demo answers, so the whole test stays near a minute or two.
 const SUBSET: &[(&str, &[&str])] =
     &[("gpt-3.5-turbo", &["101_turn1", "111_turn1", "131_turn1"]), ("llama-13b", &["111_turn1", "91_turn1", "101_turn1"])];
-/// The second test: three models, short answers.
-const THREE_MODELS: &[(&str, &[&str])] = &[
-    ("gpt-4", &["101_turn1", "111_turn1", "131_turn1"]),
-    ("llama-13b", &["111_turn1", "91_turn1", "101_turn1"]),
-    ("vicuna-13b-v1.3", &["101_turn1", "111_turn1", "131_turn1"]),
-];
 const THREADS: &str = "2";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model_path() -> PathBuf {
-    let cache = std::env::var_os("ROCKETJUDGE_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
-    let p = cache.join("models").join(format!("{MODEL}.gguf"));
-    assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {MODEL}` (scripts/test.sh does)", p.display());
-    p
-}
-
-/// Queries and responses of `subset`, written into `dir` from the bundled benchmark.
-fn inputs(dir: &Path, subset: &[(&str, &[&str])]) -> (PathBuf, PathBuf) {
-    let bench = root().join("benchmarks/mt-bench");
-    let wanted: HashSet<&str> = subset.iter().flat_map(|(_, ids)| ids.iter().copied()).collect();
-    let sid = |line: &str| serde_json::from_str::<Value>(line).unwrap()["session_id"].as_str().unwrap().to_string();
-    let queries: String = std::fs::read_to_string(bench.join("queries.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| wanted.contains(sid(l).as_str()))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(queries.lines().count(), wanted.len());
-    let q = dir.join("queries.jsonl");
-    std::fs::write(&q, queries).unwrap();
-    let r = dir.join("responses");
-    std::fs::create_dir(&r).unwrap();
-    for (model, ids) in subset {
-        let text: String = std::fs::read_to_string(bench.join("demo").join(format!("{model}.jsonl")))
-            .unwrap()
-            .lines()
-            .filter(|l| ids.contains(&sid(l).as_str()))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        assert_eq!(text.lines().count(), ids.len());
-        std::fs::write(r.join(format!("{model}.jsonl")), text).unwrap();
-    }
-    (q, r)
-}
 
 struct Grade {
     /// `grade` (with --trace) or `direct`.

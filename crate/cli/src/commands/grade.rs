@@ -21,6 +21,7 @@ use rocketjudge_engine::judge::Judge;
 
 use super::score::safe_file_name;
 use crate::output::{replace_atomically, OutputFolder};
+use crate::shard::{Shard, ShardRecord};
 use crate::{inputs, judges, CliResult};
 
 /// Grade responses with a local judge model.
@@ -33,25 +34,17 @@ use crate::{inputs, judges, CliResult};
 pub struct Args {
     #[command(flatten)]
     io: inputs::GradingArgs,
-    /// Grade only share I of N (0-based, `I/N`): a deterministic split of the work for parallel runs;
-    /// run all N shards into the same or different folders and rank them together.
-    #[arg(long)]
-    shard: Option<String>,
+    /// Grade only share I of N (0-based, `I/N`): every N-th response from the I-th, for parallel runs
+    /// (a Slurm array, a Kubernetes Indexed Job). A finished shard writes a completion record beside
+    /// its files; `rocketjudge merge` checks all N and writes what one unsharded run would have.
+    #[arg(long, value_parser = Shard::parse)]
+    shard: Option<Shard>,
     /// Write one JSON line per graded item with the exact token ids fed to the model.
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Grade the valid responses even when some inputs have problems (they are listed either way).
     #[arg(long)]
     allow_problems: bool,
-}
-
-fn parse_shard(s: &str) -> Result<(usize, usize)> {
-    let (i, n) = s.split_once('/').context("--shard takes I/N, e.g. 0/4")?;
-    let (i, n): (usize, usize) = (i.parse().context("--shard: I is not a number")?, n.parse().context("--shard: N is not a number")?);
-    if n == 0 || i >= n {
-        bail!("--shard {s}: need 0 <= I < N");
-    }
-    Ok((i, n))
 }
 
 /// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge`.
@@ -108,22 +101,26 @@ fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
 
 pub fn run(a: Args) -> CliResult {
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, a.allow_problems)?;
-    let mut work = inputs.work();
-    if let Some(s) = &a.shard {
-        let (i, n) = parse_shard(s)?;
-        work = work.into_iter().enumerate().filter(|(k, _)| k % n == i).map(|(_, w)| w).collect();
-        eprintln!("shard {i}/{n}: {} responses", work.len());
-    }
+    let all_work = inputs.work();
+    let work: Vec<&inputs::Work> = match a.shard {
+        Some(s) => {
+            let mine: Vec<_> = all_work.iter().enumerate().filter(|(k, _)| s.owns(*k)).map(|(_, w)| w).collect();
+            eprintln!("shard {}/{}: {} of {} responses", s.index, s.count, mine.len(), all_work.len());
+            mine
+        }
+        None => all_work.iter().collect(),
+    };
 
-    let shard_tag = a.shard.as_ref().map(|s| s.replace('/', "-of-"));
-    let mut out = OutputFolder::lock(&a.io.out, shard_tag.as_deref())?;
+    let mut out = OutputFolder::lock(&a.io.out, a.shard.map(|s| s.tag()).as_deref())?;
+    if let Some(s) = a.shard {
+        ShardRecord::clear(s, &a.io.out)?;
+    }
     let mut judge = judges::load(&a.io.model, &a.io.judge)?;
     let judge_name = judge.name();
     let out_path = |model: &str| -> PathBuf {
-        let base = safe_file_name(model);
-        match &shard_tag {
-            Some(s) => a.io.out.join(format!("{base}.shard-{s}.jsonl")),
-            None => a.io.out.join(format!("{base}.jsonl")),
+        match a.shard {
+            Some(s) => s.judgments_file(&a.io.out, model),
+            None => a.io.out.join(format!("{}.jsonl", safe_file_name(model))),
         }
     };
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
@@ -132,7 +129,7 @@ pub fn run(a: Args) -> CliResult {
             done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
         }
     }
-    let todo: Vec<&inputs::Work> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    let todo: Vec<&inputs::Work> = work.iter().copied().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     let already = work.len() - todo.len();
     if already > 0 {
         eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.io.out.display());
@@ -201,6 +198,12 @@ pub fn run(a: Args) -> CliResult {
         eprintln!("note: {truncated} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)");
     }
     eprintln!("graded {} responses ({items_done} items) in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), a.io.out.display());
+    if let Some(s) = a.shard {
+        let j = &a.io.judge;
+        let settings = format!("judge={judge_name} backend={} precision={:?} max_tokens={}", j.backend, j.precision, j.max_tokens);
+        ShardRecord::new(s, &all_work, &a.io.out, &judge_name, &settings)?.write(&a.io.out)?;
+        eprintln!("shard {}/{} is complete ({})", s.index, s.count, s.record_file(&a.io.out).display());
+    }
     Ok(())
 }
 

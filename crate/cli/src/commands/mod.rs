@@ -5,6 +5,7 @@ pub mod checklist;
 pub mod direct;
 pub mod export;
 pub mod grade;
+pub mod merge;
 pub mod meta;
 pub mod models;
 pub mod rank;
