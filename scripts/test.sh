@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Run every test of rocketjudge on this machine: unit and golden tests, engine parity with llama.cpp
-# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end, the ARM
-# kernels under qemu, and the app in headless Chromium (WebGPU on SwiftShader). Installs what it
-# needs first (idempotent).
+# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end (sharded
+# grading on a local Slurm cluster and the Kubernetes manifests included), the ARM kernels under
+# qemu, and the app in headless Chromium (WebGPU on SwiftShader). Installs what it needs first
+# (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
 
 started=$(date +%s)
 setup_system
+setup_cluster_tools
 setup_wasm
 setup_node
 build_cli

@@ -8,9 +8,12 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
-# Install Debian packages, reading the package lists first (a fresh machine has none).
+# Install Debian packages, reading the package lists first (a fresh machine has none). Options for
+# apt-get (e.g. --no-install-recommends) may come first.
 apt_install() {
-  log "installing $* (apt)"
+  local a pkgs=()
+  for a in "$@"; do [[ $a == -* ]] || pkgs+=("$a"); done
+  log "installing ${pkgs[*]} (apt)"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
@@ -25,6 +28,26 @@ setup_system() {
   command -v python3 >/dev/null 2>&1 || need+=(python3)
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+}
+
+# What the cluster recipes' tests run (crate/cli/tests/cluster.rs): a single-node Slurm cluster from
+# Debian's packages, envsubst (the Kubernetes manifests' renderer) and kubernetes-validate (the API's
+# schemas, offline) in a venv of its own under .cache.
+setup_cluster_tools() {
+  local need=()
+  command -v munged >/dev/null 2>&1 || need+=(munge)
+  command -v slurmctld >/dev/null 2>&1 || need+=(slurmctld)
+  command -v slurmd >/dev/null 2>&1 || need+=(slurmd)
+  command -v sbatch >/dev/null 2>&1 || need+=(slurm-client)
+  command -v envsubst >/dev/null 2>&1 || need+=(gettext-base)
+  python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+  [ ${#need[@]} -eq 0 ] || apt_install --no-install-recommends "${need[@]}"
+  local venv=.cache/cluster-venv want=kubernetes-validate==1.37.0
+  if ! "$venv/bin/pip" freeze 2>/dev/null | grep -qx "$want"; then
+    log "installing $want into $venv (pip)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$want" >&2
+  fi
 }
 
 setup_rust() {
