@@ -112,21 +112,16 @@ fn slurm_missing() -> Option<String> {
     (uid.trim() != "0").then(|| "the local Slurm cluster needs root (slurmd runs the jobs)".to_string())
 }
 
+/// The test judge, the inputs and the output folder, as `grade` and `submit.sh` both take them.
+fn judge_inputs<'c>(c: &'c mut Command, queries: &Path, responses: &Path, out: &Path) -> &'c mut Command {
+    c.arg("--model").arg(model_path()).arg("--queries").arg(queries).arg("--responses").arg(responses).arg("--out").arg(out)
+}
+
 /// One `submit.sh` run: the job ids it printed (grading array, merge).
 fn submit(cluster: &Cluster, queries: &Path, responses: &Path, out: &Path, extra: &[&str]) -> (String, String) {
     let mut c = cluster.cmd("bash");
-    c.arg(root().join("scripts/cluster/slurm/submit.sh"))
-        .args(["--shards", "3", "--model"])
-        .arg(model_path())
-        .arg("--queries")
-        .arg(queries)
-        .arg("--responses")
-        .arg(responses)
-        .arg("--out")
-        .arg(out)
-        .args(["--threads", "1"])
-        .args(extra)
-        .env("RJ_BIN", env!("CARGO_BIN_EXE_rocketjudge"));
+    c.arg(root().join("scripts/cluster/slurm/submit.sh")).args(["--shards", "3"]);
+    judge_inputs(&mut c, queries, responses, out).args(["--threads", "1"]).args(extra).env("RJ_BIN", env!("CARGO_BIN_EXE_rocketjudge"));
     let said = text(&run(&mut c));
     // "grading: array job A (shards …); merge and rank: job M, after …"
     let word_after = |w: &str| said.split(w).nth(1).and_then(|s| s.split_whitespace().next()).map(|s| s.trim_end_matches(',').to_string());
@@ -155,6 +150,14 @@ fn ranking(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
 }
 
+/// The reference: one unsharded `grade` into `out` (one thread, as each shard has), and `rank`'s
+/// JSON of it.
+fn unsharded(queries: &Path, responses: &Path, out: &Path) -> serde_json::Value {
+    let rj = || Command::new(env!("CARGO_BIN_EXE_rocketjudge"));
+    run(judge_inputs(rj().args(["grade", "--threads", "1"]), queries, responses, out));
+    serde_json::from_slice(&run(rj().args(["rank", "--format", "json", "--judgments"]).arg(out)).stdout).unwrap()
+}
+
 #[test]
 fn slurm_array_grades_shards_like_one_run_and_a_cancelled_shard_resumes() {
     if let Some(why) = slurm_missing() {
@@ -165,21 +168,8 @@ fn slurm_array_grades_shards_like_one_run_and_a_cancelled_shard_resumes() {
     let (queries, responses) = inputs(d, THREE_MODELS);
     let total: usize = THREE_MODELS.iter().map(|(_, ids)| ids.len()).sum();
 
-    // The reference: one unsharded run, one thread as each shard has.
     let reference = d.join("reference");
-    let model = model_path();
-    run(Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
-        .args(["grade", "--model"])
-        .arg(&model)
-        .arg("--queries")
-        .arg(&queries)
-        .arg("--responses")
-        .arg(&responses)
-        .arg("--out")
-        .arg(&reference)
-        .args(["--threads", "1"]));
-    let ranked = run(Command::new(env!("CARGO_BIN_EXE_rocketjudge")).args(["rank", "--format", "json", "--judgments"]).arg(&reference));
-    let reference_ranking: serde_json::Value = serde_json::from_slice(&ranked.stdout).unwrap();
+    let reference_ranking = unsharded(&queries, &responses, &reference);
 
     let cluster = Cluster::start(&d.join("cluster"));
     let limit = Duration::from_secs(600);
@@ -354,16 +344,7 @@ fn kubernetes_manifests_validate_and_their_pods_grade_like_one_run() {
     std::fs::create_dir(data.join("inputs")).unwrap();
     let (queries, responses) = inputs(&data.join("inputs"), &THREE_MODELS[..2]);
     let reference = d.join("reference");
-    run(Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
-        .args(["grade", "--model"])
-        .arg(model_path())
-        .arg("--queries")
-        .arg(&queries)
-        .arg("--responses")
-        .arg(&responses)
-        .arg("--out")
-        .arg(&reference)
-        .args(["--threads", "1"]));
+    let reference_ranking = unsharded(&queries, &responses, &reference);
     for i in 0..shards {
         run_container(&grade, &data, &[("JOB_COMPLETION_INDEX", i.to_string())]);
     }
@@ -374,7 +355,6 @@ fn kubernetes_manifests_validate_and_their_pods_grade_like_one_run() {
         jsonl_files(&reference),
         "the Jobs' merged judgments differ from one unsharded run"
     );
-    let ranked = run(Command::new(env!("CARGO_BIN_EXE_rocketjudge")).args(["rank", "--format", "json", "--judgments"]).arg(&reference));
-    assert_eq!(ranking(&run_dir.join("ranking.json")), serde_json::from_slice::<serde_json::Value>(&ranked.stdout).unwrap());
+    assert_eq!(ranking(&run_dir.join("ranking.json")), reference_ranking);
     assert!(text(&merged).contains("gpt-4"), "the merge Job's log shows the ranking: {}", text(&merged));
 }

@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --queries) QUERIES=$2 ;; --responses) RESPONSES=$2 ;; --checklists) CHECKLISTS=$2 ;;
     --cpus) CPUS=$2 ;; --memory) MEMORY=$2 ;; --image) IMAGE=$2 ;; --pvc) PVC=$2 ;;
     --storage) STORAGE=$2 ;; --out) out=$2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >\&2; exit 2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2

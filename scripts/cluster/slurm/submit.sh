@@ -11,11 +11,14 @@
 # --only I,J resubmits those shards of the same run (after a kill, a time limit, a failed node):
 # each resumes where it stopped, and a new merge job follows them.
 # Outputs: $OUT/shards (per shard), $OUT/judgments (merged), $OUT/ranking.json, $OUT/logs.
+# More options for every shard's `grade` (e.g. "--backend webgpu --precision f32") in RJ_GRADE_ARGS,
+# for `rank` in RJ_RANK_ARGS; RJ_BIN names the binary (default: rocketjudge on PATH, else this
+# checkout's target/release/rocketjudge).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >\&2; exit 2; }
 die() { echo "submit.sh: $*" >&2; exit 2; }
 abspath() { [ -e "$1" ] || die "$2 $1: no such file or folder"; (cd "$(dirname "$1")" && echo "$(pwd)/$(basename "$1")"); }
 
