@@ -11,7 +11,7 @@
 # (merge and rank). Paths are inside the volume (mounted at /data); --model is a packaged judge's
 # name (looked up in /data/cache) or a GGUF path inside the volume. The image needs /bin/sh, tar (for
 # kubectl cp) and the C library the binary was built against: debian:bookworm-slim for a binary
-# built on Debian 12. See README "On a cluster" for the kubectl commands.
+# built on Debian 12. See the README, "A tab, one machine or a cluster", for the kubectl commands.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 die() { echo "render.sh: $*" >&2; exit 2; }
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --queries) QUERIES=$2 ;; --responses) RESPONSES=$2 ;; --checklists) CHECKLISTS=$2 ;;
     --cpus) CPUS=$2 ;; --memory) MEMORY=$2 ;; --image) IMAGE=$2 ;; --pvc) PVC=$2 ;;
     --storage) STORAGE=$2 ;; --out) out=$2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >\&2; exit 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2

@@ -18,7 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >\&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2; }
 die() { echo "submit.sh: $*" >&2; exit 2; }
 abspath() { [ -e "$1" ] || die "$2 $1: no such file or folder"; (cd "$(dirname "$1")" && echo "$(pwd)/$(basename "$1")"); }
 
