@@ -142,10 +142,9 @@ impl ShardRecord {
 
     /// Remove the record of `shard` in `dir`, if any: a run that starts is not complete.
     pub fn clear(shard: Shard, dir: &Path) -> Result<()> {
-        match std::fs::remove_file(shard.record_file(dir)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("cannot remove {}", shard.record_file(dir).display()))
-            }
+        let path = shard.record_file(dir);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| format!("cannot remove {}", path.display())),
             _ => Ok(()),
         }
     }

@@ -215,6 +215,7 @@ pub fn run(a: Args) -> CliResult {
             let rows = formats::rocketeval::read_judgments(&shown, &bytes)?;
             let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
             let mut position: HashMap<&str, usize> = graded.iter().map(|g| (g.session_id.as_str(), g.position)).collect();
+            let into = merged.entry(base.to_string()).or_default();
             for row in &rows {
                 let Some(k) = position.remove(row.value.session_id.as_str()) else {
                     refuse!(
@@ -227,7 +228,7 @@ pub fn run(a: Args) -> CliResult {
                 if let Some(other) = owner.insert(k, path.clone()) {
                     refuse!("response {k} of the run (`{}`) is in two shards: {} and {shown}", row.value.session_id, other.display());
                 }
-                merged.entry(base.to_string()).or_default().push((k, lines[row.line - 1].to_vec()));
+                into.push((k, lines[row.line - 1].to_vec()));
             }
             if !position.is_empty() {
                 let mut lost: Vec<&str> = position.keys().copied().collect();

@@ -17,6 +17,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::output::replace_atomically;
+
 /// Output formats shared by the commands that print tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -25,15 +27,12 @@ pub enum Format {
     Csv,
 }
 
-/// Write `text` to `path` via a temporary file in the same folder and a rename, so a reader never
-/// sees half a file and an interrupted run never leaves one.
+/// Write `text` to `path`, creating its folder, atomically (see [`replace_atomically`]): a reader
+/// never sees half a file and an interrupted run never leaves one.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    replace_atomically(path, text.as_bytes())
 }
 
 /// A fixed-width text table.
