@@ -23,7 +23,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{inputs, jsonl_files, model_path, root, THREE_MODELS};
+use common::{inputs, jsonl_files, judge_inputs, model_path, root, THREE_MODELS};
 
 /// Skip with `why`, or fail in CI, where everything the test needs is installed by scripts/test.sh.
 fn unavailable(why: &str) {
@@ -110,11 +110,6 @@ fn slurm_missing() -> Option<String> {
     }
     let uid = Command::new("id").arg("-u").output().map(|o| text(&o)).unwrap_or_default();
     (uid.trim() != "0").then(|| "the local Slurm cluster needs root (slurmd runs the jobs)".to_string())
-}
-
-/// The test judge, the inputs and the output folder, as `grade` and `submit.sh` both take them.
-fn judge_inputs<'c>(c: &'c mut Command, queries: &Path, responses: &Path, out: &Path) -> &'c mut Command {
-    c.arg("--model").arg(model_path()).arg("--queries").arg(queries).arg("--responses").arg(responses).arg("--out").arg(out)
 }
 
 /// One `submit.sh` run: the job ids it printed (grading array, merge).

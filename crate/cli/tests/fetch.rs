@@ -26,9 +26,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::root;
 
 fn manifest_entry(name: &str) -> Value {
     let m: Value = serde_json::from_slice(&std::fs::read(root().join("models/manifest.json")).unwrap()).unwrap();
@@ -41,11 +40,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The machine's own cached copy of a packaged model (`scripts/test.sh` fetches them first).
 fn cached_model(name: &str) -> Vec<u8> {
-    let cache = std::env::var_os("ROCKETJUDGE_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
-    let p = cache.join("models").join(format!("{name}.gguf"));
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}; run `rocketjudge models fetch {name}` (scripts/test.sh does)", p.display()))
+    std::fs::read(common::packaged_model(name)).unwrap()
 }
 
 /// Every variable that steers networking, removed, so each test states the ones it uses.

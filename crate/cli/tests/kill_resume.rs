@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{inputs, model_path, THREE_MODELS};
+use common::{inputs, judge_inputs, THREE_MODELS};
 
 /// (model, session ids): short MT-Bench demo answers, so the whole test stays near a minute or two.
 const SUBSET: &[(&str, &[&str])] =
@@ -41,7 +41,6 @@ const THREADS: &str = "2";
 struct Grade {
     /// `grade` (with --trace) or `direct`.
     cmd: &'static str,
-    model: PathBuf,
     queries: PathBuf,
     responses: PathBuf,
     logs: PathBuf,
@@ -73,8 +72,7 @@ impl Grade {
     fn spawn_in(&mut self, mut c: Command, out: &Path) -> (Child, PathBuf) {
         self.runs += 1;
         let log = self.logs.join(format!("run-{}.log", self.runs));
-        c.args([self.cmd, "--model"]).arg(&self.model).arg("--queries").arg(&self.queries).arg("--responses").arg(&self.responses);
-        c.arg("--out").arg(out).args(["--threads", THREADS]);
+        judge_inputs(c.arg(self.cmd), &self.queries, &self.responses, out).args(["--threads", THREADS]);
         if self.cmd == "grade" {
             c.arg("--trace").arg(trace_of(out));
         }
@@ -203,7 +201,7 @@ fn grade_killed_at_any_moment_resumes_to_the_uninterrupted_result() {
     let (queries, responses) = inputs(dir.path(), SUBSET);
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
-    let mut g = Grade { cmd: "grade", model: model_path(), queries, responses, logs, runs: 0 };
+    let mut g = Grade { cmd: "grade", queries, responses, logs, runs: 0 };
     let total: usize = SUBSET.iter().map(|(_, ids)| ids.len()).sum();
 
     // A: uninterrupted.
@@ -322,7 +320,7 @@ fn killed_runs_and_killed_parents_never_leave_a_response_twice() {
     for cmd in ["grade", "direct"] {
         let logs = dir.path().join(format!("logs-{cmd}"));
         std::fs::create_dir(&logs).unwrap();
-        let mut g = Grade { cmd, model: model_path(), queries: queries.clone(), responses: responses.clone(), logs, runs: 0 };
+        let mut g = Grade { cmd, queries: queries.clone(), responses: responses.clone(), logs, runs: 0 };
 
         // A: uninterrupted, timed: the kills fall at 35 % and 55 % of its time.
         let a = dir.path().join(format!("{cmd}-a"));

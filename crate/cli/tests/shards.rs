@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{inputs, jsonl_files, model_path};
+use common::{inputs, jsonl_files, judge_inputs};
 
 const SUBSET: &[(&str, &[&str])] = &[("gpt-4", &["101_turn1", "111_turn1", "131_turn1"]), ("llama-13b", &["111_turn1"])];
 
@@ -22,13 +22,12 @@ fn s(p: &Path) -> &str {
 }
 
 fn grade(queries: &Path, responses: &Path, out: &Path, shard: Option<&str>) {
-    let model = model_path();
-    let mut args = vec!["grade", "--model", s(&model), "--queries", s(queries), "--responses", s(responses), "--out", s(out)];
-    args.extend(["--threads", "2"]);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rocketjudge"));
+    judge_inputs(c.arg("grade"), queries, responses, out).args(["--threads", "2"]);
     if let Some(sh) = shard {
-        args.extend(["--shard", sh]);
+        c.args(["--shard", sh]);
     }
-    let o = rj(&args);
+    let o = c.output().expect("run rocketjudge");
     assert!(o.status.success(), "grade {shard:?} failed: {}", String::from_utf8_lossy(&o.stderr));
 }
 

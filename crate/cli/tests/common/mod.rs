@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -22,14 +23,24 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The fetched test judge's GGUF (scripts/test.sh fetches it).
+/// The fetched test judge's GGUF.
 pub fn model_path() -> PathBuf {
+    packaged_model(MODEL)
+}
+
+/// The cached GGUF of the packaged judge `name` (scripts/test.sh fetches them all first).
+pub fn packaged_model(name: &str) -> PathBuf {
     let cache = std::env::var_os("ROCKETJUDGE_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
-    let p = cache.join("models").join(format!("{MODEL}.gguf"));
-    assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {MODEL}` (scripts/test.sh does)", p.display());
+    let p = cache.join("models").join(format!("{name}.gguf"));
+    assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {name}` (scripts/test.sh does)", p.display());
     p
+}
+
+/// The test judge, the inputs and the output folder, as `grade`, `direct` and `submit.sh` take them.
+pub fn judge_inputs<'c>(c: &'c mut Command, queries: &Path, responses: &Path, out: &Path) -> &'c mut Command {
+    c.arg("--model").arg(model_path()).arg("--queries").arg(queries).arg("--responses").arg(responses).arg("--out").arg(out)
 }
 
 /// Queries and responses of `subset` (model, session ids), written into `dir` from the bundled
