@@ -43,7 +43,7 @@ PARALLELISM=${PARALLELISM:-$SHARDS}
 [[ "$MEMORY" =~ ^[1-9][0-9]*(Mi|Gi)$ ]] || die "--memory $MEMORY: expected e.g. 4Gi or 3500Mi"
 [[ "$STORAGE" =~ ^[1-9][0-9]*(Mi|Gi|Ti)$ ]] || die "--storage $STORAGE: expected e.g. 20Gi"
 [[ "$IMAGE" =~ ^[A-Za-z0-9][A-Za-z0-9._/:@-]*$ ]] || die "--image $IMAGE: not an image reference"
-own_volume=$([ -z "$PVC" ] && echo yes || true)
+pvc_given=$PVC
 PVC=${PVC:-$RUN-data}
 [[ "$PVC" =~ ^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$ ]] || die "--pvc $PVC: not a Kubernetes name"
 path_ok() { [[ "$2" =~ ^[A-Za-z0-9_][A-Za-z0-9._/-]*$ ]] && [[ "$2" != *..* ]] || die "$1 $2: expected a path inside the volume (letters, digits, . _ - /; no ..)"; }
@@ -59,6 +59,6 @@ vars='${RUN} ${SHARDS} ${PARALLELISM} ${MODEL} ${QUERIES} ${RESPONSES} ${CHECKLI
 command -v envsubst >/dev/null || die "envsubst is not installed (Debian: apt-get install gettext-base)"
 mkdir -p "$out"
 files=(loader grade merge)
-[ -z "$own_volume" ] || files=(volume "${files[@]}")
+[ -n "$pvc_given" ] || files=(volume "${files[@]}")  # no claim given: render one
 for f in "${files[@]}"; do envsubst "$vars" <"$here/$f.yaml" >"$out/$f.yaml"; done
 echo "wrote ${files[*]/%/.yaml} into $out"
