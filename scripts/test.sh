@@ -11,6 +11,7 @@ source scripts/lib/setup.sh
 started=$(date +%s)
 setup_system
 setup_cluster_tools
+fetch_llama_testdata
 setup_wasm
 setup_node
 build_cli

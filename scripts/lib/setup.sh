@@ -50,6 +50,43 @@ setup_cluster_tools() {
   fi
 }
 
+# llama.cpp's own test data, for the tokenizer and architecture tests (crate/engine/tests/vocabs.rs,
+# parity.rs): the ggml-vocab-*.gguf vocabularies with their .inp/.out cases, taken from the
+# llama-cpp-python sdist on pip's index (checked by its SHA-256), and random-weight judges built on
+# three of them by scripts/golden/random_judges.py (numpy and that llama.cpp's gguf-py, in a venv).
+LLAMA_SDIST=llama_cpp_python-0.3.36.tar.gz
+LLAMA_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+llama_testdata_dir() { echo "${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/llama-testdata/0.3.36"; }
+fetch_llama_testdata() {
+  local dir tmp index url sum
+  dir=$(llama_testdata_dir)
+  if [ ! -e "$dir/vocabs/.complete" ]; then
+    index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
+    index=${index:-https://pypi.org/simple}
+    log "fetching llama.cpp's tokenizer test data ($LLAMA_SDIST from $index; SHA-256 checked)"
+    tmp=$(mktemp -d)
+    url=$(curl -fsSL ${PIP_CERT:+--cacert "$PIP_CERT"} "${index%/}/llama-cpp-python/" | grep -o "href=\"[^\"]*$LLAMA_SDIST[^\"]*" | head -1 | sed 's/^href="//; s/#.*//; s/&amp;/\&/g')
+    [ -n "$url" ] || { echo "$LLAMA_SDIST is not on $index" >&2; exit 1; }
+    case $url in http*) ;; /*) url="$(echo "$index" | grep -o '^[a-z]*://[^/]*')$url" ;; *) url="${index%/}/llama-cpp-python/$url" ;; esac
+    curl -fsSL --retry 3 ${PIP_CERT:+--cacert "$PIP_CERT"} -o "$tmp/$LLAMA_SDIST" "$url"
+    sum=$(sha256sum "$tmp/$LLAMA_SDIST" | cut -d' ' -f1)
+    [ "$sum" = "$LLAMA_SDIST_SHA256" ] || { echo "$LLAMA_SDIST from $url has SHA-256 $sum, expected $LLAMA_SDIST_SHA256" >&2; exit 1; }
+    rm -rf "$dir" && mkdir -p "$dir/vocabs"
+    tar -xzf "$tmp/$LLAMA_SDIST" -C "$tmp" --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*' '*/vendor/llama.cpp/gguf-py/*'
+    mv "$tmp"/llama_cpp_python-0.3.36/vendor/llama.cpp/models/ggml-vocab-* "$dir/vocabs/"
+    mv "$tmp"/llama_cpp_python-0.3.36/vendor/llama.cpp/gguf-py "$dir/gguf-py"
+    rm -rf "$tmp"
+    touch "$dir/vocabs/.complete"
+  fi
+  local venv=.cache/gguf-venv want=numpy==2.2.6
+  if ! "$venv/bin/python" -c 'import gguf' 2>/dev/null || ! "$venv/bin/pip" freeze 2>/dev/null | grep -qx "$want"; then
+    log "installing $want and llama.cpp's gguf-py into $venv (pip)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$want" "$dir/gguf-py" >&2
+  fi
+  "$venv/bin/python" scripts/golden/random_judges.py --vocabs "$dir/vocabs" --out "$dir/random" >&2
+}
+
 setup_rust() {
   if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is not installed: install Rust from https://rustup.rs first" >&2

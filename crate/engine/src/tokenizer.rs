@@ -10,7 +10,7 @@
 //!   `<0xXX>` byte fallback — not HF's Unigram, which segments differently.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use tokenizers::models::bpe::BPE;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
@@ -26,26 +26,59 @@ const TYPE_UNKNOWN: i32 = 2;
 const TYPE_CONTROL: i32 = 3;
 const TYPE_USER_DEFINED: i32 = 4;
 
-/// Token texts llama.cpp always treats as control tokens, whatever the GGUF says.
-const FORCED_CONTROL: &[&str] = &[
+/// Token texts at which llama.cpp ends generation whatever the GGUF says (src/llama-vocab.cpp); each
+/// also becomes a control token, so `</s>` typed as normal (Qwen2.5) or user-defined is never taken
+/// from uploaded text.
+const EOG_TEXTS: &[&str] = &[
     "<|eot_id|>",
     "<|im_end|>",
     "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<|flush|>",
+    "<|calls|>",
     "<end_of_turn>",
     "<|endoftext|>",
-    "<|end_of_text|>",
+    "</s>",
+    "<|eom_id|>",
     "<EOT>",
     "_<EOT>",
-    "<|eom_id|>",
+    "[EOT]",
+    "[EOS]",
+    "<|end_of_text|>",
     "<end_of_utterance>",
-    "<|fim_prefix|>",
-    "<|fim_suffix|>",
-    "<|fim_middle|>",
-    "<|fim_pad|>",
-    "<|fim_repo|>",
-    "<|repo_name|>",
-    "<|file_sep|>",
+    "<eos>",
+    "<turn|>",
+    "<|tool_response>",
+    "<｜end▁of▁sentence｜>",
+    "[e~[",
 ];
+
+/// Fill-in-the-middle tokens llama.cpp finds by text where the GGUF names none: (metadata key, ends
+/// generation, spellings). The first found (here: the lowest id) becomes a control token.
+const FIM_TEXTS: &[(&str, bool, &[&str])] = &[
+    (
+        "tokenizer.ggml.fim_pre_token_id",
+        false,
+        &["<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"],
+    ),
+    (
+        "tokenizer.ggml.fim_suf_token_id",
+        false,
+        &["<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"],
+    ),
+    (
+        "tokenizer.ggml.fim_mid_token_id",
+        false,
+        &["<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"],
+    ),
+    ("tokenizer.ggml.fim_pad_token_id", true, &["<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"]),
+    ("tokenizer.ggml.fim_rep_token_id", true, &["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"]),
+    ("tokenizer.ggml.fim_sep_token_id", true, &["<|file_sep|>"]),
+];
+
+/// gpt-oss's markers, which llama.cpp always renders: user-defined whatever the GGUF says.
+const USER_DEFINED_TEXTS: &[&str] = &["<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"];
 
 // llama.cpp's pre-tokenizer regexes (src/llama-vocab.cpp), applied in order.
 const R_GPT2: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)";
@@ -65,15 +98,27 @@ pub struct Segment<'a> {
     pub trusted: bool,
 }
 
+/// A token split out of text before tokenizing, as llama.cpp's `tokenizer_st_partition` does.
+struct Special {
+    id: u32,
+    text: String,
+    /// Taken from untrusted text too (a user-defined token); control tokens only from the template.
+    user_defined: bool,
+    /// Whitespace after it is dropped (llama.cpp's RSTRIP attribute: Phi-3's special tokens).
+    rstrip: bool,
+}
+
 pub struct Tokenizer {
     model: Model,
     tokens: Vec<String>,
     ids: HashMap<String, u32>,
-    /// Control/user-defined/unknown tokens, longest text first: (id, text, is_user_defined).
-    specials: Vec<(u32, String, bool)>,
+    /// Control/user-defined/unknown tokens, longest text first.
+    specials: Vec<Special>,
     pub bos: Option<u32>,
     pub eos: Option<u32>,
     pub add_bos: bool,
+    /// The tokens that end a generated reply, as llama.cpp decides them, in id order.
+    end_of_generation: Vec<u32>,
     add_space_prefix: bool,
     /// `tokenizer.ggml.pre` (BPE) or "spm".
     pub kind: String,
@@ -91,7 +136,7 @@ impl Tokenizer {
         if tokens.is_empty() {
             return Err(EngineError::Model("the GGUF vocabulary is empty".into()));
         }
-        let types: Vec<i32> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
+        let mut types: Vec<i32> = match g.get("tokenizer.ggml.token_type").and_then(Value::as_array) {
             Some(a) if a.len() == tokens.len() => a.iter().map(|v| v.as_f64().unwrap_or(1.0) as i32).collect(),
             Some(a) => return Err(EngineError::Model(format!("{} token types for {} tokens", a.len(), tokens.len()))),
             None => vec![TYPE_NORMAL; tokens.len()],
@@ -102,18 +147,23 @@ impl Tokenizer {
         for (i, t) in tokens.iter().enumerate() {
             ids.entry(t.clone()).or_insert(i as u32);
         }
-        let mut specials: Vec<(u32, String, bool)> = tokens
+        let end_of_generation = llama_cpp_corrections(&tokens, &ids, &mut types, &id_key);
+        // llama.cpp gives Phi-3's special tokens (by the model's name) the RSTRIP attribute.
+        let name = g.get("general.name").and_then(Value::as_str).unwrap_or("").to_lowercase();
+        let phi3 = name.contains("phi-3") || name.contains("phi3");
+        let mut specials: Vec<Special> = tokens
             .iter()
             .enumerate()
             .filter_map(|(i, t)| {
                 let ty = types[i];
-                let control = ty == TYPE_CONTROL || ty == TYPE_UNKNOWN || FORCED_CONTROL.contains(&t.as_str());
-                let user = ty == TYPE_USER_DEFINED;
-                (!t.is_empty() && (control || user)).then(|| (i as u32, t.clone(), user && !control))
+                let control = ty == TYPE_CONTROL || ty == TYPE_UNKNOWN;
+                let user_defined = ty == TYPE_USER_DEFINED;
+                let rstrip = phi3 && !matches!(t.as_str(), "<unk>" | "<s>" | "<|endoftext|>");
+                (!t.is_empty() && (control || user_defined)).then(|| Special { id: i as u32, text: t.clone(), user_defined, rstrip })
             })
             .collect();
         // Longest first; ties by id, a deterministic stand-in for llama.cpp's unstable sort.
-        specials.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        specials.sort_by(|a, b| b.text.len().cmp(&a.text.len()).then(a.id.cmp(&b.id)));
 
         let (model, kind, add_bos_default, add_space_prefix_default) = match model_kind {
             "gpt2" => {
@@ -182,9 +232,13 @@ impl Tokenizer {
             }
         };
         let (def_bos, def_eos) = if model_kind == "llama" { (Some(1), Some(2)) } else { (None, None) };
+        let eos = id_key("tokenizer.ggml.eos_token_id").or(def_eos);
+        let mut end_of_generation = end_of_generation;
+        end_of_generation.extend(eos);
         Ok(Tokenizer {
             bos: id_key("tokenizer.ggml.bos_token_id").or(def_bos),
-            eos: id_key("tokenizer.ggml.eos_token_id").or(def_eos),
+            eos,
+            end_of_generation: end_of_generation.into_iter().collect(),
             add_bos: flag("tokenizer.ggml.add_bos_token").unwrap_or(add_bos_default),
             add_space_prefix: flag("tokenizer.ggml.add_space_prefix").unwrap_or(add_space_prefix_default),
             model,
@@ -193,6 +247,12 @@ impl Tokenizer {
             specials,
             kind,
         })
+    }
+
+    /// The tokens that end a generated reply, as llama.cpp decides them (EOS, the end-of-turn and
+    /// end-of-text spellings, FIM padding/repository/separator), in id order.
+    pub fn end_of_generation(&self) -> &[u32] {
+        &self.end_of_generation
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -214,23 +274,28 @@ impl Tokenizer {
         let mut frags: Vec<Frag> = Vec::new();
         for seg in segments {
             let mut parts: Vec<Result<&str, u32>> = if seg.text.is_empty() { vec![] } else { vec![Ok(seg.text)] };
-            for (id, text, user_defined) in &self.specials {
-                if !seg.trusted && !user_defined {
+            for sp in &self.specials {
+                if !seg.trusted && !sp.user_defined {
                     continue;
                 }
-                if !parts.iter().any(|p| matches!(p, Ok(s) if s.contains(text.as_str()))) {
+                let text = sp.text.as_str();
+                if !parts.iter().any(|p| matches!(p, Ok(s) if s.contains(text))) {
                     continue;
                 }
                 let mut out = Vec::with_capacity(parts.len() + 2);
                 for p in parts {
                     match p {
                         Ok(mut rest) => {
-                            while let Some(at) = rest.find(text.as_str()) {
+                            while let Some(at) = rest.find(text) {
                                 if at > 0 {
                                     out.push(Ok(&rest[..at]));
                                 }
-                                out.push(Err(*id));
+                                out.push(Err(sp.id));
                                 rest = &rest[at + text.len()..];
+                                if sp.rstrip {
+                                    // C's isspace: space, \t, \n, \v, \f, \r.
+                                    rest = rest.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+                                }
                             }
                             if !rest.is_empty() {
                                 out.push(Ok(rest));
@@ -294,6 +359,51 @@ impl Tokenizer {
         }
         Ok(())
     }
+}
+
+/// llama.cpp's corrections of token types by their text (`llama_vocab::impl::load`): FIM tokens the
+/// GGUF does not name and every end-of-generation spelling become control tokens, gpt-oss's markers
+/// user-defined, and `<|end|>` is not an end of generation where `<|return|>` and `<|call|>` (or
+/// `<|calls|>` and `<|flush|>`) are. Returns the end-of-generation tokens found so far (without EOS).
+fn llama_cpp_corrections(
+    tokens: &[String],
+    ids: &HashMap<String, u32>,
+    types: &mut [i32],
+    id_key: &impl Fn(&str) -> Option<u32>,
+) -> BTreeSet<u32> {
+    let mut eog = BTreeSet::new();
+    for (key, ends, texts) in FIM_TEXTS {
+        let id = id_key(key).or_else(|| {
+            let found = tokens.iter().enumerate().filter(|(_, t)| texts.contains(&t.as_str())).map(|(i, _)| i as u32).min();
+            if let Some(i) = found {
+                types[i as usize] = TYPE_CONTROL;
+            }
+            found
+        });
+        if *ends {
+            eog.extend(id);
+        }
+    }
+    for text in EOG_TEXTS {
+        if let Some(&id) = ids.get(*text) {
+            types[id as usize] = TYPE_CONTROL;
+            eog.insert(id);
+        }
+    }
+    for text in USER_DEFINED_TEXTS {
+        if let Some(&id) = ids.get(*text) {
+            types[id as usize] = TYPE_USER_DEFINED;
+        }
+    }
+    eog.extend(["tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"].iter().filter_map(|k| id_key(k)));
+    let has = |t: &str| ids.get(t).is_some_and(|id| eog.contains(id));
+    if let Some(&end) = ids.get("<|end|>").filter(|id| eog.contains(id)) {
+        if (has("<|return|>") && has("<|call|>")) || (has("<|calls|>") && has("<|flush|>")) {
+            eog.remove(&end);
+            types[end as usize] = TYPE_USER_DEFINED;
+        }
+    }
+    eog
 }
 
 struct Bigram {

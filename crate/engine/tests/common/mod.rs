@@ -11,12 +11,21 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+fn cache() -> PathBuf {
+    std::env::var_os("ROCKETJUDGE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"))
+}
+
+/// llama.cpp's test vocabularies and the random-weight judges built on them (`fetch_llama_testdata`
+/// in scripts/lib/setup.sh).
+pub fn llama_testdata() -> PathBuf {
+    cache().join("llama-testdata/0.3.36")
+}
+
 /// Where `rocketjudge models fetch` puts models (the test command fetches them first).
 pub fn model_path(name: &str) -> PathBuf {
-    let cache = std::env::var_os("ROCKETJUDGE_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/rocketjudge"));
-    let p = cache.join("models").join(format!("{name}.gguf"));
+    let p = cache().join("models").join(format!("{name}.gguf"));
     assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {name}` (scripts/test.sh does)", p.display());
     p
 }
