@@ -1,9 +1,11 @@
-//! Hyper-parameters of a judge model, read from GGUF metadata, for the four supported families.
+//! Hyper-parameters of a judge model, read from GGUF metadata, for the supported families.
 //!
 //! | family | GGUF arch | differences from llama |
 //! |---|---|---|
-//! | Llama (SmolLM2, Llama 3.2) | `llama` | — (RoPE on interleaved pairs; Q/K were permuted by the converter) |
+//! | Llama (SmolLM2, Llama 3.x) | `llama` | — (RoPE on interleaved pairs; Q/K were permuted by the converter); Llama 3.1+: RoPE frequency factors (`rope_freqs.weight`) |
 //! | Qwen2 / 2.5 | `qwen2` | Q/K/V biases, NeoX RoPE |
+//! | Qwen3 | `qwen3` | per-head Q/K RMSNorm, head size set apart from the width (`attention.key_length`), NeoX RoPE |
+//! | Phi-3 | `phi3` | Q, K, V in one matrix (`attn_qkv`), gate and up in one (`ffn_up`), Q scaled before the product, NeoX RoPE |
 //! | Gemma 2 | `gemma2` | embeddings × √d, GELU, post-norms, sliding window on even layers, attention and final logit soft-capping |
 //! | Gemma 3 | `gemma3` | embeddings × √d, GELU, post-norms, per-head Q/K RMSNorm, sliding window on 5 of 6 layers with RoPE base 10 000 |
 
@@ -15,6 +17,8 @@ use crate::EngineError;
 pub enum Arch {
     Llama,
     Qwen2,
+    Qwen3,
+    Phi3,
     Gemma2,
     Gemma3,
 }
@@ -54,7 +58,8 @@ pub struct Config {
     pub embed_scale: Option<f32>,
     pub activation: Activation,
     pub qk_norm: bool,
-    pub post_norms: bool,
+    /// Scale Q before the product with K (Gemma, Phi-3) instead of the scores after it.
+    pub scale_q_first: bool,
 }
 
 impl Config {
@@ -63,11 +68,13 @@ impl Config {
         let arch = match arch_name.as_str() {
             "llama" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
+            "qwen3" => Arch::Qwen3,
+            "phi3" => Arch::Phi3,
             "gemma2" => Arch::Gemma2,
             "gemma3" => Arch::Gemma3,
             other => {
                 return Err(EngineError::Unsupported(format!(
-                    "model architecture `{other}` is not supported (llama, qwen2, gemma2 and gemma3 are)"
+                    "model architecture `{other}` is not supported (llama, qwen2, qwen3, phi3, gemma2 and gemma3 are)"
                 )))
             }
         };
@@ -91,6 +98,12 @@ impl Config {
         let head_dim = if num("attention.key_length").is_some() { usize_of("attention.key_length", 4096.0)? } else { n_embd / n_head };
         if head_dim % 2 != 0 {
             return Err(EngineError::Model(format!("head dimension {head_dim} must be even for RoPE")));
+        }
+        if let Some(n_rot) = num("rope.dimension_count").filter(|&r| r as usize != head_dim) {
+            return Err(EngineError::Unsupported(format!("RoPE on {n_rot} of {head_dim} head dimensions is not supported (all are)")));
+        }
+        if let Some(t) = ["blk.0.rope_factors_long.weight", "blk.0.rope_factors_short.weight"].into_iter().find(|t| g.tensor(t).is_some()) {
+            return Err(EngineError::Unsupported(format!("LongRoPE (`{t}`, Phi-3 128k) is not supported")));
         }
         let vocab = g.get("tokenizer.ggml.tokens").and_then(Value::as_array).map(|a| a.len()).unwrap_or(0);
         let gemma = matches!(arch, Arch::Gemma2 | Arch::Gemma3);
@@ -126,8 +139,8 @@ impl Config {
             attn_scale: num("attention.scale").map(|s| s as f32).unwrap_or(1.0 / (head_dim as f32).sqrt()),
             embed_scale: gemma.then(|| (n_embd as f32).sqrt()),
             activation: if gemma { Activation::GeluTanh } else { Activation::Silu },
-            qk_norm: arch == Arch::Gemma3,
-            post_norms: gemma,
+            qk_norm: matches!(arch, Arch::Gemma3 | Arch::Qwen3),
+            scale_q_first: gemma || arch == Arch::Phi3,
         })
     }
 

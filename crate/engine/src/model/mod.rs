@@ -67,11 +67,29 @@ impl<B: Backend> Model<B> {
         for il in 0..c.n_layer {
             let n = |s: &str| format!("blk.{il}.{s}.weight");
             let bias = |s: &str| format!("blk.{il}.{s}.bias");
+            // Q, K and V come as three matrices or as one (`attn_qkv`, Phi-3), gate and up as two or
+            // as one of twice the rows (Phi-3's `ffn_up`); fused ones are split by rows as they load.
+            let (wq, wk, wv) = if loader.g.tensor(&n("attn_qkv")).is_some() {
+                let [q, k, v] = loader.load_split(&n("attn_qkv"), [q_dim, kv_dim, kv_dim], e).await?;
+                (q, k, v)
+            } else {
+                (
+                    loader.load(&n("attn_q"), Some((q_dim, e))).await?,
+                    loader.load(&n("attn_k"), Some((kv_dim, e))).await?,
+                    loader.load(&n("attn_v"), Some((kv_dim, e))).await?,
+                )
+            };
+            let (gate, up) = if loader.g.tensor(&n("ffn_gate")).is_none() && c.arch == Arch::Phi3 {
+                let [gate, up] = loader.load_split(&n("ffn_up"), [c.n_ff, c.n_ff], e).await?;
+                (gate, up)
+            } else {
+                (loader.load(&n("ffn_gate"), Some((c.n_ff, e))).await?, loader.load(&n("ffn_up"), Some((c.n_ff, e))).await?)
+            };
             let layer = Layer {
                 attn_norm: loader.load(&n("attn_norm"), vec(e)).await?,
-                wq: loader.load(&n("attn_q"), Some((q_dim, e))).await?,
-                wk: loader.load(&n("attn_k"), Some((kv_dim, e))).await?,
-                wv: loader.load(&n("attn_v"), Some((kv_dim, e))).await?,
+                wq,
+                wk,
+                wv,
                 wo: loader.load(&n("attn_output"), Some((e, q_dim))).await?,
                 bq: loader.optional(&bias("attn_q"), vec(q_dim)).await?,
                 bk: loader.optional(&bias("attn_k"), vec(kv_dim)).await?,
@@ -80,8 +98,8 @@ impl<B: Backend> Model<B> {
                 k_norm: if c.qk_norm { Some(loader.load(&n("attn_k_norm"), vec(hd)).await?) } else { None },
                 post_attn_norm: if gemma { Some(loader.load(&n("post_attention_norm"), vec(e)).await?) } else { None },
                 ffn_norm: loader.load(&n("ffn_norm"), vec(e)).await?,
-                gate: loader.load(&n("ffn_gate"), Some((c.n_ff, e))).await?,
-                up: loader.load(&n("ffn_up"), Some((c.n_ff, e))).await?,
+                gate,
+                up,
                 down: loader.load(&n("ffn_down"), Some((e, c.n_ff))).await?,
                 post_ffn_norm: if gemma { Some(loader.load(&n("post_ffw_norm"), vec(e)).await?) } else { None },
             };
@@ -103,7 +121,7 @@ impl<B: Backend> Model<B> {
             n_head_kv: c.n_head_kv,
             head_dim: c.head_dim,
             scale: c.attn_scale,
-            scale_q_first: matches!(c.arch, Arch::Gemma2 | Arch::Gemma3),
+            scale_q_first: c.scale_q_first,
             softcap: c.attn_softcap,
             window: if c.is_local(il) { c.sliding_window } else { None },
         }
@@ -205,6 +223,35 @@ impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
         *self.done += info.n_bytes;
         (self.progress)(*self.done, self.total);
         Ok(w)
+    }
+
+    /// A matrix stored as `rows.len()` matrices stacked by rows (fused Q/K/V, gate/up), loaded as
+    /// separate weights.
+    async fn load_split<const N: usize>(&mut self, name: &str, rows: [usize; N], cols: usize) -> Result<[B::Weight; N], EngineError> {
+        let info = self.g.tensor(name).ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
+        let total: usize = rows.iter().sum();
+        if info.rows_cols() != (total, cols) {
+            let got = info.rows_cols();
+            return Err(EngineError::Model(format!("tensor `{name}` is {}×{}, expected {total}×{cols}", got.0, got.1)));
+        }
+        let bytes = self.src.read(info).await?;
+        let row_bytes = info.dtype.row_bytes(cols);
+        let mut parts = Vec::with_capacity(N);
+        let mut at = 0;
+        for (k, &r) in rows.iter().enumerate() {
+            let part = TensorInfo {
+                name: format!("{name} (part {} of {N})", k + 1),
+                dims: vec![cols as u64, r as u64],
+                dtype: info.dtype,
+                offset: info.offset + at as u64,
+                n_bytes: (r * row_bytes) as u64,
+            };
+            parts.push(self.b.load(&part, &bytes[at..at + r * row_bytes])?);
+            at += r * row_bytes;
+        }
+        *self.done += info.n_bytes;
+        (self.progress)(*self.done, self.total);
+        Ok(parts.try_into().unwrap_or_else(|_| unreachable!("N parts were loaded")))
     }
 
     async fn optional(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<Option<B::Weight>, EngineError> {

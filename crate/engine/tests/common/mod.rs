@@ -23,8 +23,14 @@ pub fn llama_testdata() -> PathBuf {
     cache().join("llama-testdata/0.3.36")
 }
 
-/// Where `rocketjudge models fetch` puts models (the test command fetches them first).
+/// Where `rocketjudge models fetch` puts models (the test command fetches them first); the
+/// random-weight judges (`random-*`) are built by `fetch_llama_testdata`.
 pub fn model_path(name: &str) -> PathBuf {
+    if name.starts_with("random-") {
+        let p = llama_testdata().join("random").join(format!("{name}.gguf"));
+        assert!(p.exists(), "{} is missing: run scripts/test.sh (fetch_llama_testdata builds it)", p.display());
+        return p;
+    }
     let p = cache().join("models").join(format!("{name}.gguf"));
     assert!(p.exists(), "model {} is missing: run `rocketjudge models fetch {name}` (scripts/test.sh does)", p.display());
     p
