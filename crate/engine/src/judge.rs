@@ -537,3 +537,6 @@ impl BenchWorkload {
         Ok(BenchWorkload { prefix, suffixes, prefix_text, suffix_texts })
     }
 }
+
+#[cfg(test)]
+mod tests;
