@@ -16,12 +16,11 @@ use std::time::Instant;
 use half::f16;
 use rocketjudge_engine::backend::cpu::{Cpu, Precision};
 use rocketjudge_engine::backend::webgpu::{KernelSet, WebGpu, WebGpuOptions};
-use rocketjudge_engine::backend::{AttnLayout, AttnParams, Backend};
+use rocketjudge_engine::backend::{Activation, AttnLayout, AttnParams, Backend, Rope};
 use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::gguf::Value;
 use rocketjudge_engine::judge::{Judge, ModelJudge};
 use rocketjudge_engine::load::{block_on, judge_from_header, read_header, FileSource};
-use rocketjudge_engine::model::config::Activation;
 use rocketjudge_engine::quant::{dequantize, GgmlType};
 
 const TYPES: [GgmlType; 11] = GgmlType::ALL;
@@ -309,9 +308,10 @@ fn norms_rope_and_elementwise_match_cpu() {
         let x = rng.vec(rows * cols, 2.0);
         let positions = [0u32, 1, 17, 511, 3999, 4095];
         let mut want = cpu_tensor(rows, cols, x.clone());
-        cpu.rope(&mut want, &positions, hd, base, 1.0, neox);
+        let rope = Rope { base, scale: 1.0, neox, freq_factors: None };
+        cpu.rope(&mut want, &positions, hd, &rope);
         let mut gx = g.tensor(rows, cols, &x).unwrap();
-        g.rope(&mut gx, &positions, hd, base, 1.0, neox);
+        g.rope(&mut gx, &positions, hd, &rope);
         let got = read(&mut g, &gx);
         let scale = vec![1.0; got.len()];
         check_close(&format!("rope neox={neox} hd={hd}"), &got, &want.data, &scale, 1e-6, 1e-6);

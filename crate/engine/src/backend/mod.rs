@@ -5,12 +5,35 @@
 //! `[n_out, n_in]` in GGUF's layout and stay quantized on the backend.
 
 pub mod cpu;
+pub mod policy;
 #[cfg(feature = "webgpu")]
 pub mod webgpu;
 
 use crate::gguf::TensorInfo;
-use crate::model::config::Activation;
 use crate::EngineError;
+
+/// The activation of a gated feed-forward block (`act(gate) * up`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    Silu,
+    /// GELU, tanh approximation (Gemma's `gelu_pytorch_tanh`).
+    GeluTanh,
+}
+
+/// How rotary position embedding turns positions into angles: pair `i` of a `head_dim` group at
+/// position `pos` turns by `pos / scale · base^(-2i/head_dim) / freq_factors[i]`. Both backends take
+/// their cos/sin tables from [`Rope::table`], so they rotate by identical angles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rope<'a> {
+    pub base: f32,
+    /// Linear position scaling (positions are divided by it).
+    pub scale: f32,
+    /// NeoX layout (rotate the two halves of a head) instead of interleaved pairs.
+    pub neox: bool,
+    /// Per-pair frequency divisors, `head_dim / 2` of them (llama.cpp's `rope_freqs.weight`, Llama
+    /// 3.1 / 3.2 long-context scaling).
+    pub freq_factors: Option<&'a [f32]>,
+}
 
 /// Which keys a query row may attend to, besides the cached prefix (which every query sees, subject
 /// to the sliding window): new keys of the same segment at positions up to its own.
@@ -37,6 +60,15 @@ pub struct AttnParams {
     pub window: Option<usize>,
 }
 
+/// The compute operations a model runs on.
+///
+/// **Misuse** (shapes that do not fit together, a vector where a matrix belongs, RoPE factors of the
+/// wrong length) is a bug in the caller, but never a panic, on either backend: the shapes are checked
+/// by the shared [`policy`] functions, an infallible op that finds a misuse records the first one and
+/// returns a tensor of the expected shape with unspecified contents, and the next fallible call
+/// (`load`, `new_cache`, `embed`, `append_cache`, `logits`) returns it as [`EngineError::Backend`]
+/// ("backend misuse: …"). Bad input data (token ids outside the vocabulary, a full KV cache, a
+/// tensor of the wrong size) is an error of the call that sees it.
 pub trait Backend {
     /// Activations `[rows, cols]`.
     type Tensor;
@@ -55,7 +87,6 @@ pub trait Backend {
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Self::Cache, EngineError>;
     /// Forget everything after the first `len` cached tokens.
     fn truncate_cache(&mut self, cache: &mut Self::Cache, len: usize);
-    fn cache_len(&self, cache: &Self::Cache) -> usize;
 
     /// Rows of the embedding table for `tokens`, times `scale`.
     fn embed(&mut self, table: &Self::Weight, tokens: &[u32], scale: f32) -> Result<Self::Tensor, EngineError>;
@@ -64,7 +95,7 @@ pub trait Backend {
     /// `x · Wᵀ (+ bias)`.
     fn matmul(&mut self, x: &Self::Tensor, w: &Self::Weight, bias: Option<&Self::Weight>) -> Self::Tensor;
     /// Rotary position embedding applied in place to each `head_dim` group of each row.
-    fn rope(&mut self, x: &mut Self::Tensor, positions: &[u32], head_dim: usize, base: f32, scale: f32, neox: bool);
+    fn rope(&mut self, x: &mut Self::Tensor, positions: &[u32], head_dim: usize, rope: &Rope);
     /// `x + y`.
     fn add(&mut self, x: &Self::Tensor, y: &Self::Tensor) -> Self::Tensor;
     /// `act(gate) * up`.

@@ -9,6 +9,7 @@
 //! | Gemma 2 | `gemma2` | embeddings × √d, GELU, post-norms, sliding window on even layers, attention and final logit soft-capping |
 //! | Gemma 3 | `gemma3` | embeddings × √d, GELU, post-norms, per-head Q/K RMSNorm, sliding window on 5 of 6 layers with RoPE base 10 000 |
 
+use crate::backend::Activation;
 use crate::gguf::{Gguf, Value};
 use crate::EngineError;
 
@@ -21,13 +22,6 @@ pub enum Arch {
     Phi3,
     Gemma2,
     Gemma3,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activation {
-    Silu,
-    /// GELU, tanh approximation (Gemma's `gelu_pytorch_tanh`).
-    GeluTanh,
 }
 
 #[derive(Debug, Clone, PartialEq)]

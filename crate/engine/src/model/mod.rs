@@ -6,7 +6,7 @@
 
 pub mod config;
 
-use crate::backend::{AttnLayout, AttnParams, Backend};
+use crate::backend::{AttnLayout, AttnParams, Backend, Rope};
 use crate::gguf::{Gguf, TensorInfo};
 use crate::EngineError;
 use config::{Arch, Config};
@@ -162,8 +162,9 @@ impl<B: Backend> Model<B> {
             let query_rows: Vec<usize> = pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
             let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
             let base = if c.is_local(il) { c.rope_base_local } else { c.rope_base };
-            b.rope(&mut q, &q_pos, c.head_dim, base, c.rope_scale, c.rope_neox);
-            b.rope(&mut k, positions, c.head_dim, base, c.rope_scale, c.rope_neox);
+            let rope = Rope { base, scale: c.rope_scale, neox: c.rope_neox, freq_factors: None };
+            b.rope(&mut q, &q_pos, c.head_dim, &rope);
+            b.rope(&mut k, positions, c.head_dim, &rope);
             let layout = AttnLayout { positions: positions.to_vec(), segments: segments.to_vec(), query_rows };
             let a = b.attention(&q, &k, &v, &caches[il], &layout, &self.attn_params(il));
             if store {

@@ -16,9 +16,9 @@ use half::f16;
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
-use super::{AttnLayout, AttnParams, Backend};
+use super::policy::{self, visible_keys};
+use super::{Activation, AttnLayout, AttnParams, Backend, Rope};
 use crate::gguf::TensorInfo;
-use crate::model::config::Activation;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;
 use qmatmul::{Kernels, QActs, QWeight};
@@ -60,8 +60,8 @@ impl Weight {
         let rb = self.row_bytes();
         dequantize(self.dtype, &self.bytes[r0 * rb..r1 * rb], &mut out[..(r1 - r0) * self.cols]);
     }
-    fn vector(&self) -> &[f32] {
-        self.decoded.as_deref().expect("a 1-D weight")
+    fn vector(&self) -> Result<&[f32], String> {
+        self.decoded.as_deref().ok_or_else(|| format!("a {}×{} matrix given where a vector is needed", self.rows, self.cols))
     }
 }
 
@@ -95,6 +95,8 @@ pub struct Cpu {
     kernels: Kernels,
     /// A weight expanded to f32, reused between products.
     scratch: Vec<f32>,
+    /// The first misuse, reported by the next fallible call (see [`Backend`]).
+    misuse: Option<String>,
 }
 
 impl Cpu {
@@ -115,13 +117,32 @@ impl Cpu {
                 Err(_) => (None, 1),
             }
         };
-        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new() })
+        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None })
     }
 
     /// Use the scalar integer kernels instead of the CPU's SIMD ones (tests, comparisons).
     pub fn with_kernels(mut self, kernels: Kernels) -> Self {
         self.kernels = kernels;
         self
+    }
+
+    /// Record a misuse (the first one is kept); `false` when there was one.
+    fn ok(&mut self, checked: Result<(), String>) -> bool {
+        match checked {
+            Ok(()) => true,
+            Err(m) => {
+                self.misuse.get_or_insert(m);
+                false
+            }
+        }
+    }
+
+    /// The recorded misuse as an error.
+    fn check(&self) -> Result<(), EngineError> {
+        match &self.misuse {
+            Some(m) => Err(policy::misuse_error(m)),
+            None => Ok(()),
+        }
     }
 
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
@@ -170,9 +191,8 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
     );
 }
 
-fn add_bias(y: &mut Tensor, bias: Option<&Weight>) {
+fn add_bias(y: &mut Tensor, bias: Option<&[f32]>) {
     if let Some(b) = bias {
-        let b = b.vector();
         for row in y.data.chunks_mut(y.cols) {
             for (v, bi) in row.iter_mut().zip(b) {
                 *v += bi;
@@ -184,8 +204,12 @@ fn add_bias(y: &mut Tensor, bias: Option<&Weight>) {
 /// Logits of the vocabulary rows `ids`: integer products when the head has an integer form (as
 /// llama.cpp's output matmul), else the f32 rows dotted with `x`.
 fn cpu_logits(x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Vec<Vec<f32>>, EngineError> {
-    if let Some(&id) = ids.iter().find(|&&id| id as usize >= head.rows) {
-        return Err(EngineError::Model(format!("token id {id} is outside the output head ({} rows)", head.rows)));
+    policy::check_ids(ids, head.rows, "the output head")?;
+    if x.cols != head.cols {
+        return Err(policy::misuse_error(&format!("logits: hidden states have {} columns, the head {}", x.cols, head.cols)));
+    }
+    if head.q.is_none() && head.bytes.is_empty() {
+        return Err(policy::misuse_error("logits: the head is a vector"));
     }
     let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
     if let Some(q) = &head.q {
@@ -294,10 +318,9 @@ impl Backend for Cpu {
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
+        self.check()?;
         let (rows, cols) = info.rows_cols();
-        if bytes.len() as u64 != info.n_bytes {
-            return Err(EngineError::Model(format!("tensor `{}`: {} bytes given, {} expected", info.name, bytes.len(), info.n_bytes)));
-        }
+        policy::check_tensor_bytes(info, bytes)?;
         if info.dims.len() == 1 {
             let mut v = vec![0.0; cols];
             dequantize(info.dtype, bytes, &mut v);
@@ -314,7 +337,8 @@ impl Backend for Cpu {
     }
 
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Cache, EngineError> {
-        let n = capacity.checked_mul(kv_dim).ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?;
+        self.check()?;
+        let n = policy::cache_values(capacity, kv_dim)?;
         Ok(Cache { k: vec![f16::ZERO; n], v: vec![f16::ZERO; n], len: 0, capacity, kv_dim })
     }
 
@@ -322,16 +346,14 @@ impl Backend for Cpu {
         cache.len = cache.len.min(len);
     }
 
-    fn cache_len(&self, cache: &Cache) -> usize {
-        cache.len
-    }
-
     fn embed(&mut self, table: &Weight, tokens: &[u32], scale: f32) -> Result<Tensor, EngineError> {
+        self.check()?;
+        policy::check_ids(tokens, table.rows, "the embedding table")?;
+        if table.bytes.is_empty() {
+            return Err(policy::misuse_error("embed: the table has no rows to look up"));
+        }
         let mut t = Tensor::zeros(tokens.len(), table.cols);
         for (i, &tok) in tokens.iter().enumerate() {
-            if tok as usize >= table.rows {
-                return Err(EngineError::Model(format!("token id {tok} is outside the embedding table ({} rows)", table.rows)));
-            }
             let row = &mut t.data[i * table.cols..(i + 1) * table.cols];
             table.dequant_rows(tok as usize, tok as usize + 1, row);
             if scale != 1.0 {
@@ -342,8 +364,15 @@ impl Backend for Cpu {
     }
 
     fn rms_norm(&mut self, x: &Tensor, w: &Weight, eps: f32, group: Option<usize>) -> Tensor {
-        let g = group.unwrap_or(x.cols);
-        let w = w.vector();
+        let checked = policy::check_rms_norm((x.rows, x.cols), group, w.cols)
+            .and_then(|g| Ok((g, w.vector().map_err(|m| format!("rms_norm: {m}"))?)));
+        let (g, w) = match checked {
+            Ok(gw) => gw,
+            Err(m) => {
+                self.ok(Err(m));
+                return Tensor::zeros(x.rows, x.cols);
+            }
+        };
         let mut out = x.clone();
         self.run(|| {
             out.data.par_chunks_mut(g).for_each(|row| {
@@ -358,9 +387,22 @@ impl Backend for Cpu {
     }
 
     fn matmul(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>) -> Tensor {
-        assert_eq!(x.cols, w.cols, "matmul: x has {} columns, weight has {}", x.cols, w.cols);
         let (m, k, n) = (x.rows, x.cols, w.rows);
         let mut y = Tensor::zeros(m, n);
+        let bias = match bias.map(Weight::vector).transpose() {
+            Ok(b) => b,
+            Err(msg) => {
+                self.ok(Err(format!("matmul bias: {msg}")));
+                return y;
+            }
+        };
+        if !self.ok(policy::check_matmul((x.rows, x.cols), (w.rows, w.cols))) {
+            return y;
+        }
+        if w.q.is_none() && w.bytes.is_empty() {
+            self.ok(Err("matmul: a vector given where a matrix is needed".into()));
+            return y;
+        }
         if let Some(q) = &w.q {
             let (threads, kernels) = (self.threads, self.kernels);
             self.run(|| {
@@ -390,23 +432,18 @@ impl Backend for Cpu {
         y
     }
 
-    fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, base: f32, scale: f32, neox: bool) {
+    fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, rope: &Rope) {
+        if !self.ok(policy::check_rope((x.rows, x.cols), positions.len(), head_dim, rope)) {
+            return;
+        }
         let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half).map(|i| base.powf(-2.0 * i as f32 / head_dim as f32)).collect();
+        let table = rope.table(positions, head_dim);
         let cols = x.cols;
         self.run(|| {
-            x.data.par_chunks_mut(cols).zip(positions).for_each(|(row, &pos)| {
-                let p = pos as f32 / scale;
-                let cs: Vec<(f32, f32)> = inv_freq
-                    .iter()
-                    .map(|f| {
-                        let a = p * f;
-                        (a.cos(), a.sin())
-                    })
-                    .collect();
+            x.data.par_chunks_mut(cols).zip(table.par_chunks(half.max(1))).for_each(|(row, cs)| {
                 for head in row.chunks_mut(head_dim) {
-                    for (i, &(c, s)) in cs.iter().enumerate() {
-                        let (a, b) = if neox { (i, i + half) } else { (2 * i, 2 * i + 1) };
+                    for (i, &[c, s]) in cs.iter().enumerate() {
+                        let (a, b) = rope.pair(i, half);
                         let (x0, x1) = (head[a], head[b]);
                         head[a] = x0 * c - x1 * s;
                         head[b] = x0 * s + x1 * c;
@@ -417,12 +454,18 @@ impl Backend for Cpu {
     }
 
     fn add(&mut self, x: &Tensor, y: &Tensor) -> Tensor {
+        if !self.ok(policy::check_same_shape("add", (x.rows, x.cols), (y.rows, y.cols))) {
+            return Tensor::zeros(x.rows, x.cols);
+        }
         let mut out = x.clone();
         out.data.iter_mut().zip(&y.data).for_each(|(a, b)| *a += b);
         out
     }
 
     fn gated_activation(&mut self, gate: &Tensor, up: &Tensor, act: Activation) -> Tensor {
+        if !self.ok(policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols))) {
+            return Tensor::zeros(up.rows, up.cols);
+        }
         let mut out = up.clone();
         self.run(|| {
             out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).for_each(|(o, g)| {
@@ -439,6 +482,9 @@ impl Backend for Cpu {
 
     fn select_rows(&mut self, x: &Tensor, rows: &[usize]) -> Tensor {
         let mut out = Tensor::zeros(rows.len(), x.cols);
+        if !self.ok(policy::check_select_rows((x.rows, x.cols), rows)) {
+            return out;
+        }
         for (i, &r) in rows.iter().enumerate() {
             out.data[i * x.cols..(i + 1) * x.cols].copy_from_slice(x.row(r));
         }
@@ -446,9 +492,8 @@ impl Backend for Cpu {
     }
 
     fn append_cache(&mut self, cache: &mut Cache, k: &Tensor, v: &Tensor) -> Result<(), EngineError> {
-        if cache.len + k.rows > cache.capacity {
-            return Err(EngineError::Backend(format!("KV cache full: {} + {} > {} tokens", cache.len, k.rows, cache.capacity)));
-        }
+        self.check()?;
+        policy::check_append(cache.len, cache.capacity, cache.kv_dim, (k.rows, k.cols), (v.rows, v.cols))?;
         let (a, b) = (cache.len * cache.kv_dim, (cache.len + k.rows) * cache.kv_dim);
         cache.k[a..b].iter_mut().zip(&k.data).for_each(|(c, x)| *c = f16::from_f32(*x));
         cache.v[a..b].iter_mut().zip(&v.data).for_each(|(c, x)| *c = f16::from_f32(*x));
@@ -458,17 +503,16 @@ impl Backend for Cpu {
 
     fn attention(&mut self, q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, layout: &AttnLayout, p: &AttnParams) -> Tensor {
         let hd = p.head_dim;
+        let nq = layout.query_rows.len();
+        if !self.ok(policy::check_attention((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), cache.kv_dim, layout, p)) {
+            return Tensor::zeros(nq, p.n_head * hd);
+        }
         let group = p.n_head / p.n_head_kv;
         let kv_dim = p.n_head_kv * hd;
-        let nq = layout.query_rows.len();
         let prefix = cache.len;
         let n_new = k.rows;
         let n_keys = prefix + n_new;
-        // Each new row's segment starts here (segments are contiguous runs of rows).
-        let mut seg_start = vec![0usize; n_new];
-        for t in 1..n_new {
-            seg_start[t] = if layout.segments[t] == layout.segments[t - 1] { seg_start[t - 1] } else { t };
-        }
+        let visible = visible_keys(layout, p.window, prefix);
         // Keys and values per KV head as contiguous f32, rounded through f16 like llama.cpp's KV cache.
         let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
         self.run(|| {
@@ -494,10 +538,9 @@ impl Backend for Cpu {
         const QB: usize = 32;
         let op = SendPtr(out.data.as_mut_ptr());
         let out_cols = out.cols;
-        // Q is scaled first for Gemma, the scores after the product otherwise (as llama.cpp's graphs do).
-        let (pre, post) = if p.scale_q_first { (p.scale, 1.0) } else { (1.0, p.scale) };
+        let (pre, post) = p.pre_post_scale();
         let (kf, vf) = (&kf, &vf);
-        let seg_start = &seg_start;
+        let visible = &visible;
         self.run(|| {
             (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
                 || (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<f16>::new()),
@@ -505,19 +548,11 @@ impl Backend for Cpu {
                     let h = task % p.n_head;
                     let qb = task / p.n_head;
                     let g = h / group;
-                    let rows = &layout.query_rows[qb * QB..((qb + 1) * QB).min(nq)];
-                    let m = rows.len();
                     // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
-                    // [prefix + b, prefix + r]; the block computes scores for the union [lo, hi).
-                    let ranges: Vec<(usize, usize, usize)> = rows
-                        .iter()
-                        .map(|&r| {
-                            let pos = layout.positions[r] as usize;
-                            let a = p.window.map_or(0, |w| (pos + 1).saturating_sub(w)).min(prefix);
-                            let b = p.window.map_or(seg_start[r], |w| seg_start[r].max((r + 1).saturating_sub(w)));
-                            (a, prefix + b, prefix + r + 1)
-                        })
-                        .collect();
+                    // [b, e); the block computes scores for the union [lo, hi).
+                    let ranges: Vec<(usize, usize, usize)> =
+                        visible[qb * QB..((qb + 1) * QB).min(nq)].iter().map(|&[a, _, b, e]| (a, b, e)).collect();
+                    let m = ranges.len();
                     let lo = ranges.iter().map(|x| if x.0 < prefix { x.0 } else { x.1 }).min().unwrap();
                     let hi = ranges.iter().map(|x| x.2).max().unwrap();
                     let nk = hi - lo;
@@ -606,7 +641,7 @@ impl Backend for Cpu {
         ids: &[u32],
         softcap: Option<f32>,
     ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>> {
-        std::future::ready(cpu_logits(x, head, ids, softcap))
+        std::future::ready(self.check().and_then(|()| cpu_logits(x, head, ids, softcap)))
     }
 }
 

@@ -38,9 +38,9 @@ use std::sync::{Arc, Mutex};
 
 use wgpu::util::DeviceExt;
 
-use super::{AttnLayout, AttnParams, Backend};
-use crate::gguf::{Gguf, TensorInfo};
-use crate::model::config::Activation;
+use super::policy::{self, visible_keys};
+use super::{Activation, AttnLayout, AttnParams, Backend, Rope};
+use crate::gguf::TensorInfo;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;
 use repack::Format;
@@ -218,16 +218,7 @@ struct Pass {
 }
 
 /// RoPE tables already in this submission's arena: (positions, head_dim, base, scale) → range.
-type RopeKey = (Vec<u32>, usize, u32, u32);
-
-/// Sizes of a model on this device, from [`WebGpu::plan`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelPlan {
-    /// Bytes of all weights once repacked.
-    pub device_bytes: u64,
-    /// Tensors split across several buffers (too large for one storage binding).
-    pub split_tensors: Vec<String>,
-}
+type RopeKey = (Vec<u32>, usize, u32, u32, Option<Vec<u32>>);
 
 pub struct WebGpu {
     device: wgpu::Device,
@@ -339,11 +330,6 @@ impl WebGpu {
         })
     }
 
-    /// The device's limits (as requested from the adapter).
-    pub fn limits(&self) -> &wgpu::Limits {
-        &self.limits
-    }
-
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.info
@@ -362,11 +348,6 @@ impl WebGpu {
     /// Command submissions so far (one per forward pass, plus read-backs).
     pub fn submissions(&self) -> u64 {
         self.submissions
-    }
-
-    /// Bytes of weights uploaded so far.
-    pub fn uploaded_bytes(&self) -> u64 {
-        self.uploaded
     }
 
     /// Destroy the device, as a driver reset or a browser reclaiming the GPU would lose it. Every
@@ -398,40 +379,6 @@ impl WebGpu {
             .min(self.options.max_binding_bytes.unwrap_or(u64::MAX));
         let by_plane = words.iter().map(|&w| (binding / (4 * w.max(1)) as u64) as usize).min().unwrap_or(0);
         by_plane.min(((1u64 << 31) / kp.max(1) as u64) as usize)
-    }
-
-    /// Device sizes of every tensor of a model, checked against the device's limits and the
-    /// memory budget before anything is uploaded.
-    pub fn plan(&self, g: &Gguf) -> Result<ModelPlan, EngineError> {
-        let mut plan = ModelPlan { device_bytes: 0, split_tensors: Vec::new() };
-        for t in &g.tensors {
-            let (rows, cols) = t.rows_cols();
-            if t.dims.len() == 1 {
-                plan.device_bytes += 4 * cols as u64;
-                continue;
-            }
-            let kp = repack::padded_cols(t.dtype, cols);
-            let fmt = Format::of(t.dtype);
-            let per = self.rows_per_part(&fmt.plane_words(kp), kp);
-            if per == 0 {
-                return Err(self.too_big(&t.name, fmt.row_bytes(kp) as u64));
-            }
-            if rows > per {
-                plan.split_tensors.push(t.name.clone());
-            }
-            plan.device_bytes += (rows * fmt.row_bytes(kp)) as u64;
-        }
-        if let Some(budget) = self.options.memory_budget {
-            if plan.device_bytes > budget {
-                return Err(EngineError::Backend(format!(
-                    "the model needs {} of GPU memory for its weights, more than the budget of {} ({})",
-                    human(plan.device_bytes),
-                    human(budget),
-                    self.info.name
-                )));
-            }
-        }
-        Ok(plan)
     }
 
     fn too_big(&self, name: &str, row_bytes: u64) -> EngineError {
@@ -604,7 +551,7 @@ impl WebGpu {
     /// Record a misuse (wrong shapes) as a failure instead of panicking; the next fallible call
     /// reports it.
     fn misuse(&mut self, msg: String) {
-        set_status(&self.status, format!("WebGPU backend misuse: {msg}"), false);
+        set_status(&self.status, policy::misuse_message(&msg), false);
     }
 
     fn vector<'a>(&mut self, w: &'a Weight, what: &str) -> Option<&'a wgpu::Buffer> {
@@ -627,23 +574,19 @@ impl WebGpu {
         }
     }
 
-    fn rope_table(&mut self, positions: &[u32], head_dim: usize, base: f32, scale: f32) -> Bind {
-        let key: RopeKey = (positions.to_vec(), head_dim, base.to_bits(), scale.to_bits());
+    fn rope_table(&mut self, positions: &[u32], head_dim: usize, rope: &Rope) -> Bind {
+        let key: RopeKey = (
+            positions.to_vec(),
+            head_dim,
+            rope.base.to_bits(),
+            rope.scale.to_bits(),
+            rope.freq_factors.map(|f| f.iter().map(|v| v.to_bits()).collect()),
+        );
         if let Some((_, (o, s))) = self.rope_tables.iter().find(|(k, _)| *k == key) {
             return Bind::Arena(*o, *s);
         }
-        // Exactly the CPU backend's angles: f32 inverse frequencies, f32 products, libm cos/sin.
-        let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half).map(|i| base.powf(-2.0 * i as f32 / head_dim as f32)).collect();
-        let mut table = Vec::with_capacity(positions.len() * half * 2);
-        for &pos in positions {
-            let p = pos as f32 / scale;
-            for f in &inv_freq {
-                let a = p * f;
-                table.push(a.cos());
-                table.push(a.sin());
-            }
-        }
+        // Exactly the CPU backend's angles.
+        let table = rope.table(positions, head_dim);
         let range = self.arena_push(bytemuck::cast_slice(&table));
         self.rope_tables.push((key, range));
         Bind::Arena(range.0, range.1)
@@ -906,9 +849,7 @@ impl Backend for WebGpu {
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
         self.check()?;
         let (rows, cols) = info.rows_cols();
-        if bytes.len() as u64 != info.n_bytes {
-            return Err(EngineError::Model(format!("tensor `{}`: {} bytes given, {} expected", info.name, bytes.len(), info.n_bytes)));
-        }
+        policy::check_tensor_bytes(info, bytes)?;
         let device_bytes;
         let data = if info.dims.len() == 1 {
             let mut v = vec![0f32; cols];
@@ -959,10 +900,7 @@ impl Backend for WebGpu {
             return Err(EngineError::Backend(format!("KV width {kv_dim} must be even for the f16-pair cache")));
         }
         // 256 rows of slack: the software attention binds whole blocks of keys past the last one.
-        let bytes = (capacity as u64 + 256)
-            .checked_mul(kv_dim as u64 * 2)
-            .ok_or_else(|| EngineError::Backend("KV cache size overflows".into()))?
-            .max(4);
+        let bytes = (policy::cache_values(capacity.saturating_add(256), kv_dim)? as u64).saturating_mul(2).max(4);
         if bytes > self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size) {
             return Err(EngineError::Backend(format!(
                 "a KV cache of {capacity} tokens × {kv_dim} needs {} per layer, more than {} allows in one buffer ({})",
@@ -988,17 +926,11 @@ impl Backend for WebGpu {
         cache.len = cache.len.min(len);
     }
 
-    fn cache_len(&self, cache: &Cache) -> usize {
-        cache.len
-    }
-
     fn embed(&mut self, table: &Weight, tokens: &[u32], scale: f32) -> Result<Tensor, EngineError> {
         self.check()?;
         // A new forward begins: send the previous one on its way.
         self.flush(None);
-        if let Some(&tok) = tokens.iter().find(|&&t| t as usize >= table.rows) {
-            return Err(EngineError::Model(format!("token id {tok} is outside the embedding table ({} rows)", table.rows)));
-        }
+        policy::check_ids(tokens, table.rows, "the embedding table")?;
         let out = self.alloc(tokens.len(), table.cols);
         let Some((fmt, kp, parts)) = self.matrix(table, "embed") else {
             self.check()?;
@@ -1021,11 +953,13 @@ impl Backend for WebGpu {
 
     fn rms_norm(&mut self, x: &Tensor, w: &Weight, eps: f32, group: Option<usize>) -> Tensor {
         let out = self.alloc(x.rows, x.cols);
-        let g = group.unwrap_or(x.cols);
-        if g == 0 || x.cols % g != 0 || w.cols < g {
-            self.misuse(format!("rms_norm: {} columns in groups of {g} with a norm of {}", x.cols, w.cols));
-            return out;
-        }
+        let g = match policy::check_rms_norm((x.rows, x.cols), group, w.cols) {
+            Ok(g) => g,
+            Err(m) => {
+                self.misuse(m);
+                return out;
+            }
+        };
         let Some(wb) = self.vector(w, "rms_norm").cloned() else {
             return out;
         };
@@ -1046,27 +980,27 @@ impl Backend for WebGpu {
 
     fn matmul(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>) -> Tensor {
         let y = self.alloc(x.rows, w.rows);
-        if x.cols != w.cols {
-            self.misuse(format!("matmul: x has {} columns, the weight has {}", x.cols, w.cols));
+        if let Err(m) = policy::check_matmul((x.rows, x.cols), (w.rows, w.cols)) {
+            self.misuse(m);
             return y;
         }
         self.matmul_into(x, w, bias, &y);
         y
     }
 
-    fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, base: f32, scale: f32, neox: bool) {
-        if positions.len() != x.rows || head_dim == 0 || x.cols % head_dim != 0 || head_dim % 2 != 0 {
-            self.misuse(format!("rope: {} positions for {} rows, head_dim {head_dim}, {} columns", positions.len(), x.rows, x.cols));
+    fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, rope: &Rope) {
+        if let Err(m) = policy::check_rope((x.rows, x.cols), positions.len(), head_dim, rope) {
+            self.misuse(m);
             return;
         }
         let Some([xb]) = Self::bufs([&*x]) else {
             return;
         };
-        let table = self.rope_table(positions, head_dim, base, scale);
+        let table = self.rope_table(positions, head_dim, rope);
         let g = self.grid(x.rows * x.cols / 2, 64);
         self.dispatch(
             Kernel::Rope,
-            &[x.rows as u32, x.cols as u32, (head_dim / 2) as u32, neox as u32],
+            &[x.rows as u32, x.cols as u32, (head_dim / 2) as u32, rope.neox as u32],
             vec![(1, table), (2, Bind::Buf(xb))],
             g,
         );
@@ -1074,8 +1008,8 @@ impl Backend for WebGpu {
 
     fn add(&mut self, x: &Tensor, y: &Tensor) -> Tensor {
         let out = self.alloc(x.rows, x.cols);
-        if (x.rows, x.cols) != (y.rows, y.cols) {
-            self.misuse(format!("add: {}×{} + {}×{}", x.rows, x.cols, y.rows, y.cols));
+        if let Err(m) = policy::check_same_shape("add", (x.rows, x.cols), (y.rows, y.cols)) {
+            self.misuse(m);
             return out;
         }
         let Some([a, b, o]) = Self::bufs([x, y, &out]) else {
@@ -1089,8 +1023,8 @@ impl Backend for WebGpu {
 
     fn gated_activation(&mut self, gate: &Tensor, up: &Tensor, act: Activation) -> Tensor {
         let out = self.alloc(up.rows, up.cols);
-        if (gate.rows, gate.cols) != (up.rows, up.cols) {
-            self.misuse("gated_activation: gate and up differ in shape".into());
+        if let Err(m) = policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols)) {
+            self.misuse(m);
             return out;
         }
         let Some([a, b, o]) = Self::bufs([gate, up, &out]) else {
@@ -1108,8 +1042,8 @@ impl Backend for WebGpu {
 
     fn select_rows(&mut self, x: &Tensor, rows: &[usize]) -> Tensor {
         let out = self.alloc(rows.len(), x.cols);
-        if rows.iter().any(|&r| r >= x.rows) {
-            self.misuse(format!("select_rows: a row index beyond {} rows", x.rows));
+        if let Err(m) = policy::check_select_rows((x.rows, x.cols), rows) {
+            self.misuse(m);
             return out;
         }
         let Some([xb, ob]) = Self::bufs([x, &out]) else {
@@ -1125,15 +1059,7 @@ impl Backend for WebGpu {
 
     fn append_cache(&mut self, cache: &mut Cache, k: &Tensor, v: &Tensor) -> Result<(), EngineError> {
         self.check()?;
-        if cache.len + k.rows > cache.capacity {
-            return Err(EngineError::Backend(format!("KV cache full: {} + {} > {} tokens", cache.len, k.rows, cache.capacity)));
-        }
-        if k.cols != cache.kv_dim || (v.rows, v.cols) != (k.rows, k.cols) {
-            return Err(EngineError::Backend(format!(
-                "append_cache: keys {}×{} and values {}×{} for a cache of width {}",
-                k.rows, k.cols, v.rows, v.cols, cache.kv_dim
-            )));
-        }
+        policy::check_append(cache.len, cache.capacity, cache.kv_dim, (k.rows, k.cols), (v.rows, v.cols))?;
         let Some([kb, vb]) = Self::bufs([k, v]) else {
             return self.check();
         };
@@ -1154,21 +1080,8 @@ impl Backend for WebGpu {
         let nq = layout.query_rows.len();
         let out = self.alloc(nq, p.n_head * hd);
         let kv_dim = p.n_head_kv * hd;
-        if q.rows != nq
-            || q.cols != p.n_head * hd
-            || k.cols != kv_dim
-            || (v.rows, v.cols) != (k.rows, k.cols)
-            || layout.positions.len() != k.rows
-            || layout.segments.len() != k.rows
-            || cache.kv_dim != kv_dim
-            || p.n_head_kv == 0
-            || p.n_head % p.n_head_kv != 0
-            || hd % 2 != 0
-        {
-            self.misuse(format!(
-                "attention: q {}×{}, k {}×{}, {} query rows, {} heads of {hd} over {} KV heads, cache width {}",
-                q.rows, q.cols, k.rows, k.cols, nq, p.n_head, p.n_head_kv, cache.kv_dim
-            ));
+        if let Err(m) = policy::check_attention((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), cache.kv_dim, layout, p) {
+            self.misuse(m);
             return out;
         }
         let Some([qb, kb, vb, ob]) = Self::bufs([q, k, v, &out]) else {
@@ -1176,22 +1089,10 @@ impl Backend for WebGpu {
         };
         let prefix = cache.len;
         let n_new = k.rows;
-        // Visible keys per query, as in the CPU backend: prefix keys [a, prefix) and own-segment
-        // keys [prefix + b, prefix + r + 1), in one index space (cache first, then new rows).
-        let mut seg_start = vec![0usize; n_new];
-        for t in 1..n_new {
-            seg_start[t] = if layout.segments[t] == layout.segments[t - 1] { seg_start[t - 1] } else { t };
-        }
-        let mut ranges = Vec::with_capacity(4 * nq);
-        for &r in &layout.query_rows {
-            let pos = layout.positions[r] as usize;
-            let a = p.window.map_or(0, |w| (pos + 1).saturating_sub(w)).min(prefix);
-            let b = p.window.map_or(seg_start[r], |w| seg_start[r].max((r + 1).saturating_sub(w)));
-            ranges.extend([a as u32, prefix as u32, (prefix + b) as u32, (prefix + r + 1) as u32]);
-        }
+        let ranges: Vec<u32> = visible_keys(layout, p.window, prefix).into_iter().flatten().map(|i| i as u32).collect();
         let hd2 = (hd / 2) as u32;
         let rb = self.arena_u32(&ranges);
-        let (pre, post) = if p.scale_q_first { (p.scale, 1.0f32) } else { (1.0f32, p.scale) };
+        let (pre, post) = p.pre_post_scale();
         let params = [
             nq as u32,
             p.n_head as u32,
@@ -1292,16 +1193,14 @@ impl WebGpu {
     /// Record the logits kernel, submit, and start mapping the result.
     fn record_logits(&mut self, x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Readback, EngineError> {
         self.check()?;
-        if let Some(&id) = ids.iter().find(|&&i| i as usize >= head.rows) {
-            return Err(EngineError::Model(format!("token id {id} is outside the output head ({} rows)", head.rows)));
-        }
+        policy::check_ids(ids, head.rows, "the output head")?;
         if x.cols != head.cols {
-            return Err(EngineError::Backend(format!("logits: hidden states have {} columns, the head {}", x.cols, head.cols)));
+            return Err(policy::misuse_error(&format!("logits: hidden states have {} columns, the head {}", x.cols, head.cols)));
         }
         let out = self.alloc(x.rows, ids.len());
         let (fmt, kp, parts) = match &head.data {
             WeightData::Matrix { fmt, kp, parts } => (*fmt, *kp, parts),
-            WeightData::Vector(_) => return Err(EngineError::Backend("logits: the head is a vector".into())),
+            WeightData::Vector(_) => return Err(policy::misuse_error("logits: the head is a vector")),
         };
         let (Some(xb), Some(ob)) = (x.buffer().cloned(), out.buffer().cloned()) else {
             self.check()?;
