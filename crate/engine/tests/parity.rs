@@ -125,8 +125,13 @@ fn f32_path_matches_llama_cpp() {
 }
 
 /// Architectures no packaged model covers, on random-weight judges with real vocabularies and chat
-/// templates (scripts/golden/random_judges.py): Qwen3 (per-head Q/K norms, head size apart from the
-/// width), Phi-3 (fused Q/K/V and gate/up, SentencePiece, RSTRIP special tokens).
+/// templates (scripts/golden/random_judges.py): Llama 3 (llama-bpe pre-tokenizer, RoPE frequency
+/// factors, tied head), Qwen3 (per-head Q/K norms, head size apart from the width), Phi-3 (fused Q/K/V and gate/up, SentencePiece, RSTRIP special tokens).
+#[test]
+fn llama3_architecture_matches_llama_cpp() {
+    check_model("random-llama3", true);
+}
+
 #[test]
 fn qwen3_architecture_matches_llama_cpp() {
     check_model("random-qwen3", true);

@@ -583,3 +583,12 @@ fn qwen25_coder_05b_webgpu_matches_cpu() {
 fn qwen25_coder_15b_webgpu_matches_cpu() {
     model_parity("qwen2.5-coder-1.5b", &["short"], Some(4));
 }
+
+/// The architectures no packaged model covers (random-weight judges, see tests/parity.rs): the long
+/// fixture too, where Llama 3's RoPE frequency factors matter most.
+#[test]
+fn random_weight_architectures_webgpu_match_cpu() {
+    for name in ["random-llama3", "random-qwen3", "random-phi3"] {
+        model_parity(name, &["short", "long"], None);
+    }
+}

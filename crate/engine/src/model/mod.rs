@@ -8,6 +8,7 @@ pub mod config;
 
 use crate::backend::{AttnLayout, AttnParams, Backend, Rope};
 use crate::gguf::{Gguf, TensorInfo};
+use crate::quant::GgmlType;
 use crate::EngineError;
 use config::{Arch, Config};
 
@@ -43,6 +44,8 @@ pub struct Model<B: Backend> {
     /// The output head; `None` when tied to the embeddings.
     output: Option<B::Weight>,
     output_norm: B::Weight,
+    /// RoPE frequency divisors per pair of head dimensions (Llama 3.1+: `rope_freqs.weight`).
+    rope_factors: Option<Vec<f32>>,
     layers: Vec<Layer<B::Weight>>,
 }
 
@@ -62,6 +65,7 @@ impl<B: Backend> Model<B> {
         let embed = loader.load("token_embd.weight", Some((c.vocab.max(1), e))).await?;
         let output = loader.optional("output.weight", Some((c.vocab.max(1), e))).await?;
         let output_norm = loader.load("output_norm.weight", vec(e)).await?;
+        let rope_factors = loader.host_f32("rope_freqs.weight", hd / 2).await?;
         let gemma = matches!(c.arch, Arch::Gemma2 | Arch::Gemma3);
         let mut layers = Vec::with_capacity(c.n_layer);
         for il in 0..c.n_layer {
@@ -105,7 +109,7 @@ impl<B: Backend> Model<B> {
             };
             layers.push(layer);
         }
-        Ok(Model { config, embed, output, output_norm, layers })
+        Ok(Model { config, embed, output, output_norm, rope_factors, layers })
     }
 
     /// Fresh per-layer caches for `capacity` tokens.
@@ -162,7 +166,7 @@ impl<B: Backend> Model<B> {
             let query_rows: Vec<usize> = pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
             let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
             let base = if c.is_local(il) { c.rope_base_local } else { c.rope_base };
-            let rope = Rope { base, scale: c.rope_scale, neox: c.rope_neox, freq_factors: None };
+            let rope = Rope { base, scale: c.rope_scale, neox: c.rope_neox, freq_factors: self.rope_factors.as_deref() };
             b.rope(&mut q, &q_pos, c.head_dim, &rope);
             b.rope(&mut k, positions, c.head_dim, &rope);
             let layout = AttnLayout { positions: positions.to_vec(), segments: segments.to_vec(), query_rows };
@@ -224,6 +228,26 @@ impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
         *self.done += info.n_bytes;
         (self.progress)(*self.done, self.total);
         Ok(w)
+    }
+
+    /// A small F32 vector the model uses on the host (not uploaded to the backend), if present.
+    async fn host_f32(&mut self, name: &str, len: usize) -> Result<Option<Vec<f32>>, EngineError> {
+        let Some(info) = self.g.tensor(name) else { return Ok(None) };
+        if info.dtype != GgmlType::F32 || info.n_elements() != len as u64 {
+            return Err(EngineError::Model(format!(
+                "tensor `{name}` is {:?} with {} values, expected F32 with {len}",
+                info.dtype,
+                info.n_elements()
+            )));
+        }
+        let bytes = self.src.read(info).await?;
+        let v: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        if let Some(bad) = v.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
+            return Err(EngineError::Model(format!("tensor `{name}` holds {bad}, not a positive frequency factor")));
+        }
+        *self.done += info.n_bytes;
+        (self.progress)(*self.done, self.total);
+        Ok(Some(v))
     }
 
     /// A matrix stored as `rows.len()` matrices stacked by rows (fused Q/K/V, gate/up), loaded as
