@@ -20,12 +20,13 @@ apt_install() {
 
 # Debian packages: Chromium (browser tests; ships SwiftShader for WebGPU without a GPU), Mesa's
 # lavapipe (Vulkan on the CPU, for the WebGPU backend's native tests), Python (the static-site test's
-# plain file server).
+# plain file server), curl (llama.cpp's test data).
 setup_system() {
   local need=()
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
   [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] || [ -e /usr/share/vulkan/icd.d/lvp_icd.aarch64.json ] || need+=(mesa-vulkan-drivers)
   command -v python3 >/dev/null 2>&1 || need+=(python3)
+  command -v curl >/dev/null 2>&1 || need+=(curl)
   [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 }
