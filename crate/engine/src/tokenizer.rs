@@ -3,7 +3,8 @@
 //! - Special tokens (control, user-defined, unknown) are split out of the text first, longest first,
 //!   every occurrence, as llama.cpp's `tokenizer_st_partition` does. Control tokens are only recognised
 //!   in text the caller marks as trusted (the chat template), never inside message contents, so a
-//!   response that contains `<|im_end|>` cannot end the judge's turn.
+//!   response that contains `<|im_end|>` cannot end the judge's turn. Token types are corrected by
+//!   text as llama.cpp does (every end-of-generation spelling is a control token; Phi-3's RSTRIP).
 //! - BPE vocabularies (`tokenizer.ggml.model = gpt2`: SmolLM2, Qwen2, Llama 3): the HF `tokenizers`
 //!   BPE model with llama.cpp's pre-tokenizer regexes per `tokenizer.ggml.pre`, then byte-level encoding.
 //! - SentencePiece vocabularies (`llama`: Gemma): llama.cpp's greedy bigram merge by score, with
@@ -147,7 +148,7 @@ impl Tokenizer {
         for (i, t) in tokens.iter().enumerate() {
             ids.entry(t.clone()).or_insert(i as u32);
         }
-        let end_of_generation = llama_cpp_corrections(&tokens, &ids, &mut types, &id_key);
+        let mut end_of_generation = llama_cpp_corrections(&tokens, &ids, &mut types, &id_key);
         // llama.cpp gives Phi-3's special tokens (by the model's name) the RSTRIP attribute.
         let name = g.get("general.name").and_then(Value::as_str).unwrap_or("").to_lowercase();
         let phi3 = name.contains("phi-3") || name.contains("phi3");
@@ -233,7 +234,6 @@ impl Tokenizer {
         };
         let (def_bos, def_eos) = if model_kind == "llama" { (Some(1), Some(2)) } else { (None, None) };
         let eos = id_key("tokenizer.ggml.eos_token_id").or(def_eos);
-        let mut end_of_generation = end_of_generation;
         end_of_generation.extend(eos);
         Ok(Tokenizer {
             bos: id_key("tokenizer.ggml.bos_token_id").or(def_bos),
