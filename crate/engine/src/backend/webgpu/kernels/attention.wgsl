@@ -30,6 +30,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read> ranges: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 
+// Written in by the host as text, not overrides: NO below sizes the function-scope array `o`, and
+// a function-scope array's length must be a constant.
 const BQ: u32 = {{BQ}}u;
 const BK: u32 = {{BK}}u;
 const HD2: u32 = {{HD2}}u;

@@ -22,8 +22,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var i = 0u; i < MB; i++) {
         acc[i] = 0.0;
     }
-    if (n < P.n) {
-        for (var k8 = lane; k8 < P.wk / 8u; k8 += LANES) {
+    if (n < P.part_rows) {
+        for (var k8 = lane; k8 < P.k_padded / 8u; k8 += LANES) {
             let w = dq8(n, k8);
             for (var i = 0u; i < MB; i++) {
                 let m = mbase + i;
@@ -42,15 +42,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let i = tid % MB;
         let nn = wg * NR + rr;
         let m = mbase + i;
-        if (nn < P.n && m < P.m) {
+        if (nn < P.part_rows && m < P.m) {
             var s = 0.0;
             for (var l = 0u; l < LANES; l++) {
                 s += red[(i * NR + rr) * LANES + l];
             }
             if (P.has_bias != 0u) {
-                s += bias[P.col0 + nn];
+                s += bias[P.part_row0 + nn];
             }
-            y[m * P.ldy + P.col0 + nn] = s;
+            y[m * P.y_cols + P.part_row0 + nn] = s;
         }
     }
 }

@@ -5,9 +5,9 @@ struct Params {
     m: u32,
     n_ids: u32,
     k: u32,
-    wk: u32,
-    row0: u32,
-    rows: u32,
+    k_padded: u32,
+    part_row0: u32,
+    part_rows: u32,
     softcap: f32,
     has_cap: u32,
 }
@@ -22,12 +22,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let i = wid.x;
     let r = wid.y;
     let id = ids[i];
-    if (id < P.row0 || id >= P.row0 + P.rows) {
+    if (id < P.part_row0 || id >= P.part_row0 + P.part_rows) {
         return;
     }
     var s = 0.0;
-    for (var k8 = tid; k8 < P.wk / 8u; k8 += 64u) {
-        let w = dq8(id - P.row0, k8);
+    for (var k8 = tid; k8 < P.k_padded / 8u; k8 += 64u) {
+        let w = dq8(id - P.part_row0, k8);
         s += dot(w.a, xload4(r, 8u * k8)) + dot(w.b, xload4(r, 8u * k8 + 4u));
     }
     red[tid] = s;

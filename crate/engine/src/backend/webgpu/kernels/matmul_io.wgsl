@@ -2,12 +2,16 @@
 // the activations, is declared by xload.wgsl.
 
 struct Params {
+    // Activation rows and columns.
     m: u32,
-    n: u32,
     k: u32,
-    wk: u32,
-    ldy: u32,
-    col0: u32,
+    // Padded row length of the weight.
+    k_padded: u32,
+    // The part of the weight bound here: its rows are output columns part_row0 .. part_row0 + part_rows.
+    part_row0: u32,
+    part_rows: u32,
+    // Row length of y: all rows of the weight.
+    y_cols: u32,
     has_bias: u32,
     pad: u32,
 }

@@ -8,33 +8,35 @@
 // gemm.wgsl for that.
 
 struct Params {
+    // Activation rows of this block (first: m0), groups of 8 columns of this chunk (first: k8_0).
     m: u32,
-    n: u32,
-    k8n: u32,
-    wk: u32,
-    ldy: u32,
-    col0: u32,
-    has_bias: u32,
-    accumulate: u32,
     m0: u32,
+    k8n: u32,
     k8_0: u32,
+    k_padded: u32,
+    // As in matmul_io.wgsl.
+    part_row0: u32,
+    part_rows: u32,
+    y_cols: u32,
+    has_bias: u32,
+    // Add into y (chunks after the first) instead of storing.
+    accumulate: u32,
     pad0: u32,
     pad1: u32,
 }
 @group(0) @binding(0) var<uniform> P: Params;
+// {{…}}: written in by the host (a uniform array's length must be a constant; the rest is unrolled code).
 @group(0) @binding(1) var<uniform> xu: array<vec4<f32>, {{XV}}>;
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
-
-const KC4: u32 = {{KC4}}u;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let n = wid.x * 128u + lid;
     let n2 = n + 64u;
     // Lanes past the last row decode the last row again and discard it.
-    let row = min(n, P.n - 1u);
-    let row2 = min(n2, P.n - 1u);
+    let row = min(n, P.part_rows - 1u);
+    let row2 = min(n2, P.part_rows - 1u);
 {{DECL}}
     for (var k8 = 0u; k8 < P.k8n; k8++) {
         let w = dq8(row, P.k8_0 + k8);
@@ -42,17 +44,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let b = 2u * k8;
 {{BODY}}
     }
-    if (n < P.n) {
+    if (n < P.part_rows) {
         var bi = 0.0;
         if (P.has_bias != 0u && P.accumulate == 0u) {
-            bi = bias[P.col0 + n];
+            bi = bias[P.part_row0 + n];
         }
 {{STORE}}
     }
-    if (n2 < P.n) {
+    if (n2 < P.part_rows) {
         var bi = 0.0;
         if (P.has_bias != 0u && P.accumulate == 0u) {
-            bi = bias[P.col0 + n2];
+            bi = bias[P.part_row0 + n2];
         }
 {{STORE2}}
     }

@@ -2,7 +2,7 @@
 
 struct Params {
     n_groups: u32,
-    g: u32,
+    group: u32,
     eps: f32,
     pad: u32,
 }
@@ -11,7 +11,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> w: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
-const WG: u32 = {{WG}}u;
+override WG: u32;
 var<workgroup> red: array<f32, WG>;
 
 @compute @workgroup_size(WG)
@@ -21,9 +21,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (grp >= P.n_groups) {
         return;
     }
-    let base = grp * P.g;
+    let base = grp * P.group;
     var s = 0.0;
-    for (var i = tid; i < P.g; i += WG) {
+    for (var i = tid; i < P.group; i += WG) {
         let v = x[base + i];
         s += v * v;
     }
@@ -35,8 +35,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         workgroupBarrier();
     }
-    let inv = 1.0 / sqrt(red[0] / f32(P.g) + P.eps);
-    for (var i = tid; i < P.g; i += WG) {
+    let inv = 1.0 / sqrt(red[0] / f32(P.group) + P.eps);
+    for (var i = tid; i < P.group; i += WG) {
         out[base + i] = x[base + i] * (inv * w[i]);
     }
 }

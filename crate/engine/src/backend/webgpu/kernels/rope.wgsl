@@ -12,9 +12,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> cs: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> x: array<f32>;
 
-@compute @workgroup_size(64)
+override WG: u32;
+
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let idx = gid.x + gid.y * nwg.x * 64u;
+    let idx = gid.x + gid.y * nwg.x * WG;
     let pairs = P.cols / 2u;
     if (idx >= P.rows * pairs) {
         return;

@@ -1,0 +1,160 @@
+//! The device: adapter, limits, which kernel shapes it gets, and its failure state — the first error
+//! wgpu reports (validation, out of memory, device lost) or misuse, kept until a fallible call
+//! returns it.
+
+use std::sync::{Arc, Mutex};
+
+use wgpu::util::DeviceExt;
+
+use super::{KernelSet, WebGpuOptions};
+use crate::backend::policy;
+use crate::EngineError;
+
+/// The first failure the device reported (validation, out of memory, device lost).
+pub(super) type Status = Arc<Mutex<Option<String>>>;
+
+fn set_status(s: &Status, msg: String, overwrite: bool) {
+    let mut g = s.lock().unwrap_or_else(|e| e.into_inner());
+    if g.is_none() || overwrite {
+        *g = Some(msg);
+    }
+}
+
+pub(super) fn current(s: &Status) -> Option<String> {
+    s.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+pub(super) struct Device {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    /// `shader-f16` is enabled (and allowed).
+    pub f16: bool,
+    /// Software-shaped kernels (see [`KernelSet`]).
+    pub software: bool,
+    pub status: Status,
+}
+
+impl Device {
+    /// Find an adapter and open a device on it.
+    pub async fn new(options: &WebGpuOptions) -> Result<Self, EngineError> {
+        let backends = if cfg!(target_arch = "wasm32") { wgpu::Backends::BROWSER_WEBGPU } else { wgpu::Backends::PRIMARY };
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor { backends, ..wgpu::InstanceDescriptor::new_without_display_handle() });
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: if options.low_power { wgpu::PowerPreference::LowPower } else { wgpu::PowerPreference::HighPerformance },
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                apply_limit_buckets: false,
+            })
+            .await
+            .map_err(|e| {
+                EngineError::Backend(format!(
+                    "no WebGPU adapter found ({e}); natively this needs a Vulkan, Metal or DX12 driver \
+                     (on Linux without a GPU: Mesa's lavapipe, package mesa-vulkan-drivers)"
+                ))
+            })?;
+        Self::from_adapter(adapter, options).await
+    }
+
+    /// Open a device with the adapter's own limits (not WebGPU's defaults) and `shader-f16` when
+    /// offered, with callbacks that remember the first failure.
+    pub async fn from_adapter(adapter: wgpu::Adapter, options: &WebGpuOptions) -> Result<Self, EngineError> {
+        let info = adapter.get_info();
+        let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
+        let required_features = if f16 { wgpu::Features::SHADER_F16 } else { wgpu::Features::empty() };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("rocketjudge"),
+                required_features,
+                required_limits: adapter.limits(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| EngineError::Backend(format!("cannot open the GPU device {}: {e}", info.name)))?;
+        let limits = device.limits();
+        let status: Status = Arc::new(Mutex::new(None));
+        let s = status.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let msg = match &e {
+                wgpu::Error::OutOfMemory { .. } => format!("GPU out of memory: {e}"),
+                _ => format!("GPU error: {e}"),
+            };
+            set_status(&s, msg, false);
+        }));
+        let s = status.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            set_status(&s, format!("GPU device lost: {msg} ({reason:?})"), true);
+        });
+        let software = match options.kernels {
+            KernelSet::Auto => info.device_type == wgpu::DeviceType::Cpu,
+            KernelSet::Gpu => false,
+            KernelSet::Software => true,
+        };
+        Ok(Device { device, queue, info, limits, f16, software, status })
+    }
+
+    /// Destroy the device, as a driver reset would lose it.
+    pub fn destroy(&self) {
+        self.device.destroy();
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        set_status(&self.status, "GPU device lost: the device was destroyed".into(), false);
+    }
+
+    pub fn failure(&self) -> Option<String> {
+        current(&self.status)
+    }
+
+    /// The first failure as an error.
+    pub fn check(&self) -> Result<(), EngineError> {
+        match self.failure() {
+            Some(m) => Err(EngineError::Backend(m)),
+            None => Ok(()),
+        }
+    }
+
+    /// Record a misuse (wrong shapes) as a failure instead of panicking; the next fallible call
+    /// reports it.
+    pub fn misuse(&self, msg: String) {
+        set_status(&self.status, policy::misuse_message(&msg), false);
+    }
+
+    /// The largest buffer one storage binding may cover (the options may lower it).
+    pub fn max_binding(&self, options: &WebGpuOptions) -> u64 {
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(options.max_binding_bytes.unwrap_or(u64::MAX))
+    }
+
+    /// Workgroups for `n` invocations of `wg` threads, folded into 2-D when above the per-dimension
+    /// limit (kernels recover the linear index from `num_workgroups`).
+    pub fn grid(&self, n: usize, wg: u32) -> [u32; 3] {
+        let groups = n.div_ceil(wg as usize) as u64;
+        let max = self.limits.max_compute_workgroups_per_dimension as u64;
+        if groups <= max {
+            [groups as u32, 1, 1]
+        } else {
+            let y = groups.div_ceil(max);
+            [groups.div_ceil(y) as u32, y as u32, 1]
+        }
+    }
+
+    /// A storage buffer holding `data` (padded to a non-empty multiple of 4 bytes, as storage
+    /// bindings need).
+    pub fn upload(&self, label: &str, data: &[u8]) -> wgpu::Buffer {
+        let mut padded;
+        let contents = if data.is_empty() || data.len() % 4 != 0 {
+            padded = data.to_vec();
+            padded.resize(data.len().max(4).div_ceil(4) * 4, 0);
+            &padded[..]
+        } else {
+            data
+        };
+        self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    }
+}

@@ -1,0 +1,135 @@
+//! The kernel families. Each file owns its variants (the choices a pipeline is built with: tile
+//! sizes, workgroup sizes, weight format), its `#[repr(C)]` parameter struct — field for field the
+//! WGSL `Params` struct of its kernel, under the same names —, its bindings and its grid.
+//!
+//! A variant is the pipeline-cache key ([`Kernel`]) and carries every number both sides must agree
+//! on: the host computes the grid from it and hands the same numbers to the shader as WGSL
+//! `override` constants ([`Kernel::constants`]), so the two cannot drift apart. Text generation is
+//! left only where an override cannot express the shader (types, function-scope and uniform array
+//! sizes, unrolled code); each such place says so.
+
+pub(super) mod attention;
+pub(super) mod cache;
+pub(super) mod eltwise;
+pub(super) mod logits;
+pub(super) mod matmul;
+pub(super) mod norm;
+pub(super) mod rope;
+pub(super) mod rows;
+
+use super::device::Device;
+use super::pool::{Pool, Tensor};
+use super::recorder::{Bind, Recorder};
+use super::repack::Format;
+use super::weight::Part;
+
+const COMMON: &str = include_str!("../kernels/common.wgsl");
+const DQ: &str = include_str!("../kernels/dq.wgsl");
+const XLOAD: &str = include_str!("../kernels/xload.wgsl");
+
+/// Every pipeline the backend uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Kernel {
+    Matmul(matmul::Variant),
+    Attention(attention::Variant),
+    Norm(norm::Variant),
+    Rope,
+    Eltwise(eltwise::Variant),
+    Rows(rows::Variant),
+    Append,
+    Logits { fmt: Format, xvec: bool },
+}
+
+impl Kernel {
+    /// The WGSL module: the common helpers, then the family's kernel.
+    pub fn source(&self) -> String {
+        let body = match *self {
+            Kernel::Matmul(v) => v.source(),
+            Kernel::Attention(v) => v.source(),
+            Kernel::Norm(_) => norm::SOURCE.to_string(),
+            Kernel::Rope => rope::SOURCE.to_string(),
+            Kernel::Eltwise(v) => v.source().to_string(),
+            Kernel::Rows(v) => v.source(),
+            Kernel::Append => cache::SOURCE.to_string(),
+            Kernel::Logits { fmt, xvec } => logits::source(fmt, xvec),
+        };
+        // `enable` directives must come before any declaration.
+        let (directives, body) = match body.strip_prefix("enable f16;\n") {
+            Some(rest) => ("enable f16;\n", rest.to_string()),
+            None => ("", body),
+        };
+        format!("{directives}{COMMON}\n{body}")
+    }
+
+    /// Values of the kernel's `override` constants.
+    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+        match *self {
+            Kernel::Matmul(v) => v.constants(),
+            Kernel::Norm(v) => vec![("WG", v.wg as f64)],
+            Kernel::Rope => vec![("WG", rope::WG as f64)],
+            Kernel::Eltwise(_) | Kernel::Append => vec![("WG", eltwise::WG as f64)],
+            Kernel::Rows(v) => vec![("WG", v.wg() as f64)],
+            Kernel::Attention(_) | Kernel::Logits { .. } => Vec::new(),
+        }
+    }
+}
+
+/// The text of section `//#name` of a multi-section file (up to the next section).
+fn section<'a>(src: &'a str, name: &str) -> &'a str {
+    let tag = format!("//#{name}\n");
+    let start = src.find(&tag).unwrap_or_else(|| panic!("WGSL section {name} is missing")) + tag.len();
+    let end = src[start..].find("\n//#").map_or(src.len(), |e| start + e + 1);
+    &src[start..end]
+}
+
+/// The `dq8` weight decoder of a device format (a type of bindings and code, not a value: chosen
+/// by text).
+fn dq_section(fmt: Format) -> &'static str {
+    section(
+        DQ,
+        match fmt {
+            Format::F32 => "F32",
+            Format::F16 => "F16",
+            Format::BF16 => "BF16",
+            Format::Q8_0 => "Q8_0",
+            Format::Q4 => "Q4",
+            Format::Q5 => "Q5",
+            Format::Q4K => "Q4K",
+            Format::Q5K => "Q5K",
+            Format::Q6K => "Q6K",
+        },
+    )
+}
+
+/// The activation loader: vector loads (binding type `array<vec4<f32>>`) when rows are 16-byte
+/// aligned, scalar ones otherwise.
+fn xload(xvec: bool) -> &'static str {
+    section(XLOAD, if xvec { "XVEC" } else { "XSCALAR" })
+}
+
+/// What an op records with: the device, the pool its outputs come from, and the recorder.
+pub(super) struct Ctx<'a> {
+    pub dev: &'a Device,
+    pub pool: &'a Pool,
+    pub rec: &'a mut Recorder,
+}
+
+impl Ctx<'_> {
+    pub fn alloc(&self, rows: usize, cols: usize) -> Tensor {
+        self.pool.alloc(self.dev, rows, cols)
+    }
+
+    pub fn dispatch<P: bytemuck::Pod>(&mut self, k: Kernel, params: &P, binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
+        self.rec.dispatch(self.dev, k, params, binds, groups);
+    }
+
+    /// Record a misuse; `false` when `checked` is one.
+    pub fn ok<T>(&self, checked: Result<T, String>) -> Option<T> {
+        checked.map_err(|m| self.dev.misuse(m)).ok()
+    }
+}
+
+/// The bindings of a weight part's planes (8, 9, … in every kernel that decodes weights).
+fn planes(part: &Part) -> impl Iterator<Item = (u32, Bind)> + '_ {
+    part.planes.iter().enumerate().map(|(i, p)| (8 + i as u32, Bind::Buf(p.clone())))
+}
