@@ -143,11 +143,13 @@ fn check_close(what: &str, got: &[f32], want: &[f32], scale: &[f32], rel: f32, a
     worst
 }
 
+/// Row lengths to test a weight type with. For F32, F16 and BF16 the first is not a multiple of 4,
+/// so the kernels' scalar activation loads (`xload.wgsl`'s XSCALAR) run as well as the vector ones.
 fn shapes_for(dtype: GgmlType) -> [usize; 2] {
     match dtype.block_size() {
         256 => [256, 768],
         32 => [96, 896],
-        _ => [40, 100],
+        _ => [37, 100],
     }
 }
 
@@ -315,6 +317,24 @@ fn norms_rope_and_elementwise_match_cpu() {
         let got = read(&mut g, &gx);
         let scale = vec![1.0; got.len()];
         check_close(&format!("rope neox={neox} hd={hd}"), &got, &want.data, &scale, 1e-6, 1e-6);
+    }
+    // RoPE with per-pair frequency factors (Llama 3.1 / 3.2 `rope_freqs.weight`) and a position
+    // scale: both backends take the same table, and the factors change the result.
+    for (neox, hd) in [(false, 64), (true, 128)] {
+        let (rows, cols) = (5, 2 * hd);
+        let x = rng.vec(rows * cols, 2.0);
+        let positions = [0u32, 3, 100, 2047, 8191];
+        let factors: Vec<f32> = (0..hd / 2).map(|i| 1.0 + (i % 7) as f32 * 1.5).collect();
+        let rope = Rope { base: 5e5, scale: 2.0, neox, freq_factors: Some(&factors) };
+        let mut want = cpu_tensor(rows, cols, x.clone());
+        cpu.rope(&mut want, &positions, hd, &rope);
+        let mut plain = cpu_tensor(rows, cols, x.clone());
+        cpu.rope(&mut plain, &positions, hd, &Rope { freq_factors: None, ..rope });
+        assert_ne!(want.data, plain.data, "the frequency factors change nothing");
+        let mut gx = g.tensor(rows, cols, &x).unwrap();
+        g.rope(&mut gx, &positions, hd, &rope);
+        let got = read(&mut g, &gx);
+        check_close(&format!("rope with factors, neox={neox} hd={hd}"), &got, &want.data, &vec![1.0; got.len()], 1e-6, 1e-6);
     }
     // add, gated activations, select_rows.
     let (rows, cols) = (9, 4864);
@@ -590,5 +610,36 @@ fn qwen25_coder_15b_webgpu_matches_cpu() {
 fn random_weight_architectures_webgpu_match_cpu() {
     for name in ["random-llama3", "random-qwen3", "random-phi3"] {
         model_parity(name, &["short", "long"], None);
+    }
+}
+
+/// One misuse policy on both backends: shapes that do not fit are recorded, never a panic, and the
+/// next fallible call reports them.
+#[test]
+fn misuse_is_reported_by_the_next_fallible_call_on_both_backends() {
+    let mut rng = Rng(8);
+    let wb = random_weight(&mut rng, GgmlType::Q8_0, 8, 64);
+    let wi = info("w", GgmlType::Q8_0, &[64, 8], &wb);
+    let x = rng.vec(2 * 32, 1.0);
+    let ids = [0u32, 1];
+
+    let mut cpu = Cpu::with_precision(1, Precision::F32).unwrap();
+    let cw = cpu.load(&wi, &wb).unwrap();
+    let y = cpu.matmul(&cpu_tensor(2, 32, x.clone()), &cw, None);
+    assert_eq!((y.rows, y.cols), (2, 8));
+    let cpu_err = pollster::block_on(cpu.logits(&cpu_tensor(2, 64, vec![0.0; 128]), &cw, &ids, None)).unwrap_err().to_string();
+
+    let mut g = gpu();
+    let gw = g.load(&wi, &wb).unwrap();
+    let gx = g.tensor(2, 32, &x).unwrap();
+    let y = g.matmul(&gx, &gw, None);
+    assert_eq!((y.rows, y.cols), (2, 8));
+    let gz = g.tensor(2, 64, &[0.0; 128]);
+    let gpu_err = match gz {
+        Err(e) => e.to_string(),
+        Ok(z) => pollster::block_on(g.logits(&z, &gw, &ids, None)).unwrap_err().to_string(),
+    };
+    for err in [&cpu_err, &gpu_err] {
+        assert!(err.contains("backend misuse: matmul: x has 32 columns, the weight has 64"), "{err}");
     }
 }
