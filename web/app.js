@@ -7,7 +7,7 @@ import * as db from './lib/db.js';
 import { renderResults } from './views.js';
 import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
-import { readManifest, modelSource } from './lib/manifest.js';
+import { readManifest, modelSource, recommendedModel as recommendedIn } from './lib/manifest.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -48,11 +48,9 @@ function renderStatus() {
 
 // ------------------------------------------------------------------ 1. judge
 
+/** The manifest's recommended judge for this device (its `role`): where a hardware GPU runs WebGPU, else on the CPU. */
 function recommendedModel() {
-  // The 1.5B judges far better (ENV.md: Spearman +0.90 vs +0.40 for the 0.5B; README "Judge quality":
-  // +0.76 vs +0.03 on the MT-Bench subset); it needs a GPU to be practical. Without one (no WebGPU,
-  // or only a software adapter) the 0.5B is the CPU default.
-  return state.gpu && state.gpu.hardware ? 'qwen2.5-coder-1.5b' : 'qwen2.5-coder-0.5b';
+  return recommendedIn(state.manifest, !!(state.gpu && state.gpu.hardware));
 }
 
 function renderJudge() {
@@ -194,6 +192,7 @@ async function loadBundledBenchmark() {
   await db.put('inputs', state.benchmark, 'benchmark');
 }
 
+/** Queries, and a separate checklist file attached and checked by core's Benchmark. */
 async function uploadBenchmark(files) {
   let queries = null;
   let checklists = null;
@@ -201,33 +200,21 @@ async function uploadBenchmark(files) {
     for (const f of files) {
       const bytesIn = await readFile(f);
       const text = new TextDecoder().decode(bytesIn.slice(0, 4096));
-      if (/"conversation_input"/.test(text)) queries = await engine.core('parseQueries', f.name, bytesIn);
-      else if (/"checklist"/.test(text)) checklists = { name: f.name, ...(await engine.core('parseChecklists', f.name, bytesIn)) };
+      if (/"conversation_input"/.test(text)) queries = { name: f.name, bytes: bytesIn };
+      else if (/"checklist"/.test(text) && !checklists) checklists = { name: f.name, bytes: bytesIn };
+      else if (/"checklist"/.test(text)) throw new Error(`${f.name}: one checklist file at a time (${checklists.name} is the other)`);
       else throw new Error(`${f.name}: neither queries (conversation_input) nor checklists (checklist) — see the README's formats section`);
     }
+    if (!queries) return notice('Add a queries file (RocketEval JSONL with conversation_input).', 'error');
+    const parsed = checklists
+      ? await engine.core('parseQueriesWithChecklists', queries.name, queries.bytes, checklists.name, checklists.bytes)
+      : await engine.core('parseQueries', queries.name, queries.bytes);
+    state.benchmark = { name: [...files].map((f) => f.name).join(' + '), queries: parsed.records, problems: parsed.problems };
   } catch (e) {
     return notice(e.message, 'error');
   }
-  if (!queries) return notice('Add a queries file (RocketEval JSONL with conversation_input).', 'error');
-  const problems = [...queries.problems];
-  if (checklists) {
-    const byId = new Map(queries.records.map((q) => [q.session_id, q]));
-    checklists.records.forEach((c, i) => {
-      const q = byId.get(c.session_id);
-      if (q) q.checklist = c.checklist;
-      else problems.push({ severity: 'error', file: checklists.name, line: i + 1, session_id: c.session_id, message: 'checklist for a session that has no query' });
-    });
-  }
-  const missing = queries.records.filter((q) => !q.checklist || q.checklist.length === 0);
-  for (const q of missing) problems.push({ severity: 'error', file: files[0].name, line: 0, session_id: q.session_id, message: 'no checklist for this query' });
-  state.benchmark = { name: [...files].map((f) => f.name).join(' + '), queries: queries.records, problems: dedupeProblems(problems) };
   await db.put('inputs', state.benchmark, 'benchmark');
   renderAll();
-}
-
-function dedupeProblems(ps) {
-  const seen = new Set();
-  return ps.filter((p) => { const k = `${p.file}|${p.line}|${p.session_id}|${p.message}`; if (seen.has(k)) return false; seen.add(k); return true; });
 }
 
 function problemList(problems, limit = 12) {
@@ -395,28 +382,18 @@ function renderResultsPanel() {
   renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems });
 }
 
-/** Grade only some checklist items of some responses (after a checklist edit) and merge. */
+/** Grade only the new and reworded checklist items of every response to `query` (the worker merges and stores). */
 async function regradeItems(query, changes) {
   // changes: {newChecklist, keep: [[newIndex, oldIndex]...], grade: [newIndex...]}
   if (!state.judge) return notice('Load a judge to regrade edited items.', 'error');
-  const partial = { ...query, checklist: changes.grade.map((i) => changes.newChecklist[i]) };
   const jobs = [];
   for (const r of state.responses) {
-    for (const resp of r.records) if (resp.session_id === query.session_id) jobs.push({ query: partial, response: resp, model: r.model });
+    for (const resp of r.records) if (resp.session_id === query.session_id) jobs.push({ response: resp, model: r.model });
   }
-  const old = new Map(jobs.map((j) => [j.model, state.judgments.get(key(state.judge.name, j.model, query.session_id))]));
-  const results = await engine.request('regrade', { jobs }).catch((e) => { notice(e.message, 'error'); return null; });
-  if (!results) return;
-  for (const { model, judgment } of results) {
-    const prev = old.get(model);
-    const probs = changes.newChecklist.map(() => null);
-    for (const [ni, oi] of changes.keep) probs[ni] = prev ? prev.norm_probability[oi] : null;
-    changes.grade.forEach((ni, k) => { probs[ni] = judgment.norm_probability[k]; });
-    const labels = await engine.core('judgmentLabels', probs);
-    const merged = { ...judgment, norm_probability: probs, judgment: labels };
-    state.judgments.set(key(merged.judge, model, query.session_id), merged);
-    await db.put('judgments', merged);
-  }
+  const merged = await engine.request('regrade', { query: { ...query, checklist: changes.newChecklist }, keep: changes.keep, grade: changes.grade, jobs })
+    .catch((e) => { notice(e.message, 'error'); return null; });
+  if (!merged) return;
+  for (const j of merged) state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
   query.checklist = changes.newChecklist;
   await db.put('inputs', state.benchmark, 'benchmark');
   renderAll();
@@ -448,8 +425,9 @@ async function boot() {
     notice('Could not read models/manifest.json; load a model from a file.', 'warn');
   }
   // Restore what this browser kept; on a first visit, preload the demo.
+  // The judgments are the worker's (it stores them); the page keeps a copy for counts and the inspector.
   const [bench, responses, judgments, judgeSettings] = await Promise.all([
-    db.get('inputs', 'benchmark'), db.get('inputs', 'responses'), db.all('judgments'), db.get('settings', 'judge'),
+    db.get('inputs', 'benchmark'), db.get('inputs', 'responses'), engine.request('judgments'), db.get('settings', 'judge'),
   ]).catch(() => [null, null, [], null]);
   for (const j of judgments || []) state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
   if (bench) state.benchmark = bench;

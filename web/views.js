@@ -15,7 +15,8 @@ const TABS = [
   ['export', 'Export'],
 ];
 
-const ui = { tab: 'leaderboard', method: 'bt', bootstrap: 1000, query: null, model: null, editing: false };
+// `settings`: the ranking settings, core's defaults (`rankDefaults`) until the user picks a method.
+const ui = { tab: 'leaderboard', settings: null, methods: [], query: null, model: null, editing: false };
 let charts = [];
 
 function chart(el, option) {
@@ -50,32 +51,36 @@ export async function renderResults(el, ctx) {
   }
   const judge = judgments[0].judge;
   try {
+    if (!ui.settings) ({ settings: ui.settings, methods: ui.methods } = await ctx.engine.request('rankDefaults'));
     await VIEWS[ui.tab](body, ctx, judge);
   } catch (e) {
     mount(body, h('p', { class: 'notice error' }, e.message));
   }
 }
 
-async function scores(ctx) {
-  return ctx.engine.core('scoreJudgments', ctx.judgments);
+/** A result view of `judge`'s judgments, computed by core in the worker (see `VIEWS` in worker.js). */
+function view(ctx, judge, name, extra = {}) {
+  return ctx.engine.request('view', { view: name, judge, ...extra });
 }
+
+const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
 const VIEWS = {
   async leaderboard(body, ctx, judge) {
+    const m = ui.settings.method;
     const method = h('select', { id: 'rank-method', 'aria-label': 'Ranking method' },
-      [['bt', 'Bradley–Terry (Elo scale)'], ['mean', 'Mean score (1–10)'], ['median', 'Median score'], ['winrate', 'Win rate'], ['elo', 'Online Elo (order-dependent)']]
-        .map(([v, l]) => h('option', { value: v, selected: ui.method === v }, l)));
-    method.addEventListener('change', () => { ui.method = method.value; renderResults(body.parentElement, ctx); });
-    const ranking = await ctx.engine.core('rank', ctx.judgments, { method: ui.method, bootstrap: ui.bootstrap });
+      ui.methods.map((v) => h('option', { value: v, selected: m === v }, METHOD_LABELS[v] || v)));
+    method.addEventListener('change', () => { ui.settings = { ...ui.settings, method: method.value }; renderResults(body.parentElement, ctx); });
+    const ranking = await view(ctx, judge, 'leaderboard', { settings: ui.settings });
     ctx.lastRanking = ranking;
-    const digits = ui.method === 'winrate' ? 3 : ui.method === 'mean' || ui.method === 'median' ? 2 : 0;
+    const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
     const plot = h('div', { class: 'chart', id: 'ci-plot', role: 'img', 'aria-label': 'Ratings with 95% confidence intervals' });
     mount(body,
       h('div', { class: 'row' }, h('label', {}, 'Method ', method),
-        h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.bootstrap} resamples)`)),
+        h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`)),
       ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
       h('table', { class: 'leaderboard', id: 'leaderboard' },
-        h('thead', {}, h('tr', {}, ['#', 'model', ui.method === 'bt' || ui.method === 'elo' ? 'rating' : 'score', '95% CI', 'responses', ''].map((c) => h('th', {}, c)))),
+        h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', 'responses', ''].map((c) => h('th', {}, c)))),
         h('tbody', {}, ranking.entries.map((e) => h('tr', {},
           h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num score' }, fmt(e.score, digits)),
           h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`),
@@ -88,7 +93,7 @@ const VIEWS = {
     const pad = (hi - lo) * 0.05 || 1;
     chart(plot, {
       grid: { left: 150, right: 30, top: 20, bottom: 40 },
-      xAxis: { type: 'value', min: lo - pad, max: hi + pad, axisLabel: { formatter: (v) => fmt(v, digits) }, name: ui.method === 'bt' || ui.method === 'elo' ? 'rating (Elo scale)' : ui.method === 'winrate' ? 'win rate' : 'score (1–10)', nameLocation: 'middle', nameGap: 28 },
+      xAxis: { type: 'value', min: lo - pad, max: hi + pad, axisLabel: { formatter: (v) => fmt(v, digits) }, name: m === 'bt' || m === 'elo' ? 'rating (Elo scale)' : m === 'winrate' ? 'win rate' : 'score (1–10)', nameLocation: 'middle', nameGap: 28 },
       yAxis: { type: 'category', data: rev.map((e) => e.model) },
       tooltip: { trigger: 'item', formatter: (p) => { const e = rev[p.dataIndex]; return tip(e.model, `${fmt(e.score, digits)} (95% CI ${fmt(e.lower, digits)} – ${fmt(e.upper, digits)})`); } },
       series: [
@@ -107,31 +112,20 @@ const VIEWS = {
     });
   },
 
-  async categories(body, ctx) {
-    const { scores: s } = await scores(ctx);
-    const cat = new Map((ctx.state.benchmark ? ctx.state.benchmark.queries : []).map((q) => [q.session_id, q.category || 'all']));
-    const models = [...new Set(s.map((x) => x.model_test))].sort();
-    const cats = [...new Set(s.map((x) => cat.get(x.session_id) || 'all'))].sort();
-    const cell = new Map();
-    for (const x of s) {
-      const k = `${x.model_test}|${cat.get(x.session_id) || 'all'}`;
-      const c = cell.get(k) || [0, 0];
-      cell.set(k, [c[0] + x.score, c[1] + 1]);
-    }
-    const mean = (m, c) => { const v = cell.get(`${m}|${c}`); return v ? v[0] / v[1] : null; };
+  async categories(body, ctx, judge) {
+    const categories = Object.fromEntries((ctx.state.benchmark ? ctx.state.benchmark.queries : []).filter((q) => q.category).map((q) => [q.session_id, q.category]));
+    const t = await view(ctx, judge, 'categories', { categories });
     mount(body, h('p', { class: 'hint' }, 'Mean response score (1–10) per category. Few responses per cell make these noisy.'),
       h('div', { class: 'scroll' }, h('table', { class: 'categories', id: 'category-table' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'model'), cats.map((c) => h('th', {}, c)))),
-        h('tbody', {}, models.map((m) => h('tr', {}, h('td', {}, m), cats.map((c) => {
-          const v = mean(m, c);
-          return h('td', { class: 'num heat', style: { background: heat(v == null ? null : (v - 1) / 9) } }, fmt(v, 2));
-        })))))));
+        h('thead', {}, h('tr', {}, h('th', {}, 'model'), t.categories.map((c) => h('th', {}, c)))),
+        h('tbody', {}, t.models.map((model, i) => h('tr', {}, h('td', {}, model), t.means[i].map((v) =>
+          h('td', { class: 'num heat', style: { background: heat(v == null ? null : (v - 1) / 9) } }, fmt(v, 2)))))))));
   },
 
-  async distributions(body, ctx) {
-    const { scores: s } = await scores(ctx);
-    const models = [...new Set(s.map((x) => x.model_test))].sort();
-    const box = models.map((m) => quartiles(s.filter((x) => x.model_test === m).map((x) => x.score)));
+  async distributions(body, ctx, judge) {
+    const d = await view(ctx, judge, 'distributions');
+    const models = d.map((x) => x.model);
+    const box = d.map((x) => [x.min, x.q1, x.median, x.q3, x.max]);
     const el = h('div', { class: 'chart tall', id: 'dist-plot', role: 'img', 'aria-label': 'Distribution of response scores per model' });
     mount(body, h('p', { class: 'hint' }, 'Response scores (mean p(Yes) on 1–10) per model: box = quartiles, whiskers = range.'), el);
     chart(el, {
@@ -143,22 +137,14 @@ const VIEWS = {
     });
   },
 
-  async heatmap(body, ctx) {
-    const battles = await ctx.engine.core('battles', ctx.judgments, 0.1);
-    const models = [...new Set(battles.flatMap((b) => [b.model_a, b.model_b]))].sort();
-    const idx = new Map(models.map((m, i) => [m, i]));
-    const pts = models.map(() => models.map(() => [0, 0]));
-    for (const b of battles) {
-      const a = idx.get(b.model_a);
-      const c = idx.get(b.model_b);
-      const s = b.winner === 'model_a' ? 1 : b.winner === 'model_b' ? 0 : 0.5;
-      pts[a][c][0] += s; pts[a][c][1] += 1;
-      pts[c][a][0] += 1 - s; pts[c][a][1] += 1;
-    }
-    const data = [];
-    models.forEach((_, i) => models.forEach((__, j) => { if (i !== j && pts[i][j][1]) data.push([j, i, pts[i][j][0] / pts[i][j][1], pts[i][j][1]]); }));
+  async heatmap(body, ctx, judge) {
+    const w = await view(ctx, judge, 'winRates', { settings: ui.settings });
+    const models = w.models;
+    const data = w.cells.map((c) => [c.col, c.row, c.win_rate, c.battles]);
     const el = h('div', { class: 'chart tall', id: 'heatmap', role: 'img', 'aria-label': 'Pairwise win rates' });
-    mount(body, h('p', { class: 'hint' }, 'Row model\'s win rate against column model over the queries both answered (score differences under 0.1 are ties, counted as half).'), el);
+    mount(body, h('p', { class: 'hint' }, `Row model's win rate against column model over the queries both answered (score differences under ${w.tie_margin} are ties, counted as half).`),
+      h('table', { class: 'hidden-data', id: 'win-rates', hidden: true }, h('tbody', {}, w.cells.map((c) => h('tr', {}, h('td', {}, models[c.row]), h('td', {}, models[c.col]), h('td', {}, String(c.win_rate)), h('td', {}, String(c.battles)))))),
+      el);
     chart(el, {
       grid: { left: 150, right: 80, top: 20, bottom: 110 },
       xAxis: { type: 'category', data: models, axisLabel: { rotate: 40 } },
@@ -179,6 +165,9 @@ const VIEWS = {
     const sel = h('select', { id: 'inspect-query', 'aria-label': 'Query' }, options.map((o) => h('option', { value: o.session_id, selected: o.session_id === ui.query }, `${o.session_id}${o.category ? ` (${o.category})` : ''}: ${o.conversation_input[o.conversation_input.length - 1].content.slice(0, 80)}`)));
     sel.addEventListener('change', () => { ui.query = sel.value; ui.model = null; renderResults(body.parentElement, ctx); });
     const js = ctx.judgments.filter((j) => j.session_id === ui.query).sort((a, b) => a.model_test.localeCompare(b.model_test));
+    // Each response's score, core's (mean p(Yes) on 1–10), by model.
+    const { scores: all } = await view(ctx, judge, 'scores');
+    const score = new Map(all.filter((x) => x.session_id === ui.query).map((x) => [x.model_test, x.score]));
     if (!ui.model || !js.some((j) => j.model_test === ui.model)) ui.model = js[0].model_test;
     const responseOf = (model) => { for (const r of ctx.state.responses) if (r.model === model) { const x = r.records.find((y) => y.session_id === ui.query); if (x) return x; } return null; };
     const grid = h('table', { class: 'inspector', id: 'inspector-grid' },
@@ -186,7 +175,7 @@ const VIEWS = {
         h('button', { class: `link ${j.model_test === ui.model ? 'selected' : ''}`, onclick: () => { ui.model = j.model_test; renderResults(body.parentElement, ctx); } }, j.model_test))))),
       h('tbody', {}, q.checklist.map((item, i) => h('tr', {}, h('td', { class: 'item' }, `${i + 1}. ${item}`),
         js.map((j) => { const p = j.norm_probability[i]; return h('td', { class: 'num heat', style: { background: heat(p) }, title: `p(Yes) = ${p == null ? 'not graded' : p.toFixed(4)}` }, p == null ? '–' : p.toFixed(2)); }))),
-        h('tr', { class: 'total' }, h('td', {}, 'score (mean·9+1)'), js.map((j) => { const ps = j.norm_probability.filter((p) => p != null); return h('td', { class: 'num' }, ps.length ? fmt(ps.reduce((a, b) => a + b, 0) / ps.length * 9 + 1) : '–'); }))));
+        h('tr', { class: 'total' }, h('td', {}, 'score (mean·9+1)'), js.map((j) => { const x = score.get(j.model_test); return h('td', { class: 'num' }, x == null ? '–' : fmt(x)); }))));
     const resp = responseOf(ui.model);
     const editor = ui.editing ? checklistEditor(q, ctx, () => { ui.editing = false; renderResults(body.parentElement, ctx); }) : null;
     mount(body,
@@ -197,7 +186,7 @@ const VIEWS = {
       h('p', { class: 'hint' }, 'Each cell is p(Yes)/(p(Yes)+p(No)) for the item; blue = yes, red = no. Text is shown exactly as uploaded, as text.'));
   },
 
-  async reference(body, ctx) {
+  async reference(body, ctx, judge) {
     const input = h('input', { type: 'file', accept: '.json,.jsonl', id: 'reference-file', 'aria-label': 'Reference ranking' });
     input.addEventListener('change', async () => {
       const f = input.files[0];
@@ -213,7 +202,7 @@ const VIEWS = {
     } }, 'Use Chatbot Arena 2023 (MT-Bench models)');
     const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking ([{name, rating, lower?, upper?}]): ', input))];
     if (ctx.state.reference) {
-      const ours = (ctx.lastRanking || await ctx.engine.core('rank', ctx.judgments, { method: 'bt', bootstrap: 200 })).entries.map((e) => ({ name: e.model, rating: e.score }));
+      const ours = (ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: { ...ui.settings, bootstrap: 200 } })).entries.map((e) => ({ name: e.model, rating: e.score }));
       try {
         const c = await ctx.engine.core('compareRankings', ours, ctx.state.reference.entries, 1000);
         const est = (e) => e ? `${fmt(e.value, 3)}${e.lower != null ? ` [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]` : ''}` : '–';
@@ -231,22 +220,15 @@ const VIEWS = {
   },
 
   async export(body, ctx, judge) {
-    const ranking = ctx.lastRanking || await ctx.engine.core('rank', ctx.judgments, { method: 'bt', bootstrap: ui.bootstrap });
+    const ranking = ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: ui.settings });
     const base = `rocketjudge-${judge}`;
     const btn = (id, label, fn) => h('button', { id, onclick: async () => { try { await fn(); } catch (e) { ctx.notice(e.message, 'error'); } } }, label);
     mount(body, h('div', { class: 'exports' },
-      btn('export-judgments', 'Judgments (RocketEval JSONL)', async () => download(`${base}-judgments.jsonl`, await ctx.engine.core('judgmentsJsonl', ctx.judgments), 'application/jsonl')),
-      btn('export-scores', 'Scores (CSV)', async () => {
-        const { scores: s } = await scores(ctx);
-        const cells = await Promise.all(s.map(async (x) => [await ctx.engine.core('csvCell', x.model_test), await ctx.engine.core('csvCell', x.session_id), x.score]));
-        download(`${base}-scores.csv`, `model,session_id,score\n${cells.map((c) => c.join(',')).join('\n')}\n`, 'text/csv');
-      }),
-      btn('export-ranking-csv', 'Ranking (CSV)', async () => {
-        const rows = await Promise.all(ranking.entries.map(async (e) => [e.rank, await ctx.engine.core('csvCell', e.model), e.score, e.lower ?? '', e.upper ?? ''].join(',')));
-        download(`${base}-ranking.csv`, `rank,model,score,lower,upper\n${rows.join('\n')}\n`, 'text/csv');
-      }),
+      btn('export-judgments', 'Judgments (RocketEval JSONL)', async () => download(`${base}-judgments.jsonl`, await view(ctx, judge, 'judgmentsJsonl'), 'application/jsonl')),
+      btn('export-scores', 'Scores (CSV)', async () => download(`${base}-scores.csv`, await view(ctx, judge, 'scoresCsv'), 'text/csv')),
+      btn('export-ranking-csv', 'Ranking (CSV)', async () => download(`${base}-ranking.csv`, await view(ctx, judge, 'rankingCsv', { settings: ui.settings }), 'text/csv')),
       btn('export-ranking-json', 'Ranking (JSON)', async () => download(`${base}-ranking.json`, JSON.stringify(ranking.entries.map((e) => ({ model: e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank })), null, 2))),
-      btn('export-battles', 'Battles (Chatbot Arena JSON)', async () => download(`${base}-battles.json`, await ctx.engine.core('battlesJson', await ctx.engine.core('battles', ctx.judgments, 0.1)))),
+      btn('export-battles', 'Battles (Chatbot Arena JSON)', async () => download(`${base}-battles.json`, await view(ctx, judge, 'battlesJson', { settings: ui.settings }))),
       btn('export-report', 'Shareable report (aggregates only)', async () => download(`${base}-report.json`, JSON.stringify({
         tool: 'rocketjudge', judge, prompt: 'RocketEval checklist grading', method: ranking.method, ranking: ranking.entries.map((e) => ({ model: e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank, responses: e.responses })),
         benchmark: ctx.state.benchmark ? { name: ctx.state.benchmark.name, queries: ctx.state.benchmark.queries.length } : null,
@@ -296,12 +278,6 @@ function checklistEditor(q, ctx, close) {
 
 function conversationText(q) {
   return q.conversation_input.map((m) => `${m.role.toUpperCase()}: ${m.content}`).join('\n\n');
-}
-
-function quartiles(xs) {
-  const v = [...xs].sort((a, b) => a - b);
-  const q = (p) => { const i = (v.length - 1) * p; const lo = Math.floor(i); const hi = Math.ceil(i); return v[lo] + (v[hi] - v[lo]) * (i - lo); };
-  return [v[0], q(0.25), q(0.5), q(0.75), v[v.length - 1]];
 }
 
 /** Red (0) → white (0.5) → blue (1). */

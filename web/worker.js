@@ -5,7 +5,7 @@
 // Nothing here talks to any host but the page's own origin (and, only when the user asks for it, the
 // model URL they chose; the page's Content-Security-Policy enforces that).
 
-import { put, remove } from './lib/db.js';
+import { put, all } from './lib/db.js';
 import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from './lib/modelstore.js';
 import { isSoftwareAdapter, adapterName } from './lib/adapter.js';
 
@@ -13,6 +13,10 @@ let wasm = null;        // the wasm-bindgen module
 let generation = 0;     // bumped when a panic forces a fresh wasm instance
 let judge = null;       // JudgeHandle
 let judgeInfo = null;   // {name, backend, backendKind, device, adapter, why, answerTokens, model}
+// Every stored judgment (IndexedDB, read once), by key(judge, model, session): the worker owns them;
+// the page asks for them and for the views computed from them.
+let judgments = null;
+const judgmentKey = (j) => `${j.judge}\u0000${j.model_test}\u0000${j.session_id}`;
 let loaded = null;      // {blob, name, maxTokens}: where the judge came from, to reload it on the CPU
 let control = { paused: false, cancelled: false };
 let grading = false;    // a grade loop is running
@@ -71,6 +75,12 @@ function describeError(e) {
   return e && e.message ? e.message : String(e);
 }
 
+/** The engine's kind of an error (`e.kind`, set by the wasm module), `internal` for a trap. */
+function errorKind(e) {
+  if (e instanceof WebAssembly.RuntimeError) return 'internal';
+  return (e && e.kind) || 'other';
+}
+
 async function recoverIfTrapped(e) {
   if (e instanceof WebAssembly.RuntimeError) {
     generation += 1;
@@ -126,15 +136,50 @@ function releaseJudge() {
   judgeInfo = null;
 }
 
-/** What the page shows about a loaded judge. */
+/** What the page shows about a loaded judge; `device` is the engine's typed BackendInfo. */
 function describeHandle(handle) {
-  return { name: handle.name(), backend: handle.backend(), backendKind: handle.backendKind(), device: handle.device(), answerTokens: handle.answerTokens() };
+  const device = handle.info();
+  return { name: handle.name(), backend: device.description, backendKind: device.kind, device, answerTokens: handle.answerTokens() };
 }
 
 /** Whether an error means the GPU itself failed (lost, out of memory, invalid): the WebGPU judge is then unusable. */
 function isGpuFailure(e) {
-  return judgeInfo?.backendKind === 'webgpu' && /GPU (device lost|error|out of memory)/.test(describeError(e));
+  return judgeInfo?.backendKind === 'webgpu' && e?.kind === 'backend';
 }
+
+/** The stored judgments (read from IndexedDB on first use). */
+async function stored() {
+  if (!judgments) judgments = new Map((await all('judgments')).map((j) => [judgmentKey(j), j]));
+  return judgments;
+}
+
+/** Store a judgment (IndexedDB first, so a reload loses nothing that was reported). */
+async function keep(j) {
+  await put('judgments', j);
+  (await stored()).set(judgmentKey(j), j);
+}
+
+/** The judgments of one judge. */
+async function judgmentsOf(judge) {
+  return [...(await stored()).values()].filter((j) => j.judge === judge);
+}
+
+/**
+ * The result views, each answered by `core` through the wasm module from the stored judgments of
+ * `judge`: {view, judge, settings?, categories?}. `settings` are ranking settings
+ * ({method, tieMargin, equal, bootstrap, resample, seed}, each optional; defaults: `rankDefaults`).
+ */
+const VIEWS = {
+  leaderboard: (js, r) => wasm.rank(js, r.settings),
+  scores: (js) => wasm.scoreJudgments(js),
+  categories: (js, r) => wasm.categoryTable(js, r.categories || {}),
+  distributions: (js) => wasm.distributions(js),
+  winRates: (js, r) => wasm.winRates(js, r.settings),
+  judgmentsJsonl: (js) => wasm.judgmentsJsonl(js),
+  scoresCsv: (js) => wasm.scoresCsv(js),
+  rankingCsv: (js, r) => wasm.rankingCsv(wasm.rank(js, r.settings).entries),
+  battlesJson: (js, r) => wasm.battlesJson(js, r.settings),
+};
 
 /**
  * The GPU failed in the middle of grading: say so, drop the WebGPU judge and load the same model on
@@ -299,17 +344,30 @@ const handlers = {
     }
   },
 
-  /** Grade without storing (checklist edits): returns [{model, judgment}] for the page to merge. */
-  async regrade({ jobs }) {
+  /**
+   * Regrade after a checklist edit: `query` with its new checklist, `keep` ([[newIndex, oldIndex]]:
+   * items whose grades stay), `grade` (new indices: items graded now) for every response in `jobs`
+   * ([{response, model}]). Stores and returns the merged judgments.
+   */
+  async regrade({ query, keep: kept, grade, jobs }) {
     if (!judge) throw new Error('load a judge first');
+    const partial = { ...query, checklist: grade.map((i) => query.checklist[i]) };
     const out = [];
-    for (const { query, response, model } of jobs) {
+    for (const { response, model } of jobs) {
+      let fresh;
       try {
-        out.push({ model, judgment: (await gradeOne(query, response, model)).judgment });
+        fresh = (await gradeOne(partial, response, model)).judgment;
       } catch (e) {
         await recoverIfTrapped(e);
         throw e;
       }
+      const prev = (await stored()).get(judgmentKey(fresh));
+      const probs = query.checklist.map(() => null);
+      for (const [ni, oi] of kept) probs[ni] = prev ? prev.norm_probability[oi] : null;
+      grade.forEach((ni, k) => { probs[ni] = fresh.norm_probability[k]; });
+      const merged = { ...fresh, norm_probability: probs, judgment: wasm.judgmentLabels(probs) };
+      await keep(merged);
+      out.push(merged);
     }
     return out;
   },
@@ -350,9 +408,21 @@ const handlers = {
     return true;
   },
 
-  async forgetJudgment({ key }) {
-    await remove('judgments', key);
-    return true;
+  /** Every stored judgment (the page counts, resumes and inspects with them). */
+  async judgments() {
+    return [...(await stored()).values()];
+  },
+
+  /** A result view (see VIEWS). */
+  async view(r) {
+    const answer = VIEWS[r.view];
+    if (!answer) throw Object.assign(new Error(`unknown view ${r.view}`), { kind: 'input' });
+    return answer(await judgmentsOf(r.judge), r);
+  },
+
+  /** The ranking settings' defaults and choices (core's). */
+  async rankDefaults() {
+    return wasm.rankDefaults();
   },
 };
 
@@ -374,7 +444,7 @@ async function gradeJobs(jobs) {
       if (!judge) return { graded: i, stopped: describeError(e) };
       continue;
     }
-    await put('judgments', result.judgment);
+    await keep(result.judgment);
     items += result.items.length;
     const secs = (performance.now() - started) / 1000;
     post({
@@ -406,6 +476,6 @@ self.onmessage = async (ev) => {
     post({ id: msg.id, ok: true, result: await h(msg) });
   } catch (e) {
     await recoverIfTrapped(e).catch(() => {});
-    post({ id: msg.id, ok: false, error: describeError(e) });
+    post({ id: msg.id, ok: false, error: describeError(e), kind: errorKind(e) });
   }
 };

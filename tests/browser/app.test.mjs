@@ -93,6 +93,29 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   cli(['meta', '--judgments', exported, '--pairs', battles, '--bootstrap', '0']);
   const csv = readFileSync(await exportFile(page, 'export-ranking-csv', 'browser-ranking.csv'), 'utf8');
   assert.match(csv, /^rank,model,score,lower,upper\n1,/);
+  // The win-rate view (a typed request the worker answers with core) agrees with the exported
+  // battles: per ordered pair, the row model's points (win 1, tie ½) per battle.
+  const rates = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'winRates', judge }), JUDGE);
+  assert.deepEqual(rates.models, [...new Set(b.flatMap((x) => [x.model_a, x.model_b]))].sort());
+  assert.equal(rates.tie_margin, 0.1);
+  assert.equal(rates.cells.length, 4 * 3);
+  for (const c of rates.cells) {
+    const [row, col] = [rates.models[c.row], rates.models[c.col]];
+    const pair = b.filter((x) => (x.model_a === row && x.model_b === col) || (x.model_a === col && x.model_b === row));
+    const points = pair.reduce((n, x) => n + (x.winner === 'tie' ? 0.5 : (x.winner === 'model_a') === (x.model_a === row) ? 1 : 0), 0);
+    assert.equal(c.battles, pair.length, `${row} vs ${col}`);
+    assert.ok(Math.abs(c.win_rate - points / pair.length) < 1e-12, `${row} vs ${col}: ${c.win_rate} vs ${points / pair.length}`);
+  }
+  await page.click('#tab-heatmap');
+  assert.equal(await page.locator('#win-rates tr').count(), 12);
+  // The category table comes from core too: one row per model, the categories the queries name.
+  const cats = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'categories', judge, categories: { '101_turn1': 'coding' } }), JUDGE);
+  assert.equal(cats.models.length, 4);
+  assert.ok(cats.categories.includes('coding') && cats.categories.includes('all'), JSON.stringify(cats.categories));
+  // A bad setting is refused by core with a typed error kind.
+  const bad = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, settings: { method: 'nope' } }).then(() => null, (e) => ({ kind: e.kind, message: e.message })), JUDGE);
+  assert.equal(bad?.kind, 'input', JSON.stringify(bad));
+  assert.match(bad.message, /unknown variant `nope`, expected one of `bt`/);
   assert.deepEqual(external(), [], 'no request left the page\'s origin');
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();

@@ -150,7 +150,7 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     await context.close();
 
     assert.equal(gpu.info.backendKind, 'webgpu', `${model} loaded on ${gpu.info.backend} (${gpu.info.why}; ${gpu.notices.join(' ')})`);
-    assert.equal(gpu.info.device.backend, 'webgpu');
+    assert.equal(gpu.info.device.kind, 'webgpu');
     assert.ok(gpu.info.adapterName, 'the adapter is named');
     assert.equal(typeof gpu.info.adapter.shaderF16, 'boolean');
     let want;

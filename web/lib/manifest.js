@@ -17,3 +17,13 @@ export function modelSource(m) {
   const urls = web.parts ? web.parts.map((p) => p.url) : [web.url || `models/${m.name}.gguf`];
   return { key: m.name, urls: urls.map((u) => new URL(u, location.href).href), sha256: m.sha256, size: m.size };
 }
+
+/**
+ * The judge the manifest recommends for this device, by its `role` ("recommended where WebGPU runs",
+ * "recommended without WebGPU (CPU)"): the first for a hardware GPU, the second otherwise.
+ */
+export function recommendedModel(models, hardwareGpu) {
+  const role = hardwareGpu ? 'recommended where WebGPU runs' : 'recommended without WebGPU';
+  const m = models.find((x) => (x.role || '').startsWith(role)) || models.find((x) => (x.role || '').startsWith('recommended'));
+  return m ? m.name : null;
+}

@@ -1,4 +1,5 @@
-// The page's side of the worker protocol: request/reply with ids, plus event listeners.
+// The page's side of the worker protocol: request/reply with ids, plus event listeners. A failed
+// request rejects with an Error whose `kind` is the engine's (see crate/wasm `fail`).
 
 export class EngineClient {
   constructor(url) {
@@ -12,7 +13,7 @@ export class EngineClient {
         const { resolve, reject } = this.pending.get(m.id);
         this.pending.delete(m.id);
         if (m.ok) resolve(m.result);
-        else reject(new Error(m.error));
+        else reject(Object.assign(new Error(m.error), { kind: m.kind }));
         return;
       }
       for (const fn of this.listeners.get(m.type) || []) fn(m);

@@ -1,21 +1,21 @@
-//! Choosing and loading a judge for the commands that grade.
+//! The judge flags of the commands that grade, and loading a judge with them (the engine chooses and
+//! opens the backend: `rocketjudge_engine::device`).
 
 use std::io::IsTerminal;
 
 use anyhow::{Context, Result};
-use rocketjudge_engine::backend::cpu::{Cpu, Precision};
-#[cfg(feature = "webgpu")]
-use rocketjudge_engine::backend::webgpu::{WebGpu, WebGpuOptions};
+use rocketjudge_engine::backend::cpu::Precision;
+use rocketjudge_engine::device::{self, BackendChoice, BackendInfo, BackendOptions};
 use rocketjudge_engine::judge::AnyJudge;
-use rocketjudge_engine::load::judge_from_file;
 
 use crate::models;
 
 #[derive(clap::Args, Clone)]
 pub struct JudgeArgs {
-    /// Compute backend: `cpu`, or `webgpu` (Vulkan/Metal/DX12 natively).
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "webgpu"])]
-    pub backend: String,
+    /// Compute backend: `cpu`, `webgpu` (Vulkan/Metal/DX12 natively), or `auto` (WebGPU on a
+    /// hardware adapter, else the CPU).
+    #[arg(long, default_value_t = BackendChoice::Cpu, value_parser = parse_choice)]
+    pub backend: BackendChoice,
     /// CPU threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -28,6 +28,10 @@ pub struct JudgeArgs {
     pub precision: Precision,
 }
 
+fn parse_choice(s: &str) -> Result<BackendChoice, String> {
+    s.parse().map_err(|e: rocketjudge_core::error::UnknownName| e.to_string())
+}
+
 pub fn parse_precision(s: &str) -> Result<Precision, String> {
     match s {
         "int8" => Ok(Precision::Int8),
@@ -36,30 +40,15 @@ pub fn parse_precision(s: &str) -> Result<Precision, String> {
     }
 }
 
-/// The error for a backend this binary was built without.
-pub fn unavailable(backend: &str) -> anyhow::Error {
-    if backend == "webgpu" {
-        anyhow::anyhow!(
-            "backend `webgpu` is not available: this build lacks the WebGPU backend (rebuild with \
-             `cargo build --release -p rocketjudge --features webgpu`)"
-        )
-    } else {
-        anyhow::anyhow!("backend `{backend}` is not available in this build")
+impl JudgeArgs {
+    /// The backend options these flags set.
+    pub fn options(&self) -> BackendOptions {
+        BackendOptions { threads: self.threads, precision: self.precision, ..Default::default() }
     }
 }
 
-/// Open the WebGPU device (Vulkan, Metal or DX12; Mesa's lavapipe on a Linux machine without a GPU).
-#[cfg(feature = "webgpu")]
-pub fn webgpu(options: WebGpuOptions) -> Result<WebGpu> {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        // Some Vulkan loaders complain without it; none of them needs a real one. Set before any
-        // thread exists.
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-    Ok(pollster::block_on(WebGpu::new(options))?)
-}
-
-pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
+/// Load the judge `spec` (a manifest name or a GGUF path) on the backend the flags choose.
+pub fn load(spec: &str, a: &JudgeArgs) -> Result<(AnyJudge, BackendInfo)> {
     let path = models::resolve(spec)?;
     let tty = std::io::stderr().is_terminal();
     let mut progress = |done: u64, total: u64| {
@@ -68,20 +57,10 @@ pub fn load(spec: &str, a: &JudgeArgs) -> Result<AnyJudge> {
         }
     };
     // Manifest models are cached as `<name>.gguf`, so the judge's name (the file stem) is the manifest name.
-    let judge = match a.backend.as_str() {
-        "cpu" => AnyJudge::Cpu(
-            judge_from_file(&path, Cpu::with_precision(a.threads, a.precision)?, a.max_tokens, &mut progress)
-                .with_context(|| format!("cannot load {}", path.display()))?,
-        ),
-        #[cfg(feature = "webgpu")]
-        "webgpu" => AnyJudge::WebGpu(
-            judge_from_file(&path, webgpu(WebGpuOptions::default())?, a.max_tokens, &mut progress)
-                .with_context(|| format!("cannot load {} on WebGPU", path.display()))?,
-        ),
-        other => return Err(unavailable(other)),
-    };
+    let loaded = device::open_judge_file(&path, a.backend, &a.options(), a.max_tokens, &mut progress)
+        .with_context(|| format!("cannot load {} on backend {}", path.display(), a.backend))?;
     if tty {
         eprintln!();
     }
-    Ok(judge)
+    Ok(loaded)
 }

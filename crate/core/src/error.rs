@@ -45,6 +45,50 @@ pub enum Error {
     /// The inputs are well-formed but cannot be used together (too few models, no comparisons, ...).
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    UnknownName(#[from] UnknownName),
+}
+
+/// A name that is none of an enum's spellings (see [`crate::named_enum`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} must be one of {}, not `{found}`", names.join(", "))]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub names: &'static [&'static str],
+    pub found: String,
+}
+
+/// An enum with one spelling per variant, parsed (`FromStr`, serde) and displayed as that spelling:
+/// the one definition of a choice that CLI flags, JSON and JavaScript strings all use.
+#[macro_export]
+macro_rules! named_enum {
+    ($(#[$m:meta])* pub enum $name:ident, $what:literal { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize)]
+        pub enum $name { $($(#[$vm])* #[serde(rename = $s)] $v),+ }
+
+        impl $name {
+            /// Every spelling, in order (a CLI's possible values, a page's options).
+            pub const NAMES: &'static [&'static str] = &[$($s),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$v => $s),+ }
+            }
+        }
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::error::UnknownName;
+            fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                match s {
+                    $($s => Ok(Self::$v),)+
+                    _ => Err($crate::error::UnknownName { what: $what, names: Self::NAMES, found: s.to_string() }),
+                }
+            }
+        }
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -13,6 +13,7 @@
 //! | item probabilities → one score per response (mean, supervised) | [`score`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
 //! | compare a ranking or judgments to a reference | [`meta`] |
+//! | what the result views and exports show (category table, quartiles, win rates, CSV) | [`report`] |
 //! | shared statistics (ranks, quantiles, seeded RNG) | [`stats`] |
 //!
 //! ```
@@ -30,6 +31,7 @@ pub mod formats;
 pub mod meta;
 pub mod prompt;
 pub mod rank;
+pub mod report;
 pub mod score;
 pub mod stats;
 

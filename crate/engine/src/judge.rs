@@ -370,56 +370,10 @@ impl Judge for AnyJudge {
     }
 }
 
-/// What a judge runs on, for a front-end to show (the page reads it as `{backend, description, adapter,
-/// deviceType, f16Tiles, softwareKernels}`). The same fields whichever backends this build has, so
-/// callers never match on [`AnyJudge`]'s variants (which depend on the engine's features).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BackendInfo {
-    /// `"cpu"` or `"webgpu"`.
-    pub backend: &'static str,
-    /// The backend's own one-line description.
-    pub description: String,
-    /// The WebGPU adapter's name; `None` on the CPU, or where the browser keeps it to itself.
-    pub adapter: Option<String>,
-    /// The WebGPU adapter's device type (`DiscreteGpu`, `Cpu`, ...); `None` on the CPU.
-    pub device_type: Option<String>,
-    /// Matrix-product tiles are f16 in workgroup memory.
-    pub f16_tiles: bool,
-    /// The software-shaped WebGPU kernels are in use.
-    pub software_kernels: bool,
-}
-
 impl AnyJudge {
     /// The Direct 0–9 baseline for one response.
     pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
         each!(self, j => j.direct_score(query, response).await)
-    }
-
-    /// What this judge runs on.
-    pub fn backend_info(&self) -> BackendInfo {
-        match self {
-            AnyJudge::Cpu(j) => BackendInfo {
-                backend: "cpu",
-                description: j.backend.describe(),
-                adapter: None,
-                device_type: None,
-                f16_tiles: false,
-                software_kernels: false,
-            },
-            #[cfg(feature = "webgpu")]
-            AnyJudge::WebGpu(j) => {
-                let info = j.backend.adapter_info();
-                BackendInfo {
-                    backend: "webgpu",
-                    description: j.backend.describe(),
-                    adapter: Some(info.name.trim().to_string()).filter(|n| !n.is_empty()),
-                    device_type: Some(format!("{:?}", info.device_type)),
-                    f16_tiles: j.backend.uses_f16(),
-                    software_kernels: j.backend.uses_software_kernels(),
-                }
-            }
-        }
     }
 
     /// The benchmark workload in this judge's tokens.

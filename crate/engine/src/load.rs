@@ -38,16 +38,6 @@ impl<R: Read + Seek> TensorSource for FileSource<R> {
     }
 }
 
-/// Tensors read from the whole file in memory (tests, small models).
-pub struct BytesSource<'a>(pub &'a [u8]);
-
-impl TensorSource for BytesSource<'_> {
-    async fn read(&mut self, info: &TensorInfo) -> Result<Vec<u8>, EngineError> {
-        let (a, b) = (info.offset as usize, (info.offset + info.n_bytes) as usize);
-        self.0.get(a..b).map(<[u8]>::to_vec).ok_or_else(|| EngineError::Model(format!("tensor `{}` lies outside the file", info.name)))
-    }
-}
-
 /// The tokenizer, chat template and Yes/No ids of a model, from its header alone.
 pub fn codec(g: &Gguf) -> Result<PromptCodec, EngineError> {
     let tokenizer = Tokenizer::from_gguf(g)?;
@@ -61,13 +51,9 @@ pub fn codec(g: &Gguf) -> Result<PromptCodec, EngineError> {
     PromptCodec::new(tokenizer, template)
 }
 
-/// A judge from a GGUF file on disk.
-pub fn judge_from_file<B: Backend>(
-    path: &Path,
-    backend: B,
-    max_tokens: usize,
-    progress: LoadProgress<'_>,
-) -> Result<ModelJudge<B>, EngineError> {
+/// A GGUF file opened for loading: the judge's name (the file stem; manifest models are cached as
+/// `<name>.gguf`), its parsed header and its tensors.
+pub fn open_file(path: &Path) -> Result<(String, Gguf, FileSource<std::fs::File>), EngineError> {
     let io = |e: std::io::Error| EngineError::Io(format!("{}: {e}", path.display()));
     let mut f = std::fs::File::open(path).map_err(io)?;
     let len = f.metadata().map_err(io)?.len();
@@ -81,8 +67,20 @@ pub fn judge_from_file<B: Backend>(
         Some(len),
     )?;
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("judge").to_string();
+    Ok((name, g, FileSource(f)))
+}
+
+/// A judge from a GGUF file on disk on a given backend (tests, `bench`; front-ends choose with
+/// [`crate::device::open_judge_file`]).
+pub fn judge_from_file<B: Backend>(
+    path: &Path,
+    backend: B,
+    max_tokens: usize,
+    progress: LoadProgress<'_>,
+) -> Result<ModelJudge<B>, EngineError> {
+    let (name, g, mut src) = open_file(path)?;
     // Reading a file never waits on anything but the disk: drive the async loader to completion here.
-    block_on(judge_from_header(name, &g, &mut FileSource(f), backend, max_tokens, progress))
+    block_on(judge_from_header(name, &g, &mut src, backend, max_tokens, progress))
 }
 
 /// Load a judge whose header is parsed, reading tensors from `src` one at a time.

@@ -5,8 +5,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use rocketjudge_engine::backend::cpu::{self, Cpu};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_engine::backend::Backend;
+use rocketjudge_engine::device::{self, BackendInfo, BackendKind, BackendOptions, GpuKernels, HostUpload, WithBackend};
 use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::judge::{BenchWorkload, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
@@ -66,8 +67,8 @@ pub struct Args {
     #[arg(long)]
     no_f16: bool,
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "gpu", "software"])]
-    kernels: String,
+    #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
+    kernels: GpuKernels,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -78,15 +79,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The device's assumed FP32 peak in TFLOP/s and where that number comes from.
-fn assumed_peak(backend: &str, flag: Option<f64>) -> (Option<f64>, String) {
+fn assumed_peak(info: &BackendInfo, flag: Option<f64>) -> (Option<f64>, String) {
     if let Some(p) = flag {
         return (Some(p), "given with --peak-tflops".into());
     }
-    let Some(desc) = backend.strip_prefix("webgpu: ") else {
+    if info.kind == BackendKind::Cpu {
         return (None, "unknown for a CPU (pass --peak-tflops: cores × SIMD lanes × 2 FMA units × 2 × GHz)".into());
-    };
-    // "webgpu: NAME (BACKEND, DEVICE_TYPE; KERNELS)"; a name may itself hold parentheses.
-    let (name, rest) = desc.rsplit_once(" (").unwrap_or((desc, ""));
+    }
+    let name = info.adapter.as_deref().unwrap_or("an unnamed adapter");
     let up = name.to_uppercase();
     let known: Option<(f64, &str)> = if up.contains("H200") && up.contains("NVL") {
         Some((60.0, "NVIDIA H200 NVL: 60 TFLOP/s FP32 (datasheet)"))
@@ -105,7 +105,7 @@ fn assumed_peak(backend: &str, flag: Option<f64>) -> (Option<f64>, String) {
     };
     match known {
         Some((p, why)) => (Some(p), format!("{why}; FP32 without tensor cores, which WGSL kernels cannot use")),
-        None if rest.contains("Cpu") => (None, format!("unknown: {name} is a software adapter running on the CPU (pass --peak-tflops)")),
+        None if info.software_adapter => (None, format!("unknown: {name} is a software adapter running on the CPU (pass --peak-tflops)")),
         None => (None, format!("unknown for {name} (pass --peak-tflops)")),
     }
 }
@@ -126,7 +126,13 @@ fn flops(c: &Config, p: f64, items: f64, s: f64) -> (f64, f64) {
     (prefill, suffixes)
 }
 
-fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args, load_s: f64, peak_tflops: Option<f64>) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
+fn run_ours<B: Backend>(
+    mut j: ModelJudge<B>,
+    info: &BackendInfo,
+    a: &Args,
+    load_s: f64,
+    peak_tflops: Option<f64>,
+) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
     let BenchWorkload { prefix, suffixes, .. } = BenchWorkload::new(&j.codec.tokenizer, a.prefix_tokens, a.items, a.suffix_tokens)?;
     let need = prefix.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0);
     if need > j.max_tokens {
@@ -153,11 +159,11 @@ fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args, load_s: f64, peak_tflops
     let p = prefix.len() as f64;
     let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);
     let (prefill_gflops, gflops) = (prefill_flops / pre / 1e9, (prefill_flops + suffix_flops) / (pre + items) / 1e9);
-    let (peak, peak_why) = assumed_peak(&j.backend.describe(), peak_tflops);
+    let (peak, peak_why) = assumed_peak(info, peak_tflops);
     Ok((
         json!({
             "engine": "rocketjudge",
-            "backend": j.backend.describe(),
+            "backend": info.description,
             "load_s": load_s,
             "chunk": j.chunk,
             "prefill_s": pre,
@@ -178,24 +184,6 @@ fn run_ours<B: Backend>(mut j: ModelJudge<B>, a: &Args, load_s: f64, peak_tflops
 }
 
 // ---------------------------------------------------------------- matrix products per weight type
-
-/// Upload host activations (the one thing the matmul sweep needs beyond [`Backend`]).
-trait HostTensor: Backend {
-    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<Self::Tensor>;
-}
-
-impl HostTensor for Cpu {
-    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<cpu::Tensor> {
-        Ok(cpu::Tensor { rows, cols, data })
-    }
-}
-
-#[cfg(feature = "webgpu")]
-impl HostTensor for rocketjudge_engine::backend::webgpu::WebGpu {
-    fn host_tensor(&mut self, rows: usize, cols: usize, data: Vec<f32>) -> Result<Self::Tensor> {
-        Ok(self.tensor(rows, cols, &data)?)
-    }
-}
 
 const TYPES: [GgmlType; 11] = GgmlType::ALL;
 
@@ -231,7 +219,7 @@ fn random_weight(seed: &mut u64, dtype: GgmlType, rows: usize, cols: usize) -> V
 
 /// GFLOP/s of x[m×k]·W[n×k]ᵀ (GEMM) and of one row (GEMV) for every weight type, and the GEMV's
 /// weight bandwidth.
-fn run_matmul<B: HostTensor>(backend: &mut B, shape: &str, reps: usize) -> Result<Value> {
+fn run_matmul<B: HostUpload>(backend: &mut B, shape: &str, reps: usize) -> Result<Value> {
     let dims: Vec<usize> = shape.split(',').map(|s| s.trim().parse()).collect::<Result<_, _>>().context("--matmul takes M,N,K")?;
     let [m, n, k] = dims[..] else { anyhow::bail!("--matmul takes M,N,K, e.g. 512,4096,4096") };
     let reps = reps.max(1) * 5;
@@ -245,8 +233,8 @@ fn run_matmul<B: HostTensor>(backend: &mut B, shape: &str, reps: usize) -> Resul
         let bytes = random_weight(&mut seed, dtype, n, k);
         let info = TensorInfo { name: format!("{dtype:?}"), dims: vec![k as u64, n as u64], dtype, offset: 0, n_bytes: bytes.len() as u64 };
         let w = backend.load(&info, &bytes)?;
-        let xs = backend.host_tensor(m, k, x.clone())?;
-        let x1 = backend.host_tensor(1, k, x[..k].to_vec())?;
+        let xs = backend.upload(m, k, x.clone())?;
+        let x1 = backend.upload(1, k, x[..k].to_vec())?;
         let time = |b: &mut B, x: &B::Tensor, r: usize| {
             // The warm-up compiles the pipeline.
             drop(b.matmul(x, &w, None));
@@ -267,7 +255,7 @@ fn run_matmul<B: HostTensor>(backend: &mut B, shape: &str, reps: usize) -> Resul
     let t = Instant::now();
     backend.sync();
     let sync_ms = t.elapsed().as_secs_f64() * 1e3;
-    let small = backend.host_tensor(1, 256, vec![1.0; 256])?;
+    let small = backend.upload(1, 256, vec![1.0; 256])?;
     drop(backend.add(&small, &small));
     backend.sync();
     let t = Instant::now();
@@ -305,17 +293,27 @@ fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, prefix: &[u3
 /// Our engine's result, the matmul sweep, and the workload's prefix and suffixes.
 type Measured = (Value, Option<Value>, Vec<u32>, Vec<Vec<u32>>);
 
-/// Run our engine on the chosen backend.
-fn bench_backend<B: HostTensor>(mut backend: B, a: &Args, path: &std::path::Path, max: usize) -> Result<Measured> {
-    let sweep = match &a.matmul {
-        Some(shape) => Some(run_matmul(&mut backend, shape, a.repeat)?),
-        None => None,
-    };
-    let t = Instant::now();
-    let judge = judge_from_file(path, backend, max, &mut |_, _| {}).with_context(|| format!("cannot load {}", path.display()))?;
-    let load_s = t.elapsed().as_secs_f64();
-    let (ours, prefix, suffixes) = run_ours(judge, a, load_s, a.peak_tflops)?;
-    Ok((ours, sweep, prefix, suffixes))
+/// Our engine on the chosen backend: the matmul sweep (if asked for), the judge's load and its workload.
+struct Bench<'a> {
+    a: &'a Args,
+    path: &'a std::path::Path,
+    max: usize,
+}
+
+impl WithBackend for Bench<'_> {
+    type Output = Result<Measured>;
+    fn run<B: HostUpload>(self, mut backend: B, info: BackendInfo) -> Result<Measured> {
+        let Bench { a, path, max } = self;
+        let sweep = match &a.matmul {
+            Some(shape) => Some(run_matmul(&mut backend, shape, a.repeat)?),
+            None => None,
+        };
+        let t = Instant::now();
+        let judge = judge_from_file(path, backend, max, &mut |_, _| {}).with_context(|| format!("cannot load {}", path.display()))?;
+        let load_s = t.elapsed().as_secs_f64();
+        let (ours, prefix, suffixes) = run_ours(judge, &info, a, load_s, a.peak_tflops)?;
+        Ok((ours, sweep, prefix, suffixes))
+    }
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -323,21 +321,8 @@ pub fn run(a: Args) -> CliResult {
     let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
     // Room for the words that cross a token target (the workload cuts text between words).
     let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 16);
-    let (ours, sweep, prefix, suffixes) = match a.judge.backend.as_str() {
-        "cpu" => bench_backend(Cpu::with_precision(threads, a.judge.precision)?, &a, &path, max)?,
-        #[cfg(feature = "webgpu")]
-        "webgpu" => {
-            use rocketjudge_engine::backend::webgpu::{KernelSet, WebGpuOptions};
-            let kernels = match a.kernels.as_str() {
-                "gpu" => KernelSet::Gpu,
-                "software" => KernelSet::Software,
-                _ => KernelSet::Auto,
-            };
-            let gpu = judges::webgpu(WebGpuOptions { allow_f16: !a.no_f16, kernels, ..Default::default() })?;
-            bench_backend(gpu, &a, &path, max)?
-        }
-        other => return Err(judges::unavailable(other)),
-    };
+    let options = BackendOptions { threads, allow_f16: !a.no_f16, kernels: a.kernels, ..a.judge.options() };
+    let (ours, sweep, prefix, suffixes) = device::with_backend(a.judge.backend, &options, Bench { a: &a, path: &path, max })??;
     let reference = match a.reference.as_str() {
         "none" => None,
         r => match run_llama_cpp(&a, &path, threads, &prefix, &suffixes) {
@@ -461,15 +446,33 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
 #[cfg(test)]
 mod tests {
     use super::assumed_peak;
+    use rocketjudge_engine::device::{BackendInfo, BackendKind};
+
+    fn gpu(name: &str, software_adapter: bool) -> BackendInfo {
+        BackendInfo {
+            kind: BackendKind::WebGpu,
+            description: String::new(),
+            why: String::new(),
+            adapter: Some(name.into()),
+            vendor: None,
+            device_type: None,
+            software_adapter,
+            threads: None,
+            kernels: String::new(),
+            precision: None,
+            f16: false,
+        }
+    }
 
     #[test]
     fn peaks_come_from_the_flag_or_the_gpu_name_or_are_unknown() {
-        assert_eq!(assumed_peak("cpu (2 threads)", Some(1.5)).0, Some(1.5));
-        assert_eq!(assumed_peak("cpu (2 threads)", None).0, None);
-        assert_eq!(assumed_peak("webgpu: NVIDIA H100 80GB HBM3 (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(67.0));
-        assert_eq!(assumed_peak("webgpu: NVIDIA H100 PCIe (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(51.0));
-        assert_eq!(assumed_peak("webgpu: NVIDIA H200 (Vulkan, DiscreteGpu; f16 workgroup tiles)", None).0, Some(67.0));
-        let (p, why) = assumed_peak("webgpu: llvmpipe (LLVM 19.1.7, 256 bits) (Vulkan, Cpu; software-shaped kernels)", None);
+        let cpu = BackendInfo { kind: BackendKind::Cpu, adapter: None, ..gpu("", false) };
+        assert_eq!(assumed_peak(&cpu, Some(1.5)).0, Some(1.5));
+        assert_eq!(assumed_peak(&cpu, None).0, None);
+        assert_eq!(assumed_peak(&gpu("NVIDIA H100 80GB HBM3", false), None).0, Some(67.0));
+        assert_eq!(assumed_peak(&gpu("NVIDIA H100 PCIe", false), None).0, Some(51.0));
+        assert_eq!(assumed_peak(&gpu("NVIDIA H200", false), None).0, Some(67.0));
+        let (p, why) = assumed_peak(&gpu("llvmpipe (LLVM 19.1.7, 256 bits)", true), None);
         assert_eq!(p, None);
         assert!(why.contains("llvmpipe (LLVM 19.1.7, 256 bits)") && why.contains("software adapter"), "{why}");
     }

@@ -37,7 +37,7 @@ pub fn run(a: Args) -> CliResult {
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
-    let mut judge = judges::load(&a.io.model, &a.io.judge)?;
+    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
     let out_path = |model: &str| a.io.out.join(format!("{}.jsonl", safe_file_name(model)));
     let work = inputs.work();

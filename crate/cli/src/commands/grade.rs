@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use rocketjudge_core::formats::{self, jsonl, Judgment};
-use rocketjudge_core::prompt::GRADING_PROMPT_VERSION;
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
@@ -115,7 +114,7 @@ pub fn run(a: Args) -> CliResult {
     if let Some(s) = a.shard {
         ShardRecord::clear(s, &a.io.out)?;
     }
-    let mut judge = judges::load(&a.io.model, &a.io.judge)?;
+    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     let judge_name = judge.name();
     let out_path = |model: &str| -> PathBuf {
         match a.shard {
@@ -149,13 +148,15 @@ pub fn run(a: Args) -> CliResult {
         let prepared = judge.prepare(w.query, w.response).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
         let grades =
             pollster::block_on(judge.grade_prepared(&prepared)).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
-        let mut j = Judgment::new(&w.response.session_id, &w.model, &judge_name, grades.iter().map(|g| Some(g.p_yes)).collect());
-        j.tokens = Some(tokens.clone());
-        j.prompt_version = Some(GRADING_PROMPT_VERSION.to_string());
-        if prepared.truncated_chars > 0 {
-            j.truncated_chars = Some(prepared.truncated_chars);
-            truncated += 1;
-        }
+        let j = Judgment::from_grade(
+            &w.response.session_id,
+            &w.model,
+            &judge_name,
+            grades.iter().map(|g| g.p_yes),
+            tokens.clone(),
+            prepared.truncated_chars,
+        );
+        truncated += usize::from(prepared.truncated_chars > 0);
         if let Some(t) = trace.as_mut() {
             let mut lines = String::new();
             for (i, g) in grades.iter().enumerate() {

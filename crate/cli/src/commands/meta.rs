@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long)]
     labels: Option<PathBuf>,
     /// Tie margin when the judge's scores are compared pairwise.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = rank::DEFAULT_TIE_MARGIN)]
     tie_margin: f64,
     #[arg(long, default_value_t = 1000)]
     bootstrap: usize,

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use rocketjudge_core::formats::csv;
-use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankOptions, Resample, ScoreTable};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_core::rank::{self, EqualScores, Method, RankOptions, RankSettings, Resample, ScoreTable};
+use rocketjudge_core::report;
 use serde::Serialize;
 
 use super::{text_table, Format};
@@ -26,22 +27,22 @@ pub struct Args {
     scores: Option<PathBuf>,
     /// bt: Bradley–Terry (Chatbot Arena's MLE, Elo scale); mean / median score; winrate; elo: online
     /// Elo with K=4 (order-dependent).
-    #[arg(long, default_value = "bt", value_parser = ["bt", "mean", "median", "winrate", "elo"])]
-    method: String,
+    #[arg(long, default_value_t = RankSettings::default().method, value_parser = PossibleValuesParser::new(Method::NAMES).try_map(|s| s.parse::<Method>()))]
+    method: Method,
     /// Score differences below this are ties when responses are compared pairwise.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = RankSettings::default().tie_margin)]
     tie_margin: f64,
     /// Exactly equal scores: `tie` (half a win each) or `skip` (no battle).
-    #[arg(long, default_value = "tie", value_parser = ["tie", "skip"])]
-    equal: String,
+    #[arg(long, default_value_t = RankSettings::default().equal, value_parser = PossibleValuesParser::new(EqualScores::NAMES).try_map(|s| s.parse::<EqualScores>()))]
+    equal: EqualScores,
     /// Bootstrap replicates for the intervals (0: none).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = RankSettings::default().bootstrap)]
     bootstrap: usize,
     /// What the bootstrap resamples: `sessions` (queries) or `battles` (Arena's multinomial reweighting).
-    #[arg(long, default_value = "sessions", value_parser = ["sessions", "battles"])]
-    resample: String,
+    #[arg(long, default_value_t = RankSettings::default().resample, value_parser = PossibleValuesParser::new(Resample::NAMES).try_map(|s| s.parse::<Resample>()))]
+    resample: Resample,
     /// Seed of the bootstrap.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = RankSettings::default().seed)]
     seed: u64,
     /// Anchor the Elo scale: MODEL=RATING (bt and elo only).
     #[arg(long)]
@@ -65,9 +66,6 @@ pub fn run(a: Args) -> CliResult {
         (None, Some(s)) => inputs::labels(s)?,
         (None, None) => unreachable!("clap requires one of --judgments and --scores"),
     };
-    if !(a.tie_margin >= 0.0 && a.tie_margin.is_finite()) {
-        bail!("--tie-margin must be a non-negative number");
-    }
     let anchor = match &a.anchor {
         Some(s) => {
             let Some((m, r)) = s.rsplit_once('=') else { bail!("--anchor takes MODEL=RATING, not `{s}`") };
@@ -75,15 +73,15 @@ pub fn run(a: Args) -> CliResult {
         }
         None => None,
     };
-    let opts = RankOptions {
-        method: a.method.parse::<Method>()?,
-        pairs: PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()? },
+    let settings = RankSettings {
+        method: a.method,
+        tie_margin: a.tie_margin,
+        equal: a.equal,
         bootstrap: a.bootstrap,
-        resample: a.resample.parse::<Resample>()?,
+        resample: a.resample,
         seed: a.seed,
-        anchor,
-        ..Default::default()
     };
+    let opts = RankOptions { anchor, ..settings.options().map_err(|e| anyhow::anyhow!("--tie-margin: {e}"))? };
     let table = ScoreTable::new(&scores)?;
     let ranking = rank::rank(&table, &opts)?;
     for e in &ranking.entries {
@@ -98,20 +96,7 @@ pub fn run(a: Args) -> CliResult {
         ranking.entries.iter().map(|e| Row { model: &e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank }).collect();
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        Format::Csv => {
-            let mut out = String::from("rank,model,score,lower,upper\n");
-            for r in &rows {
-                out.push_str(&format!(
-                    "{},{},{},{},{}\n",
-                    r.rank,
-                    csv::text_cell(r.model),
-                    csv::number_cell(Some(r.score)),
-                    csv::number_cell(r.lower),
-                    csv::number_cell(r.upper)
-                ));
-            }
-            print!("{out}");
-        }
+        Format::Csv => print!("{}", report::ranking_csv(&ranking.entries)),
         Format::Table => {
             let digits = if matches!(opts.method, Method::WinRate) { 3 } else { 2 };
             let f = |x: Option<f64>| x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "–".into());
@@ -120,7 +105,7 @@ pub fn run(a: Args) -> CliResult {
                 .iter()
                 .map(|e| vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string()])
                 .collect();
-            print!("{}", text_table(&["model", "rank", &a.method, "95% lower", "95% upper", "responses"], &body));
+            print!("{}", text_table(&["model", "rank", a.method.as_str(), "95% lower", "95% upper", "responses"], &body));
         }
     }
     Ok(())

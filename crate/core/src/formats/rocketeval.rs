@@ -150,6 +150,24 @@ impl Judgment {
         }
     }
 
+    /// The record of a response a judge has just graded: its items' p(Yes), the judge's Yes/No token ids,
+    /// this build's grading-prompt version, and the characters cut to fit the context (0: none).
+    /// The CLI's `grade` and the browser's worker store exactly this.
+    pub fn from_grade(
+        session_id: &str,
+        model_test: &str,
+        judge: &str,
+        p_yes: impl IntoIterator<Item = f64>,
+        tokens: AnswerTokens,
+        truncated_chars: usize,
+    ) -> Self {
+        let mut j = Self::new(session_id, model_test, judge, p_yes.into_iter().map(Some).collect());
+        j.tokens = Some(tokens);
+        j.prompt_version = Some(crate::prompt::GRADING_PROMPT_VERSION.to_string());
+        j.truncated_chars = (truncated_chars > 0).then_some(truncated_chars);
+        j
+    }
+
     /// Check what serde cannot: probabilities in [0, 1] and `judgment` as long as `norm_probability`.
     pub fn validate(&self, file: &str, line: usize) -> Result<(), FormatError> {
         for (i, p) in self.norm_probability.iter().enumerate() {

@@ -13,11 +13,10 @@ pub mod bradley_terry;
 pub mod elo;
 
 use std::collections::HashMap;
-use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::error::{invalid, Error, Result};
+use crate::error::{invalid, Result};
 use crate::formats::{Battle, Score, Winner};
 use crate::stats::{self, Rng};
 
@@ -61,26 +60,22 @@ impl ScoreTable {
     }
 }
 
-/// What to do when two responses get exactly the same score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EqualScores {
-    /// A tie: half a win each (the default; seed 001 App A's "=" rule).
-    Tie,
-    /// No battle.
-    Skip,
-}
-
-impl FromStr for EqualScores {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "tie" => Ok(Self::Tie),
-            "skip" => Ok(Self::Skip),
-            _ => invalid!("equal-score policy must be `tie` or `skip`, not `{s}`"),
-        }
+crate::named_enum!(
+    /// What to do when two responses get exactly the same score.
+    pub enum EqualScores, "the equal-score policy" {
+        /// A tie: half a win each (the default; seed 001 App A's "=" rule).
+        Tie = "tie",
+        /// No battle.
+        Skip = "skip",
     }
-}
+);
+
+/// Score differences strictly below this are ties (RocketEval: 0.1).
+pub const DEFAULT_TIE_MARGIN: f64 = 0.1;
+/// Bootstrap replicates for the intervals.
+pub const DEFAULT_BOOTSTRAP: usize = 1000;
+/// The bootstrap's seed.
+pub const DEFAULT_SEED: u64 = 42;
 
 /// Pointwise → pairwise conversion.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -92,7 +87,7 @@ pub struct PairRule {
 
 impl Default for PairRule {
     fn default() -> Self {
-        Self { tie_margin: 0.1, equal: EqualScores::Tie }
+        Self { tie_margin: DEFAULT_TIE_MARGIN, equal: EqualScores::Tie }
     }
 }
 
@@ -156,36 +151,19 @@ pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
         .collect()
 }
 
-/// How a model's rating is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Method {
-    /// Bradley–Terry MLE on the pairwise battles, Elo scale (the default).
-    #[serde(rename = "bt")]
-    BradleyTerry,
-    Mean,
-    Median,
-    /// Points (wins + ½ ties) per battle.
-    WinRate,
-    /// Online Elo with K = 4 in battle order: order-dependent.
-    Elo,
-}
-
-impl FromStr for Method {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "bt" => Ok(Self::BradleyTerry),
-            "mean" => Ok(Self::Mean),
-            "median" => Ok(Self::Median),
-            "winrate" => Ok(Self::WinRate),
-            "elo" => Ok(Self::Elo),
-            _ => {
-                invalid!("ranking method must be one of bt, mean, median, winrate, elo; not `{s}`")
-            }
-        }
+crate::named_enum!(
+    /// How a model's rating is computed.
+    pub enum Method, "the ranking method" {
+        /// Bradley–Terry MLE on the pairwise battles, Elo scale (the default).
+        BradleyTerry = "bt",
+        Mean = "mean",
+        Median = "median",
+        /// Points (wins + ½ ties) per battle.
+        WinRate = "winrate",
+        /// Online Elo with K = 4 in battle order: order-dependent.
+        Elo = "elo",
     }
-}
+);
 
 impl Method {
     fn is_pairwise(self) -> bool {
@@ -193,24 +171,56 @@ impl Method {
     }
 }
 
-/// What the bootstrap resamples.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Resample {
-    /// Queries with replacement (all of a query's responses move together).
-    Sessions,
-    /// Chatbot Arena's reweighting: multinomial counts over the unique (model_a, model_b, winner) battles.
-    Battles,
+crate::named_enum!(
+    /// What the bootstrap resamples.
+    pub enum Resample, "bootstrap resampling" {
+        /// Queries with replacement (all of a query's responses move together).
+        Sessions = "sessions",
+        /// Chatbot Arena's reweighting: multinomial counts over the unique (model_a, model_b, winner) battles.
+        Battles = "battles",
+    }
+);
+
+/// The settings a front-end chooses (the CLI's `rank` flags, the page's `{method, tieMargin, equal,
+/// bootstrap, resample, seed}`); the defaults are the only ones.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RankSettings {
+    pub method: Method,
+    pub tie_margin: f64,
+    pub equal: EqualScores,
+    pub bootstrap: usize,
+    pub resample: Resample,
+    pub seed: u64,
 }
 
-impl FromStr for Resample {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "sessions" => Ok(Self::Sessions),
-            "battles" => Ok(Self::Battles),
-            _ => invalid!("bootstrap resampling must be `sessions` or `battles`, not `{s}`"),
+impl Default for RankSettings {
+    fn default() -> Self {
+        Self {
+            method: Method::BradleyTerry,
+            tie_margin: DEFAULT_TIE_MARGIN,
+            equal: EqualScores::Tie,
+            bootstrap: DEFAULT_BOOTSTRAP,
+            resample: Resample::Sessions,
+            seed: DEFAULT_SEED,
         }
+    }
+}
+
+impl RankSettings {
+    /// The options of [`rank`]; a negative or non-finite tie margin is refused.
+    pub fn options(&self) -> Result<RankOptions> {
+        if !(self.tie_margin >= 0.0 && self.tie_margin.is_finite()) {
+            return invalid!("the tie margin must be a non-negative number, not {}", self.tie_margin);
+        }
+        Ok(RankOptions {
+            method: self.method,
+            pairs: PairRule { tie_margin: self.tie_margin, equal: self.equal },
+            bootstrap: self.bootstrap,
+            resample: self.resample,
+            seed: self.seed,
+            ..Default::default()
+        })
     }
 }
 
@@ -233,10 +243,10 @@ impl Default for RankOptions {
         Self {
             method: Method::BradleyTerry,
             pairs: PairRule::default(),
-            bootstrap: 1000,
+            bootstrap: DEFAULT_BOOTSTRAP,
             resample: Resample::Sessions,
             level: 0.95,
-            seed: 42,
+            seed: DEFAULT_SEED,
             anchor: None,
             elo_k: elo::DEFAULT_K,
         }
@@ -244,7 +254,7 @@ impl Default for RankOptions {
 }
 
 /// One row of a leaderboard.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RankedModel {
     pub model: String,
     pub score: f64,
@@ -255,10 +265,10 @@ pub struct RankedModel {
     /// Responses of this model that have a score.
     pub responses: usize,
     /// Pairwise methods: battles this model took part in.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub battles: Option<usize>,
     /// Notes about this row, e.g. "undefeated: rating held finite by a weak prior".
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 

@@ -105,6 +105,23 @@ impl Cpu {
         Self::with_precision(threads, Precision::Int8)
     }
 
+    /// The threads the products run on.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The products that run: "int8 avx2", "int8 wasm simd128", "f32", ….
+    pub fn kernel_name(&self) -> &'static str {
+        match self.precision {
+            Precision::Int8 => qmatmul::kernel_name(self.kernels),
+            Precision::F32 => "f32",
+        }
+    }
+
     /// A CPU backend on `threads` threads (0: one per core) with the given products.
     pub fn with_precision(threads: usize, precision: Precision) -> Result<Self, EngineError> {
         let (pool, threads) = if cfg!(target_arch = "wasm32") {
@@ -310,11 +327,7 @@ impl Backend for Cpu {
     type Cache = Cache;
 
     fn describe(&self) -> String {
-        let kernels = match self.precision {
-            Precision::Int8 => qmatmul::kernel_name(self.kernels),
-            Precision::F32 => "f32",
-        };
-        format!("cpu ({} thread{}, {kernels})", self.threads, if self.threads == 1 { "" } else { "s" })
+        format!("cpu ({} thread{}, {})", self.threads, if self.threads == 1 { "" } else { "s" }, self.kernel_name())
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
