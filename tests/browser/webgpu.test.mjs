@@ -82,8 +82,8 @@ function compare(what, judgments, want) {
 
 /**
  * In the page: a worker of the app (web/worker.js) loads `source` for each of `runs` ({backend,
- * debugLayers}) in turn and grades `jobs` without storing them. Returns one {info, judgments, loadS,
- * gradeS} per run.
+ * debugLayers}) in turn and grades `jobs` (the worker stores them in this page's IndexedDB and reports
+ * each). Returns one {info, judgments, loadS, gradeS} per run.
  */
 async function gradeInWorker(page, source, jobs, runs) {
   return page.evaluate(async ({ source, jobs, runs }) => {
@@ -91,6 +91,8 @@ async function gradeInWorker(page, source, jobs, runs) {
     let next = 1;
     const pending = new Map();
     const notices = [];
+    let graded = [];
+    const errors = [];
     w.onmessage = (ev) => {
       const m = ev.data;
       if (m.id && pending.has(m.id)) {
@@ -98,6 +100,8 @@ async function gradeInWorker(page, source, jobs, runs) {
         pending.delete(m.id);
         if (m.ok) resolve(m.result); else reject(new Error(m.error));
       } else if (m.type === 'notice') notices.push(m.text);
+      else if (m.type === 'graded') graded.push(m.judgment);
+      else if (m.type === 'grade-error') errors.push(m.error);
     };
     const request = (type, payload = {}) => new Promise((resolve, reject) => {
       const id = next++;
@@ -112,9 +116,11 @@ async function gradeInWorker(page, source, jobs, runs) {
         // The CPU with f32 products: the same arithmetic as the WebGPU kernels.
         const info = await request('loadJudge', { source, backend, maxTokens: 4096, debugLayers, options: { precision: 'f32' } });
         const t1 = performance.now();
-        const graded = await request('regrade', { jobs });
+        graded = [];
+        const done = await request('grade', { jobs });
         const t2 = performance.now();
-        out.push({ info, notices: [...notices], judgments: graded.map((o) => o.judgment), loadS: (t1 - t0) / 1000, gradeS: (t2 - t1) / 1000 });
+        if (done.graded !== jobs.length || errors.length) throw new Error(`${backend}: ${JSON.stringify(done)} ${errors.join('; ')}`);
+        out.push({ info, notices: [...notices], judgments: graded, loadS: (t1 - t0) / 1000, gradeS: (t2 - t1) / 1000 });
       }
       return out;
     } finally {
