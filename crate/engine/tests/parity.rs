@@ -38,7 +38,12 @@ fn check_model_with(name: &str, check_scratch: bool, precision: Precision) {
     if name.starts_with("random-") {
         // The random-weight files are built on this machine: the logits hold for the bytes llama.cpp saw.
         let sha = format!("{:x}", Sha256::digest(std::fs::read(&path).unwrap()));
-        assert_eq!(sha, g["sha256"].as_str().unwrap(), "{}: not the file the golden values were computed on", path.display());
+        assert_eq!(
+            sha,
+            g["sha256"].as_str().unwrap(),
+            "{}: not the file the golden values were computed on (built by an older random_judges.py? delete it and run scripts/test.sh)",
+            path.display()
+        );
     }
     let cpu = Cpu::with_precision(common::threads(), precision).unwrap();
     let mut judge = judge_from_file(&path, cpu, 4096, &mut |_, _| {}).unwrap();
