@@ -214,8 +214,9 @@ struct Loader<'a, B: Backend, S: TensorSource> {
     done: &'a mut u64,
 }
 
-impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
-    async fn load(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<B::Weight, EngineError> {
+impl<'a, B: Backend, S: TensorSource> Loader<'a, B, S> {
+    /// The tensor `name`, checked to be `rows × cols` when a shape is given.
+    fn info(&self, name: &str, shape: Option<(usize, usize)>) -> Result<&'a TensorInfo, EngineError> {
         let info = self.g.tensor(name).ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
         if let Some((rows, cols)) = shape {
             let got = info.rows_cols();
@@ -223,42 +224,45 @@ impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
                 return Err(EngineError::Model(format!("tensor `{name}` is {}×{}, expected {rows}×{cols}", got.0, got.1)));
             }
         }
-        let bytes = self.src.read(info).await?;
-        let w = self.b.load(info, &bytes)?;
+        Ok(info)
+    }
+
+    /// Count `info` as loaded and report progress.
+    fn loaded(&mut self, info: &TensorInfo) {
         *self.done += info.n_bytes;
         (self.progress)(*self.done, self.total);
+    }
+
+    async fn load(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<B::Weight, EngineError> {
+        let info = self.info(name, shape)?;
+        let bytes = self.src.read(info).await?;
+        let w = self.b.load(info, &bytes)?;
+        self.loaded(info);
         Ok(w)
     }
 
     /// A small F32 vector the model uses on the host (not uploaded to the backend), if present.
     async fn host_f32(&mut self, name: &str, len: usize) -> Result<Option<Vec<f32>>, EngineError> {
-        let Some(info) = self.g.tensor(name) else { return Ok(None) };
-        if info.dtype != GgmlType::F32 || info.n_elements() != len as u64 {
-            return Err(EngineError::Model(format!(
-                "tensor `{name}` is {:?} with {} values, expected F32 with {len}",
-                info.dtype,
-                info.n_elements()
-            )));
+        if self.g.tensor(name).is_none() {
+            return Ok(None);
+        }
+        let info = self.info(name, Some((1, len)))?;
+        if info.dtype != GgmlType::F32 {
+            return Err(EngineError::Model(format!("tensor `{name}` is {:?}, expected F32", info.dtype)));
         }
         let bytes = self.src.read(info).await?;
         let v: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
         if let Some(bad) = v.iter().find(|f| !(f.is_finite() && **f > 0.0)) {
             return Err(EngineError::Model(format!("tensor `{name}` holds {bad}, not a positive frequency factor")));
         }
-        *self.done += info.n_bytes;
-        (self.progress)(*self.done, self.total);
+        self.loaded(info);
         Ok(Some(v))
     }
 
     /// A matrix stored as `rows.len()` matrices stacked by rows (fused Q/K/V, gate/up), loaded as
     /// separate weights.
     async fn load_split<const N: usize>(&mut self, name: &str, rows: [usize; N], cols: usize) -> Result<[B::Weight; N], EngineError> {
-        let info = self.g.tensor(name).ok_or_else(|| EngineError::Model(format!("tensor `{name}` is missing")))?;
-        let total: usize = rows.iter().sum();
-        if info.rows_cols() != (total, cols) {
-            let got = info.rows_cols();
-            return Err(EngineError::Model(format!("tensor `{name}` is {}×{}, expected {total}×{cols}", got.0, got.1)));
-        }
+        let info = self.info(name, Some((rows.iter().sum(), cols)))?;
         let bytes = self.src.read(info).await?;
         let row_bytes = info.dtype.row_bytes(cols);
         let mut parts = Vec::with_capacity(N);
@@ -274,8 +278,7 @@ impl<B: Backend, S: TensorSource> Loader<'_, B, S> {
             parts.push(self.b.load(&part, &bytes[at..at + r * row_bytes])?);
             at += r * row_bytes;
         }
-        *self.done += info.n_bytes;
-        (self.progress)(*self.done, self.total);
+        self.loaded(info);
         Ok(parts.try_into().unwrap_or_else(|_| unreachable!("N parts were loaded")))
     }
 
