@@ -19,6 +19,94 @@ const GRADING_EVALUATION: &str = "\n\n<|end_of_response|>\n \n\n# Evaluation   \
 const GRADING_QUESTION: &str = "## Question\n<|begin_of_question|>\n\n";
 const GRADING_TAIL: &str = "\n\n<|end_of_question|>\n\nPlease answer the given question based on the conversation history and the AI response. You can only answer 'Yes' or 'No'.\n\nYour answer (Yes/No): ";
 
+crate::named_enum!(
+    /// How the checklist-grading prompt is worded: the bias probes' "wording" and "instruction level"
+    /// (seed 004 grades with increasing instruction about the target quality). Every variant keeps
+    /// the same parts (history, query, response, one question) and ends on a Yes/No answer cue, so the
+    /// probability is read the same way; only the instruction around them changes.
+    pub enum PromptStyle, "the grading prompt" {
+        /// RocketEval's prompt, byte for byte (the default; every measured result used it).
+        RocketEval = "rocketeval",
+        /// The same instruction in other words: a change of wording only.
+        Reworded = "reworded",
+        /// Less instruction: no evaluator role, no task description; the conversation and the question.
+        Minimal = "minimal",
+        /// More instruction: RocketEval's prompt plus what a "Yes" requires (correctness and every
+        /// instruction followed; length, tone and formatting earn nothing by themselves).
+        Criteria = "criteria",
+    }
+);
+
+impl Default for PromptStyle {
+    fn default() -> Self {
+        PromptStyle::RocketEval
+    }
+}
+
+impl PromptStyle {
+    /// The version string recorded in judgments graded with this wording.
+    pub fn version(self) -> &'static str {
+        match self {
+            PromptStyle::RocketEval => GRADING_PROMPT_VERSION,
+            PromptStyle::Reworded => "reworded-grading-v1",
+            PromptStyle::Minimal => "minimal-grading-v1",
+            PromptStyle::Criteria => "criteria-grading-v1",
+        }
+    }
+
+    /// One line for a settings menu.
+    pub fn description(self) -> &'static str {
+        match self {
+            PromptStyle::RocketEval => "RocketEval's grading prompt (the default)",
+            PromptStyle::Reworded => "the same instruction, reworded",
+            PromptStyle::Minimal => "less instruction: no evaluator role or task description",
+            PromptStyle::Criteria => "more instruction: what a Yes requires (correct, every instruction followed; length earns nothing)",
+        }
+    }
+
+    fn parts(self) -> GradingParts {
+        match self {
+            PromptStyle::RocketEval | PromptStyle::Criteria => GradingParts {
+                head: GRADING_HEAD,
+                query: GRADING_QUERY,
+                response: GRADING_RESPONSE,
+                evaluation: GRADING_EVALUATION,
+                question: GRADING_QUESTION,
+                tail: GRADING_TAIL,
+            },
+            PromptStyle::Reworded => GradingParts {
+                head: "# Task\n\nAct as a careful grader of AI assistants. Below are a conversation between a user and an AI assistant, the user's latest request, and the assistant's reply.\nRead the request and the earlier turns closely to understand what was asked, then answer the check question at the end about the reply.\n\n# Conversation\n\n## Earlier turns\n<|begin_of_history|>\n\n",
+                query: "\n\n<|end_of_history|>\n\n## Latest user request\n<|begin_of_query|>\n\n",
+                response: "\n\n<|end_of_query|>\n\n## Assistant reply\n<|begin_of_response|>\n\n",
+                evaluation: "\n\n<|end_of_response|>\n\n# Check\n\n",
+                question: "## Check question\n<|begin_of_question|>\n\n",
+                tail: "\n\n<|end_of_question|>\n\nAnswer the check question about the assistant's reply, taking the earlier turns into account. Reply with only 'Yes' or 'No'.\n\nYour answer (Yes/No): ",
+            },
+            PromptStyle::Minimal => GradingParts {
+                head: "",
+                query: "User: ",
+                response: "\n\nAI: ",
+                evaluation: "\n\n",
+                question: "Question: ",
+                tail: "\n\nAnswer (Yes/No): ",
+            },
+        }
+    }
+}
+
+/// What the Criteria style adds after RocketEval's instruction.
+const CRITERIA: &str = "Answer 'Yes' only if the response fully satisfies the question: its facts, numbers, code and reasoning must be correct, and it must follow every instruction in the user query. Length, a confident tone, formatting and politeness do not earn a 'Yes' by themselves: a response that is longer without being more correct is not better. If the response satisfies the question only in part, answer 'No'.\n";
+
+/// The fixed text around a grading prompt's parts.
+struct GradingParts {
+    head: &'static str,
+    query: &'static str,
+    response: &'static str,
+    evaluation: &'static str,
+    question: &'static str,
+    tail: &'static str,
+}
+
 /// Appended to a response that was cut to fit the judge's context.
 pub const TRUNCATION_MARKER: &str = "\n\n[... the rest of this response was truncated to fit the judge's context ...]";
 
@@ -62,24 +150,45 @@ pub fn grading_history(query: &Query, response: &Response) -> Vec<Message> {
     }
 }
 
-/// Build the grading prompt of one response from its parts.
+/// Build RocketEval's grading prompt of one response from its parts.
 pub fn grading_prompt(history: &[Message], user_query: &str, model_output: &str, checklist: &[String]) -> GradingPrompt {
-    let mut prefix = String::with_capacity(GRADING_HEAD.len() + user_query.len() + model_output.len() + 512);
-    prefix.push_str(GRADING_HEAD);
+    styled_grading_prompt(PromptStyle::RocketEval, history, user_query, model_output, checklist)
+}
+
+/// Build the grading prompt of one response in a given wording.
+pub fn styled_grading_prompt(
+    style: PromptStyle,
+    history: &[Message],
+    user_query: &str,
+    model_output: &str,
+    checklist: &[String],
+) -> GradingPrompt {
+    let t = style.parts();
+    let mut prefix = String::with_capacity(t.head.len() + CRITERIA.len() + user_query.len() + model_output.len() + 512);
+    match style {
+        // The criteria go at the end of the instruction paragraph, before the conversation.
+        PromptStyle::Criteria => {
+            let split = t.head.find("\n\n# Conversation").expect("the RocketEval head has a conversation section") + 1;
+            prefix.push_str(&t.head[..split]);
+            prefix.push_str(CRITERIA);
+            prefix.push_str(&t.head[split..]);
+        }
+        _ => prefix.push_str(t.head),
+    }
     prefix.push_str(&format_history(history));
-    prefix.push_str(GRADING_QUERY);
+    prefix.push_str(t.query);
     prefix.push_str(user_query);
-    prefix.push_str(GRADING_RESPONSE);
+    prefix.push_str(t.response);
     prefix.push_str(model_output);
-    prefix.push_str(GRADING_EVALUATION);
-    let suffixes = checklist.iter().map(|q| format!("{GRADING_QUESTION}{q}{GRADING_TAIL}")).collect();
+    prefix.push_str(t.evaluation);
+    let suffixes = checklist.iter().map(|q| format!("{}{q}{}", t.question, t.tail)).collect();
     GradingPrompt { prefix, suffixes }
 }
 
 /// The grading prompt of a response to a query, with the response's text replaced by `output`
 /// (the engine passes a truncated answer when the whole one does not fit).
-pub fn grading_prompt_for(query: &Query, response: &Response, output: &str) -> GradingPrompt {
-    grading_prompt(&grading_history(query, response), query.user_query(), output, &query.checklist)
+pub fn grading_prompt_for(style: PromptStyle, query: &Query, response: &Response, output: &str) -> GradingPrompt {
+    styled_grading_prompt(style, &grading_history(query, response), query.user_query(), output, &query.checklist)
 }
 
 const CREATE_TEMPLATE: &str = "# Instruction\nYou are an helpful assistant who identifies and summarizes key factors in large language models (LLMs) evaluation to help humans evaluate LLMs efficiently.\n\nFeed any query into different LLMs, I will get various responses. I need to know in quick whether these responses follows the instructions and answers the question in the user query better.\n\nI'll provide you with a user query. Your task is to identify those key factors that will affect my judgment and summarize them into a list to improve the efficiency of my evaluation.\n\n# Conversation between User and AI\n<|begin_of_history|>\n\n{history}\n\n<|end_of_history|> \n\n## Current User Query\n<|begin_of_query|>\n\n{user_query}\n\n<|end_of_query|>\n\n## Reference Response\n<|begin_of_reference_response|>\n\n{reference_response}\n\n<|end_of_reference_response|>\n\n# Task\nGiven the above information, I need you to create a binary question list, so that I can perform an efficient and accurate evaluation through answering several questions.\n\nYour question should be concise and include any necessary key content and information (such as keywords, formats, correct counts and values) in the user query or expected to be shown in responses. Your questions should not only consider evaluating the reference response, but all possible responses. Avoid creating duplicate, cumbersome or vague questions. For example, you should ask \"Is this response contain the correct answer ...\" instead of \"Is this response's answer correct?\". Ask fewer questions by aggregating questions with repeated contexts into one question.\n\n## Output Format\nPlease provide your outputs in the following markdown format by filling in the placeholders in {{}}:\n```\n1. {{question1}}\n2. {{question2}}\n...\n```";
@@ -180,6 +289,24 @@ pub fn direct_prompt(history: &[Message], user_query: &str, reference: Option<&s
     p
 }
 
+pub const PAIRWISE_PROMPT_VERSION: &str = "pairwise-v1";
+
+/// Two responses to one query, in the order they are shown: the judge answers "A" or "B" and
+/// p(A) / (p(A) + p(B)) is read from the first answer token, as p(Yes) is for a checklist item.
+/// Swapping the two and comparing is the position-bias probe (seed 001 runs both orders).
+pub fn pairwise_prompt(history: &[Message], user_query: &str, output_a: &str, output_b: &str) -> String {
+    let mut p = String::from("# Instruction\n\nYou are an expert evaluator. Your task is to compare two responses generated by AI models to the same user query.\nYou should first read the user query and the conversation history carefully for analyzing the task, and then decide which response answers the current user query better.\n\n# Conversation between User and AI\n\n## History\n<|begin_of_history|>\n\n");
+    p.push_str(&format_history(history));
+    p.push_str("\n\n<|end_of_history|> \n\n## Current User Query\n<|begin_of_query|>\n\n");
+    p.push_str(user_query);
+    p.push_str("\n\n<|end_of_query|>\n\n## Response A\n<|begin_of_response_a|>\n\n");
+    p.push_str(output_a);
+    p.push_str("\n\n<|end_of_response_a|>\n\n## Response B\n<|begin_of_response_b|>\n\n");
+    p.push_str(output_b);
+    p.push_str("\n\n<|end_of_response_b|>\n\n# Evaluation\n\nWhich response answers the current user query better? You can only answer 'A' or 'B'.\n\nYour answer (A/B): ");
+    p
+}
+
 /// The whole grading prompt with the question in place, exactly as RocketEval's
 /// `template.format(...)` produces it (used to check the split above).
 #[cfg(test)]
@@ -202,6 +329,34 @@ mod tests {
             let want = rocketeval_format("USER: Hi {x}\n\nASSISTANT: Hello\n\n", "What is 6*7?", "42", q);
             assert_eq!(p.item(i), want);
         }
+    }
+
+    #[test]
+    fn every_style_keeps_the_parts_and_ends_on_the_answer_cue() {
+        let history = vec![Message::new(Role::User, "Hi"), Message::new(Role::Assistant, "Hello")];
+        let checklist = vec!["Is it polite?".to_string()];
+        let base = grading_prompt(&history, "What is 6*7?", "42", &checklist);
+        for name in PromptStyle::NAMES {
+            let style: PromptStyle = name.parse().unwrap();
+            let p = styled_grading_prompt(style, &history, "What is 6*7?", "42", &checklist);
+            let item = p.item(0);
+            for part in ["USER: Hi\n\nASSISTANT: Hello", "What is 6*7?", "42", "Is it polite?"] {
+                assert!(item.contains(part), "{name}: {part:?} missing");
+            }
+            assert!(item.ends_with("(Yes/No): "), "{name}");
+            assert_eq!(p == base, style == PromptStyle::RocketEval, "{name}");
+        }
+        let criteria = styled_grading_prompt(PromptStyle::Criteria, &history, "q", "a", &checklist).prefix;
+        let rocketeval = grading_prompt(&history, "q", "a", &checklist).prefix;
+        assert_eq!(criteria.replace(CRITERIA, ""), rocketeval);
+        assert!(criteria.find(CRITERIA).unwrap() < criteria.find("# Conversation").unwrap());
+    }
+
+    #[test]
+    fn pairwise_prompt_shows_both_in_order() {
+        let p = pairwise_prompt(&[], "Q?", "first answer", "second answer");
+        assert!(p.find("first answer").unwrap() < p.find("second answer").unwrap());
+        assert!(p.ends_with("Your answer (A/B): "));
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use std::future::Future;
 
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
-use rocketjudge_core::prompt::{grading_prompt_for, GradingPrompt, TRUNCATION_MARKER};
+use rocketjudge_core::prompt::{grading_history, grading_prompt_for, pairwise_prompt, GradingPrompt, PromptStyle, TRUNCATION_MARKER};
 use serde::Serialize;
 
 use crate::backend::Backend;
@@ -91,27 +91,48 @@ pub trait Judge {
 /// top tokens, so " yes" and "YES" count as Yes). Only single-token variants are used.
 const YES: [&str; 6] = ["Yes", " Yes", "yes", " yes", "YES", " YES"];
 const NO: [&str; 6] = ["No", " No", "no", " no", "NO", " NO"];
+/// The answers of a pairwise comparison.
+const CHOICE_A: [&str; 2] = ["A", " A"];
+const CHOICE_B: [&str; 2] = ["B", " B"];
+
+/// Which of two responses the judge prefers, read from its first answer token.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PairPreference {
+    pub logit_a: f32,
+    pub logit_b: f32,
+    /// p(A) / (p(A) + p(B)) = σ(logit_a − logit_b): the first-shown response is better.
+    pub p_a: f64,
+    /// Characters cut from the two responses together to fit the context (0 when both fit).
+    pub truncated_chars: usize,
+}
+
+/// What the judge reads for one response, as text: each item's whole prompt in the chat template,
+/// split where the items begin to differ (the part read once), the response cut as grading cuts it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptView {
+    pub template: &'static str,
+    pub style: PromptStyle,
+    pub prefix: String,
+    pub suffixes: Vec<String>,
+    pub prefix_tokens: usize,
+    pub suffix_tokens: Vec<usize>,
+    /// Characters of the response the judge saw, and the ones cut after them.
+    pub kept_chars: usize,
+    pub truncated_chars: usize,
+}
 
 /// Prompt rendering and tokenization for one model: chat template + tokenizer + answer ids.
 pub struct PromptCodec {
     pub tokenizer: Tokenizer,
     pub template: ChatTemplate,
     pub answers: AnswerTokens,
+    /// The grading prompt's wording: RocketEval's unless a flag or a probe chooses another.
+    pub style: PromptStyle,
 }
 
 impl PromptCodec {
     pub fn new(tokenizer: Tokenizer, template: ChatTemplate) -> Result<Self, EngineError> {
-        let ids = |variants: &[&str]| -> Result<Vec<u32>, EngineError> {
-            let mut out = Vec::new();
-            for v in variants {
-                let t = tokenizer.encode_plain(v)?;
-                if t.len() == 1 && !out.contains(&t[0]) {
-                    out.push(t[0]);
-                }
-            }
-            Ok(out)
-        };
-        let (yes, no) = (ids(&YES)?, ids(&NO)?);
+        let (yes, no) = (single_tokens(&tokenizer, &YES)?, single_tokens(&tokenizer, &NO)?);
         for (word, set) in [("Yes", &yes), ("No", &no)] {
             let primary = tokenizer.encode_plain(word)?;
             if primary.len() != 1 || set.first() != primary.first() {
@@ -121,7 +142,7 @@ impl PromptCodec {
                 )));
             }
         }
-        Ok(PromptCodec { tokenizer, template, answers: AnswerTokens { yes, no } })
+        Ok(PromptCodec { tokenizer, template, answers: AnswerTokens { yes, no }, style: PromptStyle::RocketEval })
     }
 
     /// Token ids of a user message, wrapped in the chat template with the generation prompt.
@@ -148,36 +169,123 @@ impl PromptCodec {
 
     /// Prepare a response, cutting its answer when the longest item exceeds `max_tokens`.
     pub fn prepare(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<PreparedResponse, EngineError> {
+        Ok(self.fit(query, response, max_tokens)?.0)
+    }
+
+    /// [`Self::prepare`], with the characters of the answer that were kept.
+    fn fit(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<(PreparedResponse, usize), EngineError> {
         let answer = response.answer();
         let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens;
-        let whole = self.split(&grading_prompt_for(query, response, answer))?;
+        let whole = self.split(&grading_prompt_for(self.style, query, response, answer))?;
+        let chars: Vec<usize> = answer.char_indices().map(|(i, _)| i).chain([answer.len()]).collect();
+        let all = chars.len() - 1;
         if fits(&whole) {
-            return Ok(PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 });
+            return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, all));
         }
         // Binary search on the kept length (in characters) of the answer.
-        let chars: Vec<usize> = answer.char_indices().map(|(i, _)| i).chain([answer.len()]).collect();
-        let (mut lo, mut hi) = (0usize, chars.len() - 1);
-        let mut best = None;
-        while lo <= hi {
-            let mid = (lo + hi) / 2;
-            let cut = format!("{}{}", &answer[..chars[mid]], TRUNCATION_MARKER);
-            let s = self.split(&grading_prompt_for(query, response, &cut))?;
-            if fits(&s) {
-                best = Some((mid, s));
-                lo = mid + 1;
-            } else if mid == 0 {
-                break;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        match best {
-            Some((kept, (prefix, suffixes))) => Ok(PreparedResponse { prefix, suffixes, truncated_chars: chars.len() - 1 - kept }),
+        let kept = longest_fit(all, |mid| {
+            let s = self.split(&grading_prompt_for(self.style, query, response, &cut(answer, chars[mid])))?;
+            Ok(fits(&s).then_some(s))
+        })?;
+        match kept {
+            Some((kept, (prefix, suffixes))) => Ok((PreparedResponse { prefix, suffixes, truncated_chars: all - kept }, kept)),
             None => Err(EngineError::Input(format!(
                 "even without the response the prompt exceeds the judge's context of {max_tokens} tokens (is the query or a checklist item very long?)"
             ))),
         }
     }
+
+    /// What the judge reads for `response`, as text (see [`PromptView`]).
+    pub fn explain(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<PromptView, EngineError> {
+        let (prepared, kept) = self.fit(query, response, max_tokens)?;
+        let answer = response.answer();
+        let output = if prepared.truncated_chars == 0 {
+            answer.to_string()
+        } else {
+            let end = answer.char_indices().nth(kept).map_or(answer.len(), |(i, _)| i);
+            cut(answer, end)
+        };
+        let prompt = grading_prompt_for(self.style, query, response, &output);
+        let items: Vec<String> = (0..prompt.suffixes.len())
+            .map(|i| Ok(self.template.render(&[Message::new(Role::User, prompt.item(i))], self.tokenizer.add_bos)?.text()))
+            .collect::<Result<_, EngineError>>()?;
+        let common = items[1..].iter().fold(items[0].len(), |n, other| {
+            let differ = items[0][..n].char_indices().zip(other.chars()).find(|((_, a), b)| a != b);
+            differ.map_or(n.min(other.len()), |((i, _), _)| i)
+        });
+        Ok(PromptView {
+            template: self.template.name(),
+            style: self.style,
+            prefix: items[0][..common].to_string(),
+            suffixes: items.iter().map(|t| t[common..].to_string()).collect(),
+            prefix_tokens: prepared.prefix.len(),
+            suffix_tokens: prepared.suffixes.iter().map(Vec::len).collect(),
+            kept_chars: kept,
+            truncated_chars: prepared.truncated_chars,
+        })
+    }
+
+    /// The tokens of a pairwise comparison of two answers to `query`, both cut by the same share of
+    /// their length when together they do not fit `max_tokens`; and the characters cut.
+    pub fn pairwise_tokens(&self, query: &Query, a: &str, b: &str, max_tokens: usize) -> Result<(Vec<u32>, usize), EngineError> {
+        // Earlier turns are the benchmark's own (the reference's), the same whichever response is
+        // shown first: each response's own earlier turns would differ between the two.
+        let history = query.history();
+        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b));
+        let whole = encode(a, b)?;
+        if whole.len() <= max_tokens {
+            return Ok((whole, 0));
+        }
+        let keep = |text: &str, per_mille: usize| {
+            let n = text.chars().count() * per_mille / 1000;
+            let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+            (cut(text, end), text.chars().count() - n)
+        };
+        let fitted = longest_fit(1000, |m| {
+            let ((ca, la), (cb, lb)) = (keep(a, m), keep(b, m));
+            let t = encode(&ca, &cb)?;
+            Ok((t.len() <= max_tokens).then_some((t, la + lb)))
+        })?;
+        fitted.map(|(_, t)| t).ok_or_else(|| {
+            EngineError::Input(format!("even without the responses the comparison exceeds the judge's context of {max_tokens} tokens"))
+        })
+    }
+}
+
+/// The answer cut after byte `end`, marked as cut.
+fn cut(answer: &str, end: usize) -> String {
+    format!("{}{}", &answer[..end], TRUNCATION_MARKER)
+}
+
+/// The largest `k` in `0..=max` for which `try_fit(k)` gives something, with it; `try_fit` must
+/// succeed for every `k` below one that succeeds (a shorter text fits whenever a longer one does).
+fn longest_fit<T>(max: usize, mut try_fit: impl FnMut(usize) -> Result<Option<T>, EngineError>) -> Result<Option<(usize, T)>, EngineError> {
+    let (mut lo, mut hi) = (0usize, max);
+    let mut best = None;
+    while lo <= hi {
+        let mid = (lo + hi) / 2;
+        match try_fit(mid)? {
+            Some(t) => {
+                best = Some((mid, t));
+                lo = mid + 1;
+            }
+            None if mid == 0 => break,
+            None => hi = mid - 1,
+        }
+    }
+    Ok(best)
+}
+
+/// The ids of those `variants` that are one token for `tokenizer`, without repeats.
+fn single_tokens(tokenizer: &Tokenizer, variants: &[&str]) -> Result<Vec<u32>, EngineError> {
+    let mut out = Vec::new();
+    for v in variants {
+        let t = tokenizer.encode_plain(v)?;
+        if t.len() == 1 && !out.contains(&t[0]) {
+            out.push(t[0]);
+        }
+    }
+    Ok(out)
 }
 
 /// The paper's "Direct" baseline: the judge answers the 0–9 scoring prompt with one digit; the
@@ -287,7 +395,7 @@ impl<B: Backend> ModelJudge<B> {
             .collect::<Result<_, _>>()?;
         let reference = query.references.get("gpt-4").or_else(|| query.references.values().next()).map(String::as_str);
         let mut tokens = self.codec.encode_user_message(&rocketjudge_core::prompt::direct_prompt(
-            &rocketjudge_core::prompt::grading_history(query, response),
+            &grading_history(query, response),
             query.user_query(),
             reference,
             response.answer(),
@@ -297,16 +405,36 @@ impl<B: Backend> ModelJudge<B> {
             let cut = tokens.len() - self.max_tokens;
             tokens.drain(self.max_tokens / 2..self.max_tokens / 2 + cut);
         }
+        Ok(DigitScore::from_logits(&self.next_token_logits(&tokens, &digits).await?))
+    }
+
+    /// The logits of `ids` for the token after `tokens`.
+    async fn next_token_logits(&mut self, tokens: &[u32], ids: &[u32]) -> Result<Vec<f32>, EngineError> {
         let (prefix, last) = tokens.split_at(tokens.len() - 1);
         self.prefill(prefix)?;
         let hidden = self
             .model
             .forward(&mut self.backend, &mut self.caches, last, &[prefix.len() as u32], &[0], false, Some(&[0]))?
             .expect("rows were requested");
-        let logits = self.model.logits(&mut self.backend, &hidden, &digits).await?;
-        Ok(DigitScore::from_logits(&logits[0]))
+        Ok(self.model.logits(&mut self.backend, &hidden, ids).await?.swap_remove(0))
     }
 
+    /// Which of two responses to `query` the judge prefers, in the order given (see
+    /// [`rocketjudge_core::prompt::pairwise_prompt`]); the best logit among "A"/" A" and "B"/" B".
+    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response) -> Result<PairPreference, EngineError> {
+        let (ids_a, ids_b) = (single_tokens(&self.codec.tokenizer, &CHOICE_A)?, single_tokens(&self.codec.tokenizer, &CHOICE_B)?);
+        if ids_a.is_empty() || ids_b.is_empty() {
+            return Err(EngineError::Unsupported(
+                "this judge's tokenizer has no single-token \"A\" or \"B\" to answer a comparison with".into(),
+            ));
+        }
+        let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), self.max_tokens)?;
+        let ids: Vec<u32> = ids_a.iter().chain(&ids_b).copied().collect();
+        let logits = self.next_token_logits(&tokens, &ids).await?;
+        let best = |xs: &[f32]| xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let (logit_a, logit_b) = (best(&logits[..ids_a.len()]), best(&logits[ids_a.len()..]));
+        Ok(PairPreference { logit_a, logit_b, p_a: ItemGrade::from_logits(logit_a, logit_b).p_yes, truncated_chars })
+    }
     /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference
     /// path the batched one is tested against).
     pub async fn grade_from_scratch(&mut self, tokens: &[u32]) -> Result<ItemGrade, EngineError> {
@@ -374,6 +502,38 @@ impl AnyJudge {
     /// The Direct 0–9 baseline for one response.
     pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
         each!(self, j => j.direct_score(query, response).await)
+    }
+
+    /// Which of two responses the judge prefers, in the order given.
+    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response) -> Result<PairPreference, EngineError> {
+        each!(self, j => j.compare(query, a, b).await)
+    }
+
+    /// What the judge reads for a response in the wording `style`, as text.
+    pub fn explain(&mut self, style: PromptStyle, query: &Query, response: &Response) -> Result<PromptView, EngineError> {
+        let before = self.prompt_style();
+        self.set_prompt_style(style);
+        let view = each!(self, j => j.codec.explain(query, response, j.max_tokens));
+        self.set_prompt_style(before);
+        view
+    }
+
+    /// Grade one response in the wording `style` (a probe), leaving the judge's own wording as it was.
+    pub async fn grade_styled(&mut self, style: PromptStyle, query: &Query, response: &Response) -> Result<ResponseGrade, EngineError> {
+        let before = self.prompt_style();
+        self.set_prompt_style(style);
+        let grade = self.grade(query, response).await;
+        self.set_prompt_style(before);
+        grade
+    }
+
+    /// The grading prompt's wording for the next grades.
+    pub fn set_prompt_style(&mut self, style: PromptStyle) {
+        each!(self, j => j.codec.style = style)
+    }
+
+    pub fn prompt_style(&self) -> PromptStyle {
+        each!(self, j => j.codec.style)
     }
 
     /// The benchmark workload in this judge's tokens.

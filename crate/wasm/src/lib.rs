@@ -145,6 +145,25 @@ pub fn prompt_version() -> String {
     prompt::GRADING_PROMPT_VERSION.to_string()
 }
 
+/// The grading prompt's wordings: `[{name, description, version}]`, the default first.
+#[wasm_bindgen(js_name = promptStyles)]
+pub fn prompt_styles() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    struct S {
+        name: &'static str,
+        description: &'static str,
+        version: &'static str,
+    }
+    let styles: Vec<S> = prompt::PromptStyle::NAMES
+        .iter()
+        .map(|n| {
+            let s: prompt::PromptStyle = n.parse().expect("a listed name parses");
+            S { name: n, description: s.description(), version: s.version() }
+        })
+        .collect();
+    to_js(&styles)
+}
+
 // ---------------------------------------------------------------- integrity
 
 /// Streaming SHA-256, for checking a model while it downloads (WebCrypto cannot hash a stream).
@@ -250,20 +269,6 @@ pub fn parse_judgments(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = parseRanking)]
 pub fn parse_ranking(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
     to_js(&formats::rocketeval::read_ranking(name, bytes).map_err(err)?)
-}
-
-/// The grading prompt of a response: `{prefix, suffixes}` (what the judge reads, before its chat template).
-#[wasm_bindgen(js_name = gradingPrompt)]
-pub fn grading_prompt(query: JsValue, response: JsValue) -> Result<JsValue, JsValue> {
-    let q: Query = from_js(query, "query")?;
-    let r: Response = from_js(response, "response")?;
-    let p = prompt::grading_prompt_for(&q, &r, r.answer());
-    #[derive(Serialize)]
-    struct P {
-        prefix: String,
-        suffixes: Vec<String>,
-    }
-    to_js(&P { prefix: p.prefix, suffixes: p.suffixes })
 }
 
 /// The checklist-creation prompt for a query (to run with a strong model elsewhere).
@@ -541,21 +546,31 @@ impl JudgeHandle {
     }
 
     /// Grade one response: `{items: [{p_yes, logit_yes, logit_no}], prefixTokens, suffixTokens,
-    /// truncatedChars, judgment}` where `judgment` is the RocketEval record to store.
+    /// truncatedChars, judgment}` where `judgment` is the RocketEval record to store. `options`
+    /// (optional): `{prompt: "rocketeval"|"reworded"|"minimal"|"criteria"}`, the grading prompt's
+    /// wording for this response only (recorded in the judgment's `prompt_version`).
     // The judge stays borrowed across the forward's awaits on purpose: a second call meanwhile gets
     // "busy" from `borrow_judge` instead of interleaving with it.
     #[allow(clippy::await_holding_refcell_ref)]
-    pub fn grade(&self, query: JsValue, response: JsValue, model: String) -> Promise {
+    pub fn grade(&self, query: JsValue, response: JsValue, model: String, options: JsValue) -> Promise {
         let inner = self.inner.clone();
         let name = self.name.clone();
         future_to_promise(async move {
             let q: Query = from_js(query, "query")?;
             let r: Response = from_js(response, "response")?;
+            let GradeOptions { prompt: style } = settings(options, "options")?;
             let mut guard = borrow_judge(&inner)?;
-            let (grade, tokens) = (guard.grade(&q, &r).await, guard.answer_tokens());
+            let (grade, tokens) = (guard.grade_styled(style, &q, &r).await, guard.answer_tokens());
             let grade = grade.map_err(err)?;
-            let judgment =
-                Judgment::from_grade(&r.session_id, &model, &name, grade.items.iter().map(|g| g.p_yes), tokens, grade.truncated_chars);
+            let judgment = Judgment::from_grade(
+                &r.session_id,
+                &model,
+                &name,
+                grade.items.iter().map(|g| g.p_yes),
+                tokens,
+                grade.truncated_chars,
+                style,
+            );
             to_js(&GradeResult {
                 items: grade.items,
                 prefix_tokens: grade.prefix_tokens,
@@ -565,6 +580,37 @@ impl JudgeHandle {
             })
         })
     }
+
+    /// Which of two responses to `query` the judge prefers, in the order given (A = `first`):
+    /// `{logit_a, logit_b, p_a, truncated_chars}`, p_a = p(A)/(p(A)+p(B)).
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn compare(&self, query: JsValue, first: JsValue, second: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let q: Query = from_js(query, "query")?;
+            let a: Response = from_js(first, "first response")?;
+            let b: Response = from_js(second, "second response")?;
+            let mut guard = borrow_judge(&inner)?;
+            to_js(&guard.compare(&q, &a, &b).await.map_err(err)?)
+        })
+    }
+
+    /// What the judge reads for a response, as text, without running it: `{template, style, prefix,
+    /// suffixes, prefix_tokens, suffix_tokens, kept_chars, truncated_chars}` (see the engine's
+    /// `PromptView`). `options` as for `grade`.
+    pub fn explain(&self, query: JsValue, response: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        let q: Query = from_js(query, "query")?;
+        let r: Response = from_js(response, "response")?;
+        let GradeOptions { prompt: style } = settings(options, "options")?;
+        to_js(&borrow_judge(&self.inner)?.explain(style, &q, &r).map_err(err)?)
+    }
+}
+
+/// Options of one grade.
+#[derive(Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct GradeOptions {
+    prompt: prompt::PromptStyle,
 }
 
 /// The benchmark page's steps, timed by the caller (`web/bench.js`). Each holds the judge for its

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::{self, jsonl, Judgment};
+use rocketjudge_core::prompt::{PromptStyle, GRADING_PROMPT_VERSION};
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
@@ -44,10 +46,16 @@ pub struct Args {
     /// Grade the valid responses even when some inputs have problems (they are listed either way).
     #[arg(long)]
     allow_problems: bool,
+    /// The grading prompt's wording: RocketEval's (the default), the same instruction reworded, less
+    /// instruction (`minimal`) or more (`criteria`: what a Yes requires). Recorded in every judgment
+    /// (`prompt_version`); a folder holds one wording.
+    #[arg(long, default_value_t = PromptStyle::default(), value_parser = PossibleValuesParser::new(PromptStyle::NAMES).try_map(|s| s.parse::<PromptStyle>()))]
+    prompt: PromptStyle,
 }
 
-/// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge`.
-fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
+/// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge` with
+/// the prompt wording `style`.
+fn resume_file(path: &Path, judge: &str, style: PromptStyle) -> Result<HashSet<String>> {
     let rows = OutputFolder::resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
     let mut done = HashSet::new();
     for r in rows {
@@ -57,6 +65,15 @@ fn resume_file(path: &Path, judge: &str) -> Result<HashSet<String>> {
                 path.display(),
                 r.line,
                 r.value.judge
+            );
+        }
+        let version = r.value.prompt_version.as_deref().unwrap_or(GRADING_PROMPT_VERSION);
+        if version != style.version() {
+            bail!(
+                "{}:{}: graded with the prompt `{version}`, but this run's is `{}`; use another --out folder",
+                path.display(),
+                r.line,
+                style.version()
             );
         }
         done.insert(r.value.session_id);
@@ -115,6 +132,7 @@ pub fn run(a: Args) -> CliResult {
         ShardRecord::clear(s, &a.io.out)?;
     }
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
+    judge.set_prompt_style(a.prompt);
     let judge_name = judge.name();
     let out_path = |model: &str| -> PathBuf {
         match a.shard {
@@ -125,7 +143,7 @@ pub fn run(a: Args) -> CliResult {
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if !done.contains_key(&w.model) {
-            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name)?);
+            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt)?);
         }
     }
     let todo: Vec<&inputs::Work> = work.iter().copied().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
@@ -155,6 +173,7 @@ pub fn run(a: Args) -> CliResult {
             grades.iter().map(|g| g.p_yes),
             tokens.clone(),
             prepared.truncated_chars,
+            judge.prompt_style(),
         );
         truncated += usize::from(prepared.truncated_chars > 0);
         if let Some(t) = trace.as_mut() {

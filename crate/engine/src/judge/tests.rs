@@ -2,7 +2,7 @@
 //! character, plus "▁Yes" and "▁No"): the prefix split, the truncation search and the digit score.
 
 use rocketjudge_core::formats::{Message, Query, Response, Role};
-use rocketjudge_core::prompt::{grading_prompt_for, TRUNCATION_MARKER};
+use rocketjudge_core::prompt::{grading_prompt_for, PromptStyle, TRUNCATION_MARKER};
 
 use super::{DigitScore, PromptCodec};
 use crate::chat::ChatTemplate;
@@ -71,7 +71,7 @@ fn split_is_the_longest_common_prefix() {
     let items = ["Is the number prime?", "Is it a single number?", "Is the answer short?"];
     let q = query(&items);
     let r = response("7 is prime.");
-    let prompt = grading_prompt_for(&q, &r, r.answer());
+    let prompt = grading_prompt_for(PromptStyle::RocketEval, &q, &r, r.answer());
     let (prefix, suffixes) = c.split(&prompt).unwrap();
     assert_eq!(suffixes.len(), items.len());
     for (i, s) in suffixes.iter().enumerate() {
@@ -83,12 +83,12 @@ fn split_is_the_longest_common_prefix() {
     // Longest: the suffixes do not all start with the same token.
     assert!(suffixes.iter().any(|s| s[0] != suffixes[0][0]), "the prefix could have been longer");
     // One item: the prefix still leaves its last token to the suffix (the row whose logits are read).
-    let one = grading_prompt_for(&query(&items[..1]), &r, r.answer());
+    let one = grading_prompt_for(PromptStyle::RocketEval, &query(&items[..1]), &r, r.answer());
     let (p1, s1) = c.split(&one).unwrap();
     assert_eq!(s1[0].len(), 1);
     assert_eq!(p1.len() + 1, c.encode_user_message(&one.item(0)).unwrap().len());
     // No items: a clear error.
-    assert!(c.split(&grading_prompt_for(&query(&[]), &r, r.answer())).is_err());
+    assert!(c.split(&grading_prompt_for(PromptStyle::RocketEval, &query(&[]), &r, r.answer())).is_err());
 }
 
 #[test]
@@ -108,10 +108,10 @@ fn truncation_keeps_the_longest_answer_that_fits() {
     // Maximal: keeping one more character would not fit.
     let kept = answer.len() - cut.truncated_chars;
     let one_more = format!("{}{TRUNCATION_MARKER}", &answer[..kept + 1]);
-    let (p, s) = c.split(&grading_prompt_for(&q, &r, &one_more)).unwrap();
+    let (p, s) = c.split(&grading_prompt_for(PromptStyle::RocketEval, &q, &r, &one_more)).unwrap();
     assert!(p.len() + s.iter().map(Vec::len).max().unwrap() > max_tokens, "one more character would have fit");
     // The kept text is what the prompt holds, marked as cut.
-    let expect = c.split(&grading_prompt_for(&q, &r, &format!("{}{TRUNCATION_MARKER}", &answer[..kept]))).unwrap();
+    let expect = c.split(&grading_prompt_for(PromptStyle::RocketEval, &q, &r, &format!("{}{TRUNCATION_MARKER}", &answer[..kept]))).unwrap();
     assert_eq!((cut.prefix, cut.suffixes), expect);
     // A context too small even for the empty answer is an input error, not a panic.
     assert!(c.prepare(&q, &r, 20).is_err());
@@ -135,4 +135,53 @@ fn digit_score_is_the_expectation_over_renormalised_digits() {
     one[7] = 0.0;
     let d7 = DigitScore::from_logits(&one);
     assert_eq!((d7.argmax, d7.expected), (7, 7.0));
+}
+
+#[test]
+fn explain_shows_the_text_that_was_tokenized() {
+    let mut c = codec();
+    let q = query(&["Is the number prime?", "Is the answer short?"]);
+    let answer: String = (0..60).map(|i| format!("word{i} ")).collect();
+    let r = response(&answer);
+    for style in [PromptStyle::RocketEval, PromptStyle::Minimal] {
+        c.style = style;
+        let whole = c.prepare(&q, &r, 100_000).unwrap();
+        let v = c.explain(&q, &r, 100_000).unwrap();
+        assert_eq!((v.style, v.truncated_chars, v.kept_chars), (style, 0, answer.chars().count()));
+        let prompt = grading_prompt_for(style, &q, &r, r.answer());
+        for i in 0..2 {
+            let rendered = c.template.render(&[Message::new(Role::User, prompt.item(i))], c.tokenizer.add_bos).unwrap().text();
+            assert_eq!(format!("{}{}", v.prefix, v.suffixes[i]), rendered, "{style} item {i}");
+        }
+        assert!(v.prefix.contains(&answer) && !v.suffixes[0].contains("word0"));
+        assert_eq!(v.suffix_tokens, whole.suffixes.iter().map(Vec::len).collect::<Vec<_>>());
+        // Cut to fit: the view holds the kept characters and the marker, as the grade does.
+        let max_tokens = whole.prefix.len() + whole.suffixes.iter().map(Vec::len).max().unwrap() - 60;
+        let cut = c.prepare(&q, &r, max_tokens).unwrap();
+        let v = c.explain(&q, &r, max_tokens).unwrap();
+        assert_eq!(v.truncated_chars, cut.truncated_chars);
+        assert_eq!(v.kept_chars + v.truncated_chars, answer.chars().count());
+        assert!(v.prefix.contains(&format!("{}{TRUNCATION_MARKER}", &answer[..v.kept_chars])));
+        assert_eq!(v.prefix_tokens, cut.prefix.len());
+    }
+    // Another wording is another prompt.
+    c.style = PromptStyle::RocketEval;
+    let a = c.prepare(&q, &r, 100_000).unwrap();
+    c.style = PromptStyle::Reworded;
+    assert_ne!(a.prefix, c.prepare(&q, &r, 100_000).unwrap().prefix);
+}
+
+#[test]
+fn pairwise_tokens_keep_the_order_and_cut_both_to_fit() {
+    let c = codec();
+    let q = query(&["Is the number prime?"]);
+    let long_a: String = (0..80).map(|i| format!("alpha{i} ")).collect();
+    let long_b: String = (0..80).map(|i| format!("beta{i} ")).collect();
+    let (ab, cut) = c.pairwise_tokens(&q, &long_a, &long_b, 100_000).unwrap();
+    assert_eq!(cut, 0);
+    let (ba, _) = c.pairwise_tokens(&q, &long_b, &long_a, 100_000).unwrap();
+    assert_ne!(ab, ba, "the order shown is part of the prompt");
+    let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, ab.len() - 80).unwrap();
+    assert!(fitted.len() <= ab.len() - 80 && cut > 0);
+    assert!(c.pairwise_tokens(&q, &long_a, &long_b, 10).is_err());
 }
