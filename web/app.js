@@ -261,15 +261,23 @@ async function addResponseFiles(files) {
   renderAll();
 }
 
-async function loadDemoResponses() {
-  const names = ['gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.3', 'llama-13b'];
+/** The FastChat-fork models of benchmarks/mt-bench/gpt4-judged (scripts/data/build_gpt4_judged.py). */
+const GPT4_JUDGED_MODELS = ['claude-3-5-sonnet-20240620', 'gemini-1.5-flash', 'gemma-SFT', 'llama2_chat_7b', 'llama2_7b'];
+
+/** Bundled response files (`dir`/<name>.jsonl) added as if uploaded. */
+async function loadBundledResponses(dir, names) {
   const files = [];
   for (const n of names) {
-    const r = await fetch(`benchmarks/mt-bench/demo/${n}.jsonl`);
+    const r = await fetch(`${dir}/${n}.jsonl`);
     if (r.ok) files.push(new File([await r.blob()], `${n}.jsonl`));
   }
   await addResponseFiles(files);
 }
+
+const loadDemoResponses = () => loadBundledResponses('benchmarks/mt-bench/demo', ['gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.3', 'llama-13b']);
+/** Answers GPT-4 judged (its scores: benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl, the Strong judge view). */
+const loadGpt4JudgedResponses = () => loadBundledResponses('benchmarks/mt-bench/gpt4-judged', GPT4_JUDGED_MODELS);
+
 
 /** The judge with the most stored grades (shown before any judge is loaded after a reload). */
 function storedJudge() {
@@ -290,7 +298,8 @@ function renderResponses() {
   // Counts are per judge: the loaded one, else the one with the most grades stored here.
   const judge = (state.judge && state.judge.name) || storedJudge();
   mount($('#responses'),
-    h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: inOrder(loadDemoResponses), disabled: !state.benchmark }, 'Add demo answers (4 models)')),
+    h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: inOrder(loadDemoResponses), disabled: !state.benchmark }, 'Add demo answers (4 models)'),
+      h('button', { id: 'load-gpt4-judged', onclick: inOrder(loadGpt4JudgedResponses), disabled: !state.benchmark, title: 'FastChat-fork models whose answers GPT-4 scored: compare the judge with GPT-4 in Results → Strong judge' }, `Add GPT-4-judged answers (${GPT4_JUDGED_MODELS.length} models)`)),
     drop,
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
       h('thead', {}, h('tr', {}, ['model', 'file', 'format', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
@@ -379,7 +388,7 @@ function currentJudgments() {
 }
 
 function renderResultsPanel() {
-  renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems });
+  renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems, modelSource });
 }
 
 /** Grade only the new and reworded checklist items of every response to `query` (the worker merges and stores). */

@@ -2,8 +2,9 @@
 // win-rate heatmap, item inspector (with checklist editing), comparison with a reference ranking,
 // exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
 
-import * as echarts from './vendor/echarts.esm.min.js';
 import { h, mount, download, fmt } from './lib/dom.js';
+import { chart, disposeCharts, tip, heat } from './lib/charts.js';
+import { EDU_TABS, EDU_VIEWS } from './educator.js';
 
 const TABS = [
   ['leaderboard', 'Leaderboard'],
@@ -11,33 +12,13 @@ const TABS = [
   ['distributions', 'Score distributions'],
   ['heatmap', 'Win rates'],
   ['inspector', 'Item inspector'],
+  ...EDU_TABS,
   ['reference', 'Compare to a reference'],
   ['export', 'Export'],
 ];
 
 // `settings`: the ranking settings, core's defaults (`rankDefaults`) until the user picks a method.
 const ui = { tab: 'leaderboard', settings: null, methods: [], query: null, model: null, editing: false };
-let charts = [];
-
-function chart(el, option) {
-  const c = echarts.init(el, null, { renderer: 'canvas' });
-  c.setOption(option);
-  charts.push(c);
-  return c;
-}
-
-function disposeCharts() {
-  charts.forEach((c) => c.dispose());
-  charts = [];
-}
-
-addEventListener('resize', () => charts.forEach((c) => c.resize()));
-
-/** A tooltip as DOM: lines of text. */
-function tip(...lines) {
-  return h('div', { class: 'tip' }, lines.map((l) => h('div', {}, l)));
-}
-
 export async function renderResults(el, ctx) {
   disposeCharts();
   const { judgments } = ctx;
@@ -65,7 +46,12 @@ function view(ctx, judge, name, extra = {}) {
 
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
+// The educator views get the shared selection (`ui`), a way to redraw, and the ranking settings.
+const EDU = Object.fromEntries(Object.entries(EDU_VIEWS).map(([name, fn]) => [name, (body, ctx, judge) =>
+  fn(body, ctx, { ui, judge, settings: ui.settings, rerender: () => renderResults(body.parentElement, ctx) })]));
+
 const VIEWS = {
+  ...EDU,
   async leaderboard(body, ctx, judge) {
     const m = ui.settings.method;
     const method = h('select', { id: 'rank-method', 'aria-label': 'Ranking method' },
@@ -278,15 +264,6 @@ function checklistEditor(q, ctx, close) {
 
 function conversationText(q) {
   return q.conversation_input.map((m) => `${m.role.toUpperCase()}: ${m.content}`).join('\n\n');
-}
-
-/** Red (0) → white (0.5) → blue (1). */
-function heat(p) {
-  if (p == null || Number.isNaN(p)) return '#f1f5f9';
-  const t = Math.max(0, Math.min(1, p));
-  const mix = (a, b, u) => Math.round(a + (b - a) * u);
-  const [r, g, b] = t < 0.5 ? [mix(239, 248, t * 2), mix(68, 250, t * 2), mix(68, 252, t * 2)] : [mix(248, 59, (t - 0.5) * 2), mix(250, 130, (t - 0.5) * 2), mix(252, 246, (t - 0.5) * 2)];
-  return `rgb(${r}, ${g}, ${b})`;
 }
 
 function trustNote(judge) {

@@ -42,8 +42,10 @@ export class EngineClient {
     this.worker.postMessage({ type });
   }
 
+  /** Listen to events of `type`; returns a function that stops listening. */
   on(type, fn) {
     if (!this.listeners.has(type)) this.listeners.set(type, []);
     this.listeners.get(type).push(fn);
+    return () => this.listeners.set(type, this.listeners.get(type).filter((f) => f !== fn));
   }
 }

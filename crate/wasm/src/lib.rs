@@ -295,6 +295,25 @@ fn score_table(judgments: JsValue) -> Result<ScoreTable, JsValue> {
     ScoreTable::new(&judgment_scores(judgments)?.0).map_err(err)
 }
 
+/// How one judgment's item probabilities become its score: `{mean, scale, bias, score, graded,
+/// missing}` with `score = mean·scale + bias` (RocketEval's unsupervised score).
+#[wasm_bindgen(js_name = explainScore)]
+pub fn explain_score(judgment: JsValue) -> Result<JsValue, JsValue> {
+    let j: Judgment = from_js(judgment, "judgment")?;
+    let s = rocketjudge_core::score::unsupervised_score(&j.norm_probability).map_err(err)?;
+    #[derive(Serialize)]
+    struct E {
+        mean: f64,
+        scale: f64,
+        bias: f64,
+        score: f64,
+        graded: usize,
+        missing: usize,
+    }
+    use rocketjudge_core::score::{BIAS, SCALE};
+    to_js(&E { mean: (s.score - BIAS) / SCALE, scale: SCALE, bias: BIAS, score: s.score, graded: s.graded, missing: s.missing })
+}
+
 /// Scores of judgments: `{scores: [{session_id, model_test, score}], problems}`.
 #[wasm_bindgen(js_name = scoreJudgments)]
 pub fn score_judgments(judgments: JsValue) -> Result<JsValue, JsValue> {
