@@ -32,6 +32,7 @@ enum Command {
     Site(commands::site::Args),
     Rank(commands::rank::Args),
     Score(commands::score::Args),
+    Calibrate(commands::calibrate::Args),
     Meta(commands::meta::Args),
     #[command(subcommand)]
     Export(commands::export::Export),
@@ -71,6 +72,7 @@ fn main() -> ExitCode {
         Command::Site(a) => commands::site::run(a),
         Command::Rank(a) => commands::rank::run(a),
         Command::Score(a) => commands::score::run(a),
+        Command::Calibrate(a) => commands::calibrate::run(a),
         Command::Meta(a) => commands::meta::run(a),
         Command::Export(e) => commands::export::run(e),
         Command::Checklist(c) => commands::checklist::run(c),

@@ -169,6 +169,60 @@ fn score_unsupervised_and_supervised() {
 }
 
 #[test]
+fn calibrate_follows_labels_that_reverse_two_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("judgments");
+    std::fs::create_dir(&j).unwrap();
+    // Unsupervised, a is about one point ahead of b on every query; c is far behind.
+    for (m, p) in [("a", [0.6, 0.5]), ("b", [0.5, 0.38]), ("c", [0.1, 0.05])] {
+        let text: String = (0..4)
+            .map(|q| {
+                let d = 0.02 * q as f64;
+                format!("{}\n", json!({"session_id": format!("q{q}"), "model_test": m, "norm_probability": [p[0] + d, p[1] + d]}))
+            })
+            .collect();
+        std::fs::write(j.join(format!("{m}.jsonl")), text).unwrap();
+    }
+    // b over a everywhere: preferences on q0 and q1, scores on q2 and q3; one label for an unknown model.
+    let labels = dir.path().join("labels.jsonl");
+    let lines = [
+        json!({"session_id": "q0", "model_a": "a", "model_b": "b", "winner": "model_b"}),
+        json!({"session_id": "q1", "model_a": "b", "model_b": "a", "winner": "model_a", "note": "b is correct"}),
+        json!({"session_id": "q2", "model_test": "a", "score": 2}),
+        json!({"session_id": "q2", "model_test": "b", "score": 9}),
+        json!({"session_id": "q3", "model_test": "a", "score": 2}),
+        json!({"session_id": "q3", "model_test": "b", "score": 9}),
+        json!({"session_id": "q3", "model_test": "zed", "score": 4}),
+    ];
+    std::fs::write(&labels, lines.iter().map(|l| format!("{l}\n\n")).collect::<String>()).unwrap();
+    let (jd, ld) = (j.to_str().unwrap(), labels.to_str().unwrap());
+    let o = run(&["calibrate", "--judgments", jd, "--labels", ld, "--method", "mean", "--bootstrap", "50", "--format", "json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let order = |r: &Value| r["entries"].as_array().unwrap().iter().map(|e| e["model"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert_eq!(order(&v["before"]), ["a", "b", "c"]);
+    assert_eq!(order(&v["after"]), ["b", "a", "c"]);
+    assert_eq!(v["labels_used"], 6);
+    assert_eq!(v["changes"][0]["model"], "b");
+    assert_eq!((v["changes"][0]["rank_before"].as_u64(), v["changes"][0]["rank_after"].as_u64()), (Some(2), Some(1)));
+    assert!(v["changes"][0]["ci_width_after"].as_f64().unwrap() >= 0.0);
+    // The unknown model's label is a warning at its own line of the file (blank lines between labels).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(&format!("warning: {ld}:13: session `q3`: `zed` has no scored judgment")), "{stderr}");
+    let t = stdout(&run(&["calibrate", "--judgments", jd, "--labels", ld, "--bootstrap", "0"]));
+    assert!(t.contains("rank before") && t.contains("alpha") && t.contains("0.301"), "{t}");
+    // A malformed label: file, line, field, what was expected; exit code 3.
+    std::fs::write(
+        &labels,
+        "{\"session_id\":\"q0\",\"model_test\":\"a\",\"score\":3}\n{\"session_id\":\"q0\",\"model_test\":\"a\",\"score\":0}\n",
+    )
+    .unwrap();
+    let o = run(&["calibrate", "--judgments", jd, "--labels", ld]);
+    assert_eq!(o.status.code(), Some(3));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(&format!("{ld}:2: field `score`: expected a score from 1 to 10, found 0")), "{e}");
+}
+
+#[test]
 fn meta_compares_rankings() {
     let dir = tempfile::tempdir().unwrap();
     let ours = dir.path().join("ours.json");
@@ -189,6 +243,7 @@ fn every_command_has_help() {
     for c in [
         &["rank", "--help"][..],
         &["score", "--help"],
+        &["calibrate", "--help"],
         &["meta", "--help"],
         &["export", "battles", "--help"],
         &["site", "--help"],

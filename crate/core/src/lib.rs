@@ -13,6 +13,8 @@
 //! | item probabilities → one score per response (mean, supervised) | [`score`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
 //! | compare a ranking or judgments to a reference | [`meta`] |
+//! | refit the supervised scorer on a user's labels, rankings before and after | [`calibrate`] |
+//! | bias probes: response transforms and the summary of their effect | [`probe`] |
 //! | what the result views and exports show (category table, quartiles, win rates, CSV) | [`report`] |
 //! | shared statistics (ranks, quantiles, seeded RNG) | [`stats`] |
 //!
@@ -26,9 +28,11 @@
 
 #![allow(clippy::needless_range_loop)] // numeric kernels index several arrays in step
 
+pub mod calibrate;
 pub mod error;
 pub mod formats;
 pub mod meta;
+pub mod probe;
 pub mod prompt;
 pub mod rank;
 pub mod report;

@@ -31,6 +31,8 @@ use sha2::{Digest, Sha256};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+mod educator;
+
 /// `initThreadPool(n)`: start `n` Web Workers sharing this module's memory; the CPU engine's rayon
 /// products then run on them (threaded builds only; the page must be cross-origin isolated).
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
@@ -49,16 +51,16 @@ pub fn kernel_self_test() -> Result<JsValue, JsValue> {
     to_js(&rocketjudge_engine::backend::cpu::qmatmul::self_test())
 }
 
-fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
+pub(crate) fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| fail("input", e))
 }
 
-fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
+pub(crate) fn from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsValue> {
     serde_wasm_bindgen::from_value(v).map_err(|e| fail("input", format!("{what}: {e}")))
 }
 
 /// Optional settings: `undefined` or `null` give the defaults.
-fn settings<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, JsValue> {
+pub(crate) fn settings<T: DeserializeOwned + Default>(v: JsValue, what: &str) -> Result<T, JsValue> {
     if v.is_undefined() || v.is_null() {
         Ok(T::default())
     } else {
@@ -77,7 +79,7 @@ fn fail(kind: &str, message: impl std::fmt::Display) -> JsValue {
 }
 
 /// The kind of an error, for [`fail`].
-trait Kind: std::fmt::Display {
+pub(crate) trait Kind: std::fmt::Display {
     fn kind(&self) -> &'static str;
 }
 
@@ -109,7 +111,7 @@ impl Kind for UnknownName {
     }
 }
 
-fn err(e: impl Kind) -> JsValue {
+pub(crate) fn err(e: impl Kind) -> JsValue {
     fail(e.kind(), &e)
 }
 

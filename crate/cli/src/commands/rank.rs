@@ -25,6 +25,15 @@ pub struct Args {
     /// Folder (or file) of score files instead of judgments (RocketEval `score/` layout, JSON or JSONL).
     #[arg(long)]
     scores: Option<PathBuf>,
+    #[command(flatten)]
+    rank: RankFlags,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// The ranking flags, shared by every command that ranks (`rank`, `calibrate`).
+#[derive(clap::Args)]
+pub struct RankFlags {
     /// bt: Bradley–Terry (Chatbot Arena's MLE, Elo scale); mean / median score; winrate; elo: online
     /// Elo with K=4 (order-dependent).
     #[arg(long, default_value_t = RankSettings::default().method, value_parser = PossibleValuesParser::new(Method::NAMES).try_map(|s| s.parse::<Method>()))]
@@ -47,8 +56,32 @@ pub struct Args {
     /// Anchor the Elo scale: MODEL=RATING (bt and elo only).
     #[arg(long)]
     anchor: Option<String>,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+}
+
+impl RankFlags {
+    /// The settings these flags choose (as the page's `{method, tieMargin, ...}`).
+    pub fn settings(&self) -> RankSettings {
+        RankSettings {
+            method: self.method,
+            tie_margin: self.tie_margin,
+            equal: self.equal,
+            bootstrap: self.bootstrap,
+            resample: self.resample,
+            seed: self.seed,
+        }
+    }
+
+    /// The ranking options: the settings and the anchor.
+    pub fn options(&self) -> anyhow::Result<RankOptions> {
+        let anchor = match &self.anchor {
+            Some(s) => {
+                let Some((m, r)) = s.rsplit_once('=') else { bail!("--anchor takes MODEL=RATING, not `{s}`") };
+                Some((m.to_string(), r.parse::<f64>().map_err(|_| anyhow::anyhow!("--anchor rating `{r}` is not a number"))?))
+            }
+            None => None,
+        };
+        Ok(RankOptions { anchor, ..self.settings().options().map_err(|e| anyhow::anyhow!("--tie-margin: {e}"))? })
+    }
 }
 
 #[derive(Serialize)]
@@ -66,22 +99,7 @@ pub fn run(a: Args) -> CliResult {
         (None, Some(s)) => inputs::labels(s)?,
         (None, None) => unreachable!("clap requires one of --judgments and --scores"),
     };
-    let anchor = match &a.anchor {
-        Some(s) => {
-            let Some((m, r)) = s.rsplit_once('=') else { bail!("--anchor takes MODEL=RATING, not `{s}`") };
-            Some((m.to_string(), r.parse::<f64>().map_err(|_| anyhow::anyhow!("--anchor rating `{r}` is not a number"))?))
-        }
-        None => None,
-    };
-    let settings = RankSettings {
-        method: a.method,
-        tie_margin: a.tie_margin,
-        equal: a.equal,
-        bootstrap: a.bootstrap,
-        resample: a.resample,
-        seed: a.seed,
-    };
-    let opts = RankOptions { anchor, ..settings.options().map_err(|e| anyhow::anyhow!("--tie-margin: {e}"))? };
+    let opts = a.rank.options()?;
     let table = ScoreTable::new(&scores)?;
     let ranking = rank::rank(&table, &opts)?;
     for e in &ranking.entries {
@@ -105,7 +123,7 @@ pub fn run(a: Args) -> CliResult {
                 .iter()
                 .map(|e| vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string()])
                 .collect();
-            print!("{}", text_table(&["model", "rank", a.method.as_str(), "95% lower", "95% upper", "responses"], &body));
+            print!("{}", text_table(&["model", "rank", opts.method.as_str(), "95% lower", "95% upper", "responses"], &body));
         }
     }
     Ok(())
