@@ -121,10 +121,10 @@ fn score_verdicts(
     scores: Vec<Lined<Score>>,
     mut problems: Vec<Problem>,
 ) -> std::result::Result<(StrongVerdicts, Vec<Problem>), FormatError> {
-    let dup = check_scores(scores.iter().map(|s| (file, s)));
-    let repeated: BTreeSet<usize> = dup.iter().map(|p| p.line).collect();
-    problems.extend(dup);
-    let kept: Vec<Score> = scores.into_iter().filter(|s| !repeated.contains(&s.line)).map(|s| s.value).collect();
+    problems.extend(check_scores(scores.iter().map(|s| (file, s))));
+    let mut seen = BTreeSet::new();
+    let kept: Vec<Score> =
+        scores.into_iter().map(|s| s.value).filter(|s| seen.insert((s.session_id.clone(), s.model_test.clone()))).collect();
     // Every score is finite (the readers check) and unique (just filtered), so the table builds.
     let table = ScoreTable::new(&kept).map_err(|e| FormatError::new(file, 0, "score", e.to_string()))?;
     Ok((StrongVerdicts::Scores(table), problems))
@@ -267,6 +267,29 @@ fn pair_judgments(file: &str, bytes: &[u8]) -> std::result::Result<(Vec<Battle>,
 }
 
 // ---------------------------------------------------------------- agreement
+/// The settings a front-end chooses (the page's `{tieMargin, bootstrap, seed}`, each optional; the CLI's
+/// `--tie-margin`, `--bootstrap`, `--seed`), as [`crate::rank::RankSettings`] does for ranking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct AgreementSettings {
+    pub tie_margin: f64,
+    pub bootstrap: usize,
+    pub seed: u64,
+}
+
+impl Default for AgreementSettings {
+    fn default() -> Self {
+        Self { tie_margin: crate::rank::DEFAULT_TIE_MARGIN, bootstrap: crate::rank::DEFAULT_BOOTSTRAP, seed: crate::rank::DEFAULT_SEED }
+    }
+}
+
+impl AgreementSettings {
+    /// The pair rule and options of [`strong_agreement`]; a negative or non-finite tie margin is refused.
+    pub fn options(&self) -> Result<(PairRule, MetaOptions)> {
+        let rank = crate::rank::RankSettings { tie_margin: self.tie_margin, ..Default::default() }.options()?;
+        Ok((rank.pairs, MetaOptions { bootstrap: self.bootstrap, seed: self.seed, ..Default::default() }))
+    }
+}
 
 /// An estimate, three-way agreement with ½-tie-credit accuracy, over some pairs of responses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -461,7 +484,7 @@ pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairR
         return invalid!(
             "{} model(s) are known to both judges ({}); at least 2 are needed: check that the model names match (ours: {}; strong: {})",
             models.len(),
-            models.join(", "),
+            list(&models),
             list(&only_ours),
             list(&only_strong)
         );
@@ -972,9 +995,24 @@ mod tests {
         assert!(matches!(v, StrongVerdicts::Scores(t) if t.get(0, 0) == Some(3.0)));
         assert_eq!((p.len(), p[0].line), (1, 2));
 
+        // A JSON array on one line: the repeat is found by (session, model), not by line.
+        let one_line = br#"[{"session_id": "q", "model_test": "m", "score": 3}, {"session_id": "q", "model_test": "m", "score": 4}]"#;
+        let (v, p) = read_strong_verdicts("scores.json", one_line).unwrap();
+        assert!(matches!(v, StrongVerdicts::Scores(t) if t.get(0, 0) == Some(3.0)));
+        assert_eq!(p.len(), 1);
+
         let csv = b"model_test,session_id,score\nm,q1,4.5\nn,q1,6\n";
         let (v, _) = read_strong_verdicts("s.csv", csv).unwrap();
         assert!(matches!(v, StrongVerdicts::Scores(t) if t.models == ["m", "n"] && t.get(1, 0) == Some(6.0)));
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let s: AgreementSettings = serde_json::from_str(r#"{"tieMargin": 0.5}"#).unwrap();
+        let (rule, opts) = s.options().unwrap();
+        assert_eq!((rule.tie_margin, opts.bootstrap, opts.seed), (0.5, crate::rank::DEFAULT_BOOTSTRAP, crate::rank::DEFAULT_SEED));
+        assert!(AgreementSettings { tie_margin: -1.0, ..Default::default() }.options().is_err());
+        assert!(serde_json::from_str::<AgreementSettings>(r#"{"tie_margin": 0.5}"#).is_err());
     }
 
     #[test]
