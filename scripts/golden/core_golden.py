@@ -246,6 +246,179 @@ def meta():
     write("tau_u.json", {"ours": ours.tolist(), "reference": [[r, r - h, r + h] for r, h in zip(ref, half)], "cases": out, "tolerance": 1e-12})
 
 
+def strong():
+    """Our judge against a strong judge (meta::strong): a direct Python version of every point value,
+    with scipy for the correlations and numpy for the closeness bins' quantile edges."""
+    margin = 0.1
+
+    def ours_verdict(a, b):
+        d = a - b
+        if d == 0 or abs(d) < margin - 1e-9:
+            return "tie"
+        return "a" if d > 0 else "b"
+
+    def strict(a, b):
+        return "tie" if a == b else ("a" if a > b else "b")
+
+    def credit(o, s):
+        return 1.0 if o == s else (0.5 if "tie" in (o, s) else 0.0)
+
+    def nan_none(x):
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+    def analyse(ours, strong_scores=None, battles=None):
+        our = {(r["model_test"], r["session_id"]): r["score"] for r in ours}
+        our_models = sorted({m for m, _ in our})
+        if strong_scores is not None:
+            st = {(r["model_test"], r["session_id"]): r["score"] for r in strong_scores}
+            strong_models = sorted({m for m, _ in st})
+        else:
+            strong_models = sorted({b["model_a"] for b in battles} | {b["model_b"] for b in battles})
+        models = [m for m in our_models if m in strong_models]
+        obs, matched = [], {}  # obs: (session, a, b, ours, strong, oa, ob, sa, sb)
+        if strong_scores is not None:
+            for s in sorted({q for _, q in st}):
+                both = [m for m in models if (m, s) in our and (m, s) in st]
+                if len(both) < 2:
+                    continue
+                for i, a in enumerate(both):
+                    matched[(s, a)] = (our[(a, s)], st[(a, s)], 1.0)
+                    for b in both[i + 1:]:
+                        oa, ob, sa, sb = our[(a, s)], our[(b, s)], st[(a, s)], st[(b, s)]
+                        obs.append((s, a, b, ours_verdict(oa, ob), strict(sa, sb), oa, ob, sa, sb))
+        else:
+            flip = {"model_a": "b", "model_b": "a", "tie": "tie"}
+            keep = {"model_a": "a", "model_b": "b", "tie": "tie"}
+            for bt in battles:
+                s, a, b = bt["question_id"], bt["model_a"], bt["model_b"]
+                if a not in models or b not in models or (a, s) not in our or (b, s) not in our:
+                    continue
+                w = keep[bt["winner"]]
+                if a > b:
+                    a, b, w = b, a, flip[bt["winner"]]
+                obs.append((s, a, b, ours_verdict(our[(a, s)], our[(b, s)]), w, our[(a, s)], our[(b, s)], None, None))
+                pa = {"a": 1.0, "b": 0.0, "tie": 0.5}[w]
+                for m, pts in ((a, pa), (b, 1 - pa)):
+                    o, p, n = matched.get((s, m), (our[(m, s)], 0.0, 0.0))
+                    matched[(s, m)] = (o, p + pts, n + 1)
+        sessions = sorted({o[0] for o in obs})
+        agree = [float(o[3] == o[4]) for o in obs]
+        cred = [credit(o[3], o[4]) for o in obs]
+        mean = {}
+        for m in models:
+            rows = [v for (s, mm), v in matched.items() if mm == m]
+            mean[m] = (float(np.mean([r[0] for r in rows])), sum(r[1] for r in rows) / sum(r[2] for r in rows))
+        xs, ys = [mean[m][0] for m in models], [mean[m][1] for m in models]
+        out = {
+            "models": models,
+            "only_ours": [m for m in our_models if m not in strong_models],
+            "only_strong": [m for m in strong_models if m not in our_models],
+            "queries": len(sessions),
+            "pairs": len(obs),
+            "agreement": float(np.mean(agree)),
+            "accuracy": float(np.mean(cred)),
+            "our_ties": sum(o[3] == "tie" for o in obs),
+            "strong_ties": sum(o[4] == "tie" for o in obs),
+            "responses": len(matched),
+            "unmatched_strong": (len(st) if strong_scores is not None else len(battles)) - (len(matched) if strong_scores is not None else len(obs)),
+            "unmatched_ours": len(our) - len(matched),
+            "spearman": float(stats.spearmanr(xs, ys).statistic),
+            "kendall_tau_b": float(stats.kendalltau(xs, ys).statistic),
+            "instance_spearman": None,
+        }
+        if strong_scores is not None:
+            vals = list(matched.values())
+            out["instance_spearman"] = float(stats.spearmanr([v[0] for v in vals], [v[1] for v in vals]).statistic)
+        per_model = []
+        for m in models:
+            idx = [i for i, o in enumerate(obs) if m in (o[1], o[2])]
+            per_model.append({
+                "model": m, "ours_mean": mean[m][0], "strong_mean": mean[m][1],
+                "ours_rank": 1 + sum(mean[x][0] > mean[m][0] for x in models),
+                "strong_rank": 1 + sum(mean[x][1] > mean[m][1] for x in models),
+                "agreement": float(np.mean([agree[i] for i in idx])), "accuracy": float(np.mean([cred[i] for i in idx])),
+                "pairs": len(idx), "responses": sum(1 for (_, mm) in matched if mm == m),
+            })
+        per_query = []
+        for s in sessions:
+            idx = [i for i, o in enumerate(obs) if o[0] == s]
+            ms = sorted({obs[i][1] for i in idx} | {obs[i][2] for i in idx})
+            tau = None
+            if strong_scores is not None and len(ms) >= 3:
+                tau = nan_none(stats.kendalltau([our[(m, s)] for m in ms], [st[(m, s)] for m in ms]).statistic)
+            bad = [i for i in idx if agree[i] == 0]
+            # Least credit, then the largest sum of score gaps, then model order.
+            worst = min(bad, key=lambda i: (cred[i], -(abs(obs[i][5] - obs[i][6]) + (abs(obs[i][7] - obs[i][8]) if obs[i][7] is not None else 0)), models.index(obs[i][1]), models.index(obs[i][2]))) if bad else None
+            per_query.append({
+                "session_id": s, "models": ms, "pairs": len(idx),
+                "agreement": float(np.mean([agree[i] for i in idx])), "accuracy": float(np.mean([cred[i] for i in idx])),
+                "kendall_tau_b": tau,
+                "most_discordant": None if worst is None else [obs[worst][1], obs[worst][2]],
+            })
+        closeness = []
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                idx = [k for k, o in enumerate(obs) if o[1] == a and o[2] == b]
+                do, ds = mean[a][0] - mean[b][0], mean[a][1] - mean[b][1]
+                closeness.append({
+                    "model_a": a, "model_b": b, "strong_gap": abs(ds), "ours_gap": abs(do),
+                    "order_agrees": bool(np.sign(do) == np.sign(ds)),
+                    "agreement": float(np.mean([agree[k] for k in idx])) if idx else None,
+                    "pairs": len(idx), "queries": len({obs[k][0] for k in idx}),
+                })
+        gaps = np.array([c["strong_gap"] for c in closeness])
+        k = min(3, len(gaps))
+        edges = np.quantile(gaps, [j / k for j in range(k + 1)])
+        bins, placed = [], set()
+        for j in range(1, k + 1):
+            members = [i for i, c in enumerate(closeness) if i not in placed and c["strong_gap"] <= edges[j]]
+            if not members:
+                continue
+            placed |= set(members)
+            n = sum(closeness[i]["pairs"] for i in members)
+            agreed = sum((closeness[i]["agreement"] or 0) * closeness[i]["pairs"] for i in members)
+            bins.append({"lower": float(edges[j - 1]), "upper": float(edges[j]), "model_pairs": len(members), "pairs": n,
+                         "agreement": agreed / n if n else None,
+                         "order_agreement": sum(closeness[i]["order_agrees"] for i in members) / len(members)})
+        out.update(per_model=per_model, per_query=per_query, closeness=closeness, closeness_bins=bins)
+        return out
+
+    rng = np.random.default_rng(7)
+    cases = []
+    # 1. Scores: 6 common models (plus one on each side only), 25 queries, ~10% of cells missing per side.
+    names = [f"m{i}" for i in range(6)]
+    quality = np.linspace(3, 8, 6)
+    ours, strong_scores = [], []
+    for q in range(25):
+        sid = f"{81 + q}_turn{1 + q % 2}"
+        for m, base in zip(names, quality):
+            x = base + rng.normal(scale=1.5)
+            if rng.random() > 0.1:
+                ours.append({"session_id": sid, "model_test": m, "score": float(np.clip(np.round((x + rng.normal(scale=1.2)) * 20) / 20, 1, 10))})
+            if rng.random() > 0.1:
+                strong_scores.append({"session_id": sid, "model_test": m, "score": float(np.clip(np.round(x), 1, 10))})
+        ours.append({"session_id": sid, "model_test": "ours-only", "score": 5.0})
+        strong_scores.append({"session_id": sid, "model_test": "gpt4-only", "score": 5.0})
+    cases.append({"kind": "scores", "ours": ours, "strong": strong_scores, **analyse(ours, strong_scores=strong_scores)})
+    # 2. Battles: 5 models, 20 queries, 4 random battles per query (either orientation, repeats allowed).
+    names = [f"b{i}" for i in range(5)]
+    strength = np.linspace(-1.5, 1.5, 5)
+    ours, battles = [], []
+    for q in range(20):
+        sid = f"q{q:02d}"
+        for m, st in zip(names, strength):
+            if rng.random() > 0.1:
+                ours.append({"session_id": sid, "model_test": m, "score": float(np.clip(np.round((5.5 + 1.5 * st + rng.normal(scale=1.5)) * 10) / 10, 1, 10))})
+        for _ in range(4):
+            i, j = rng.choice(5, size=2, replace=False)
+            d = strength[i] - strength[j] + rng.normal(scale=1.0)
+            w = "tie" if abs(d) < 0.3 else ("model_a" if d > 0 else "model_b")
+            battles.append({"model_a": names[i], "model_b": names[j], "winner": w, "question_id": sid})
+    battles.append({"model_a": "b0", "model_b": "arena-only", "winner": "model_a", "question_id": "q00"})
+    cases.append({"kind": "battles", "ours": ours, "strong": battles, **analyse(ours, battles=battles)})
+    write("strong.json", {"tie_margin": margin, "tolerance": 1e-10, "cases": cases})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     correlations()
@@ -253,4 +426,5 @@ if __name__ == "__main__":
     ranking()
     supervised()
     meta()
+    strong()
     print("wrote", sorted(os.listdir(OUT)))

@@ -238,6 +238,72 @@ fn meta_compares_rankings() {
     assert!(t.contains("tau_u") && t.contains("(gap <= 150)"), "{t}");
 }
 
+/// Small judge vs strong judge: the hand-checked case of `meta::strong`'s unit tests, through files.
+#[test]
+fn meta_strong_agreement_with_fastchat_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("judgments");
+    std::fs::create_dir(&j).unwrap();
+    // One item with p = (score − 1)/9: the judge's score is the given score.
+    let ours = [("a", 1, 8.0), ("b", 1, 5.0), ("c", 1, 5.05), ("a", 2, 6.0), ("b", 2, 7.0), ("c", 2, 2.0)];
+    for m in ["a", "b", "c"] {
+        let lines: String = ours
+            .iter()
+            .filter(|o| o.0 == m)
+            .map(|(_, t, s)| {
+                let sid = format!("81_turn{t}");
+                format!("{}\n", json!({"session_id": sid, "model_test": m, "judge": "fixture", "norm_probability": [(s - 1.0) / 9.0]}))
+            })
+            .collect();
+        std::fs::write(j.join(format!("{m}.jsonl")), lines).unwrap();
+    }
+    let single = dir.path().join("gpt-4_single.jsonl");
+    let strong = [("a", 1, 9), ("b", 1, 4), ("c", 1, 4), ("a", 2, 8), ("b", 2, 7), ("c", 2, 3), ("gpt", 2, 5)];
+    let lines: String = strong
+        .iter()
+        .map(|(m, t, s)| format!("{}\n", json!({"question_id": 81, "model": m, "judge": ["gpt-4", "single-v1"], "score": s, "turn": t})))
+        .collect();
+    std::fs::write(&single, lines).unwrap();
+    let args = |f: &Path, format: &str| {
+        let v = vec!["meta", "--judgments", j.to_str().unwrap(), "--strong", f.to_str().unwrap(), "--bootstrap", "50", "--format", format];
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run_s = |v: Vec<String>| bin().args(&v).output().unwrap();
+    let v: Value = serde_json::from_str(&stdout(&run_s(args(&single, "json")))).unwrap();
+    let s = &v["strong"];
+    // 81_turn1: all 3 pairs agree (b~c: a tie on both sides); 81_turn2: a-b disagrees.
+    assert!((s["overall"]["agreement"]["value"].as_f64().unwrap() - 5.0 / 6.0).abs() < 1e-9, "{s}");
+    assert_eq!(s["only_strong"], json!(["gpt"]));
+    assert_eq!(s["disagreements"][0]["session_id"], "81_turn2");
+    assert_eq!(s["disagreements"][0]["most_discordant"]["model_b"], "b");
+    let t = stdout(&run_s(args(&single, "text")));
+    assert!(t.contains("3 common models on 2 queries") && t.contains("81_turn2  agreement 0.67"), "{t}");
+    assert!(t.contains("agreement by how close"), "{t}");
+
+    // FastChat pair judgments: a beats b on turn 2 in both orders (ours: b wins); b-c on turn 1 inconsistent → tie.
+    let pair = dir.path().join("gpt-4_pair.jsonl");
+    std::fs::write(
+        &pair,
+        concat!(
+            r#"{"question_id": 81, "model_1": "a", "model_2": "b", "g1_winner": "model_1", "g2_winner": "model_1", "turn": 2}"#,
+            "\n",
+            r#"{"question_id": 81, "model_1": "b", "model_2": "c", "g1_winner": "model_1", "g2_winner": "model_2", "turn": 1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&stdout(&run_s(args(&pair, "json")))).unwrap();
+    assert_eq!(v["strong"]["strong_kind"], "battles");
+    assert_eq!(v["strong"]["overall"]["agreement"]["value"].as_f64(), Some(0.5));
+
+    // A malformed line: file, line and field in the message.
+    std::fs::write(&pair, r#"{"question_id": 81, "model_1": "a", "model_2": "b", "g1_winner": "A", "g2_winner": "tie", "turn": 1}"#)
+        .unwrap();
+    let o = run_s(args(&pair, "text"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("gpt-4_pair.jsonl:1: field `g1_winner`"), "{err}");
+}
+
 #[test]
 fn every_command_has_help() {
     for c in [

@@ -150,3 +150,111 @@ fn tau_u_matches_a_direct_implementation() {
         }
     }
 }
+
+#[test]
+fn strong_agreement_matches_the_python_reference() {
+    use rocketjudge_core::meta::strong::{strong_agreement, StrongVerdicts};
+    let g = golden("strong.json");
+    let tol = g["tolerance"].as_f64().unwrap();
+    let rule = PairRule { tie_margin: g["tie_margin"].as_f64().unwrap(), ..Default::default() };
+    let opts = meta::MetaOptions { bootstrap: 200, ..Default::default() };
+    for c in g["cases"].as_array().unwrap() {
+        let kind = c["kind"].as_str().unwrap();
+        let ours: Vec<Score> = serde_json::from_value(c["ours"].clone()).unwrap();
+        let strong = match kind {
+            "scores" => {
+                StrongVerdicts::Scores(ScoreTable::new(&serde_json::from_value::<Vec<Score>>(c["strong"].clone()).unwrap()).unwrap())
+            }
+            _ => StrongVerdicts::Battles(serde_json::from_value::<Vec<Battle>>(c["strong"].clone()).unwrap()),
+        };
+        let r = strong_agreement(&ScoreTable::new(&ours).unwrap(), &strong, &rule, &opts).unwrap();
+        let close = |got: f64, want: &Value, what: &str| assert_close(got, want.as_f64().unwrap(), tol, &format!("{kind}: {what}"));
+        let names = |v: &Value| v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect::<Vec<_>>();
+        let count = |v: &Value| v.as_u64().unwrap() as usize;
+        assert_eq!(r.models, names(&c["models"]), "{kind}");
+        assert_eq!((r.only_ours.clone(), r.only_strong.clone()), (names(&c["only_ours"]), names(&c["only_strong"])), "{kind}");
+        let o = &r.overall;
+        assert_eq!(
+            (r.queries, o.pairs, o.our_ties, o.strong_ties, o.responses),
+            (count(&c["queries"]), count(&c["pairs"]), count(&c["our_ties"]), count(&c["strong_ties"]), count(&c["responses"])),
+            "{kind}"
+        );
+        assert_eq!((r.unmatched.strong, r.unmatched.ours), (count(&c["unmatched_strong"]), count(&c["unmatched_ours"])), "{kind}");
+        let mut estimates = vec![(o.agreement, &c["agreement"], "agreement"), (o.accuracy, &c["accuracy"], "accuracy")];
+        estimates.extend([(o.spearman, &c["spearman"], "spearman"), (o.kendall_tau_b, &c["kendall_tau_b"], "kendall")]);
+        match o.instance_spearman {
+            Some(e) => estimates.push((e, &c["instance_spearman"], "instance spearman")),
+            None => assert!(c["instance_spearman"].is_null(), "{kind}"),
+        }
+        for (e, want, what) in estimates {
+            close(e.value, want, what);
+            // The interval is a bootstrap of ours (no reference); it must at least hold the point.
+            let (lo, hi) = (e.lower.unwrap(), e.upper.unwrap());
+            assert!(lo <= e.value + 1e-12 && e.value <= hi + 1e-12, "{kind} {what}: {e:?}");
+        }
+        let want_models = c["per_model"].as_array().unwrap();
+        assert_eq!(r.per_model.len(), want_models.len());
+        for w in want_models {
+            let m = r.per_model.iter().find(|m| m.model == w["model"].as_str().unwrap()).unwrap();
+            close(m.ours_mean, &w["ours_mean"], "ours mean");
+            close(m.strong_mean, &w["strong_mean"], "strong mean");
+            close(m.agreement.value, &w["agreement"], "model agreement");
+            close(m.accuracy, &w["accuracy"], "model accuracy");
+            assert_eq!(
+                (m.ours_rank, m.strong_rank, m.pairs, m.responses),
+                (count(&w["ours_rank"]), count(&w["strong_rank"]), count(&w["pairs"]), count(&w["responses"]))
+            );
+        }
+        let want_queries = c["per_query"].as_array().unwrap();
+        assert_eq!(r.per_query.len(), want_queries.len());
+        for (q, w) in r.per_query.iter().zip(want_queries) {
+            assert_eq!(
+                (q.session_id.as_str(), q.pairs, q.models.clone()),
+                (w["session_id"].as_str().unwrap(), count(&w["pairs"]), names(&w["models"]))
+            );
+            close(q.agreement, &w["agreement"], "query agreement");
+            close(q.accuracy, &w["accuracy"], "query accuracy");
+            match (q.kendall_tau_b, w["kendall_tau_b"].as_f64()) {
+                (Some(got), Some(want)) => assert_close(got, want, tol, &format!("{kind} {} kendall", q.session_id)),
+                (got, want) => assert_eq!(got, want, "{kind} {}", q.session_id),
+            }
+            let worst = q.most_discordant.as_ref().map(|d| vec![d.model_a.clone(), d.model_b.clone()]);
+            assert_eq!(worst, (!w["most_discordant"].is_null()).then(|| names(&w["most_discordant"])), "{kind} {}", q.session_id);
+        }
+        let mut order: Vec<&Value> = want_queries.iter().filter(|w| w["agreement"].as_f64().unwrap() < 1.0).collect();
+        order.sort_by(|x, y| {
+            let key = |v: &Value| (v["agreement"].as_f64().unwrap(), v["session_id"].as_str().unwrap().to_string());
+            key(x).partial_cmp(&key(y)).unwrap()
+        });
+        let got: Vec<&str> = r.disagreements.iter().map(|q| q.session_id.as_str()).collect();
+        assert_eq!(got, order.iter().map(|w| w["session_id"].as_str().unwrap()).collect::<Vec<_>>(), "{kind}");
+        let want_pairs = c["closeness"].as_array().unwrap();
+        assert_eq!(r.closeness.len(), want_pairs.len());
+        for w in want_pairs {
+            let p = r
+                .closeness
+                .iter()
+                .find(|p| p.model_a == w["model_a"].as_str().unwrap() && p.model_b == w["model_b"].as_str().unwrap())
+                .unwrap();
+            close(p.strong_gap, &w["strong_gap"], "strong gap");
+            close(p.ours_gap, &w["ours_gap"], "ours gap");
+            assert_eq!(
+                (p.order_agrees, p.pairs, p.queries),
+                (w["order_agrees"].as_bool().unwrap(), count(&w["pairs"]), count(&w["queries"]))
+            );
+            match (p.agreement, w["agreement"].as_f64()) {
+                (Some(got), Some(want)) => assert_close(got, want, tol, "pair agreement"),
+                (got, want) => assert_eq!(got, want),
+            }
+        }
+        let want_bins = c["closeness_bins"].as_array().unwrap();
+        assert_eq!(r.closeness_bins.len(), want_bins.len(), "{kind}");
+        for (b, w) in r.closeness_bins.iter().zip(want_bins) {
+            close(b.lower, &w["lower"], "bin lower");
+            close(b.upper, &w["upper"], "bin upper");
+            close(b.order_agreement, &w["order_agreement"], "bin order agreement");
+            close(b.agreement.unwrap(), &w["agreement"], "bin agreement");
+            assert_eq!((b.model_pairs, b.pairs), (count(&w["model_pairs"]), count(&w["pairs"])));
+        }
+    }
+}

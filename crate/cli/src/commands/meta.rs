@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use rocketjudge_core::formats::{arena, rocketeval};
-use rocketjudge_core::meta::{self, Estimate, MetaOptions};
+use rocketjudge_core::meta::{self, strong, Estimate, MetaOptions};
 use rocketjudge_core::rank::{self, PairRule, ScoreTable};
 use serde_json::json;
 
-use super::Format;
+use super::{text_table, Format};
 use crate::{inputs, CliResult};
 
 /// Meta-evaluate a judge.
@@ -19,6 +19,13 @@ use crate::{inputs, CliResult};
 /// Instance level: --judgments DIR --pairs FILE gives the judge's agreement with pairwise labels
 /// (Arena battles with question_id = session id); --judgments DIR --labels PATH gives the correlation
 /// of its scores with reference scores and its pairwise agreement with them within each query.
+/// Small judge vs strong judge: --judgments DIR --strong FILE compares our judge with a strong judge's
+/// verdicts (FastChat `gpt-4_single.jsonl` or `gpt-4_pair.jsonl`, Arena battles with question_id,
+/// RocketEval scores, or a CSV session_id,model_test,score; recognised by their fields): pairwise
+/// agreement overall, per model and per query, Spearman/Kendall of the models' means, the queries of
+/// most disagreement, and agreement by how close the strong judge puts two models. CIs resample queries.
+///
+/// Example: rocketjudge meta --judgments judged/ --strong benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl
 #[derive(clap::Args)]
 pub struct Args {
     /// Our ranking (JSON list of {model|name, score|rating, lower?, upper?}).
@@ -42,9 +49,13 @@ pub struct Args {
     /// Reference scores (RocketEval score files or FastChat `*_single.jsonl`).
     #[arg(long)]
     labels: Option<PathBuf>,
+    /// A strong judge's verdicts to compare with (see above); `--format json` prints every table.
+    #[arg(long)]
+    strong: Option<PathBuf>,
     /// Tie margin when the judge's scores are compared pairwise.
     #[arg(long, default_value_t = rank::DEFAULT_TIE_MARGIN)]
     tie_margin: f64,
+    /// Bootstrap replicates for the intervals (0: none).
     #[arg(long, default_value_t = 1000)]
     bootstrap: usize,
     #[arg(long, default_value_t = 42)]
@@ -132,15 +143,25 @@ pub fn run(a: Args) -> CliResult {
             out.insert("score_correlation".into(), serde_json::to_value(&corr)?);
             out.insert("pairwise_vs_labels".into(), serde_json::to_value(&agr)?);
         }
+        if let Some(f) = &a.strong {
+            let name = f.display().to_string();
+            let (verdicts, problems) = strong::read_strong_verdicts(&name, &inputs::read(f)?)?;
+            inputs::report(problems)?;
+            let s = strong::strong_agreement(&table, &verdicts, &rule, &opts)?;
+            if a.format == Format::Table {
+                print_strong(&s);
+            }
+            out.insert("strong".into(), serde_json::to_value(&s)?);
+        }
         if out.is_empty() {
-            bail!("with --judgments or --scores, give --pairs FILE and/or --labels PATH");
+            bail!("with --judgments or --scores, give --pairs FILE, --labels PATH and/or --strong FILE");
         }
         if a.format == Format::Table {
             return Ok(());
         }
         serde_json::Value::Object(out)
     } else {
-        bail!("give --ranking with --reference, or --judgments/--scores with --pairs and/or --labels");
+        bail!("give --ranking with --reference, or --judgments/--scores with --pairs, --labels and/or --strong");
     };
     println!("{}", serde_json::to_string_pretty(&json!(report))?);
     Ok(())
@@ -155,4 +176,77 @@ fn print_agreement(what: &str, p: &meta::PairwiseAgreement) {
         p.judge_ties,
         p.label_ties
     );
+}
+
+fn print_strong(s: &strong::StrongAgreement) {
+    let o = &s.overall;
+    let kind = match s.strong_kind {
+        strong::StrongKind::Scores => "mean score",
+        strong::StrongKind::Battles => "win rate",
+    };
+    println!("strong judge ({}): {} common models on {} queries", kind, s.models.len(), s.queries);
+    if !s.only_ours.is_empty() || !s.only_strong.is_empty() {
+        println!("left out: only ours {:?}; only the strong judge's {:?}", s.only_ours, s.only_strong);
+    }
+    if s.unmatched.strong > 0 || s.unmatched.ours > 0 {
+        println!("unmatched records: {} of the strong judge's, {} of our scores", s.unmatched.strong, s.unmatched.ours);
+    }
+    println!(
+        "pairwise: {} pairs; agreement (ties must match) {}; accuracy (tie = 1/2) {}; our ties {}, strong ties {}",
+        o.pairs,
+        est(&o.agreement),
+        est(&o.accuracy),
+        o.our_ties,
+        o.strong_ties
+    );
+    println!("system level ({} means): Spearman {}, Kendall tau-b {}", kind, est(&o.spearman), est(&o.kendall_tau_b));
+    if let Some(e) = &o.instance_spearman {
+        println!("scores over {} responses: Spearman {}", o.responses, est(e));
+    }
+    println!();
+    let rows: Vec<Vec<String>> = s
+        .per_model
+        .iter()
+        .map(|m| {
+            vec![
+                m.model.clone(),
+                format!("{:.3}", m.ours_mean),
+                m.ours_rank.to_string(),
+                format!("{:.3}", m.strong_mean),
+                m.strong_rank.to_string(),
+                est(&m.agreement),
+                m.pairs.to_string(),
+                m.responses.to_string(),
+            ]
+        })
+        .collect();
+    print!("{}", text_table(&["model", "ours", "our rank", "strong", "strong rank", "agreement", "pairs", "responses"], &rows));
+    println!();
+    println!("most disagreement ({} of {} queries have any):", s.disagreements.len(), s.per_query.len());
+    for q in s.disagreements.iter().take(5) {
+        let worst = q.most_discordant.as_ref().map(|d| {
+            let strong = match (d.strong_a, d.strong_b) {
+                (Some(x), Some(y)) => format!("{x} vs {y}"),
+                _ => format!("{:?}", d.strong_verdict),
+            };
+            format!("; e.g. {} vs {}: ours {:.2} vs {:.2}, strong {strong}", d.model_a, d.model_b, d.ours_a, d.ours_b)
+        });
+        println!("  {}  agreement {:.2} over {} pairs{}", q.session_id, q.agreement, q.pairs, worst.unwrap_or_default());
+    }
+    println!();
+    let rows: Vec<Vec<String>> = s
+        .closeness_bins
+        .iter()
+        .map(|b| {
+            vec![
+                format!("{:.3}-{:.3}", b.lower, b.upper),
+                b.model_pairs.to_string(),
+                b.pairs.to_string(),
+                b.agreement.map_or("-".into(), |x| format!("{x:.3}")),
+                format!("{:.3}", b.order_agreement),
+            ]
+        })
+        .collect();
+    println!("agreement by how close the strong judge puts two models ({kind} gap):");
+    print!("{}", text_table(&["strong gap", "model pairs", "pairs", "agreement", "same order"], &rows));
 }

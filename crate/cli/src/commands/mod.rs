@@ -23,6 +23,7 @@ use crate::output::replace_atomically;
 /// Output formats shared by the commands that print tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    #[value(alias = "text")]
     Table,
     Json,
     Csv,

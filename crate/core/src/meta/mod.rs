@@ -8,9 +8,13 @@
 //!   (ties must match, seed 000 §2.2) and as accuracy with ½ credit when one side is a tie (seed 002);
 //!   [`score_correlation`]: correlation of scores with reference scores.
 //! - [`krippendorff::alpha`] for rater agreement.
+//! - [`strong`]: our small judge against a strong judge's verdicts (GPT-4 in FastChat's MT-Bench
+//!   judgments, Arena battles, any score file) per query, per model and overall, and agreement as a
+//!   function of how close two models are.
 
 pub mod correlation;
 pub mod krippendorff;
+pub mod strong;
 
 use std::collections::HashMap;
 
