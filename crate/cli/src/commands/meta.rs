@@ -199,7 +199,11 @@ fn print_strong(s: &strong::StrongAgreement) {
         o.our_ties,
         o.strong_ties
     );
-    println!("system level ({} means): Spearman {}, Kendall tau-b {}", kind, est(&o.spearman), est(&o.kendall_tau_b));
+    println!(
+        "system level (our mean scores vs the strong {kind}s): Spearman {}, Kendall tau-b {}",
+        est(&o.spearman),
+        est(&o.kendall_tau_b)
+    );
     if let Some(e) = &o.instance_spearman {
         println!("scores over {} responses: Spearman {}", o.responses, est(e));
     }
