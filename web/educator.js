@@ -81,7 +81,7 @@ export const EDU_VIEWS = {
     const ownScores = x.scores.map((r) => r.score);
     mount(body, pick.row,
       h('h3', {}, '1. What the judge read'),
-      h('p', { class: 'hint' }, `The ${p.template} chat template around RocketEval's grading prompt (${p.style}). The shared part is read once (${p.prefix_tokens} tokens), then each item's question (${p.suffix_tokens.join(', ')} tokens).`,
+      h('p', { class: 'hint' }, `The ${p.template} chat template around the grading prompt (${p.style}). `, h('span', { id: 'explain-sizes' }, `The shared part is read once (${p.prefix_tokens} tokens), then each item's question (${p.suffix_tokens.join(', ')} tokens).`),
         p.truncated_chars ? ` The response did not fit the judge's context: its last ${p.truncated_chars} characters were cut (kept ${p.kept_chars}).` : ' The whole response fit in the context.'),
       h('details', { open: true }, h('summary', {}, 'Shared part'), h('pre', { class: 'text prompt', id: 'explain-prefix' }, withTruncation(p.prefix))),
       h('h3', {}, '2. Each checklist item'),

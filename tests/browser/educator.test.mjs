@@ -64,7 +64,7 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   // ---- Explain a score: the items' p(Yes) are the stored ones; score = mean·9+1; the response is in the prompt.
   await openTab(page, 'explain', '#explain-items tbody tr');
   await page.selectOption('#pick-query', '101_turn1');
-  await page.waitForFunction(() => document.querySelector('#pick-query').value === '101_turn1' && document.querySelector('#explain-items'));
+  await page.waitForFunction(() => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#explain-items'));
   const model = await page.inputValue('#pick-model');
   const j = judgments.find((x) => x.session_id === '101_turn1' && x.model_test === model);
   const cells = await page.$$eval('#explain-items tbody tr td:last-child', (tds) => tds.map((t) => Number(t.textContent)));
@@ -77,6 +77,7 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   const board = await ask(page, 'view', { view: 'leaderboard', judge: JUDGE });
   const entry = board.entries.find((e) => e.model === model);
   assert.match(await page.innerText('#explain-rank'), new RegExp(`rank ${entry.rank} of ${models.length}`));
+  const sizesText = await page.innerText('#explain-sizes');
   await shot(page, 'educator-explain');
 
   // ---- Probes on that response.
@@ -120,17 +121,17 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await openTab(page, 'calibrate', '#label-table');
   for (const s of ['101_turn1', '111_turn1']) {
     await page.selectOption('#pick-query', s);
-    await page.waitForFunction((q) => document.querySelector('#pick-query').value === q, s);
+    await page.waitForFunction((q) => document.querySelector('#pick-query')?.value === q, s);
     for (const m of models) {
       const [qid, turn] = [Number(s.split('_')[0]), Number(s.slice(-1))];
       const g = gpt4.find((x) => x.question_id === qid && x.turn === turn && x.model === m);
       const count = Number((await page.innerText('#label-count')).split(' ')[0]);
       await page.fill(`[id="label-${m}"]`, String(g.score));
       await page.dispatchEvent(`[id="label-${m}"]`, 'change');
-      await page.waitForFunction((n) => document.querySelector('#label-count').textContent.startsWith(`${n} label`), count + 1);
+      await page.waitForFunction((n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} label`), count + 1);
     }
   }
-  await page.waitForFunction((n) => document.querySelector('#label-count').textContent.startsWith(`${n} labels`), 2 * models.length);
+  await page.waitForFunction((n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} labels`), 2 * models.length);
   await page.click('#refit');
   await page.waitForSelector('#calibration-table tbody tr');
   const labelsFile = await (async () => {
@@ -163,7 +164,7 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await openTab(page, 'strong', '#strong-bundled');
   await page.click('#strong-bundled');
   await page.waitForSelector('#strong-overall');
-  const cliStrong = JSON.parse(cli(['meta', '--judgments', exported, '--strong', join(GPT4, 'gpt-4_single.jsonl'), '--format', 'json']));
+  const cliStrong = JSON.parse(cli(['meta', '--judgments', exported, '--strong', join(GPT4, 'gpt-4_single.jsonl'), '--format', 'json'])).strong;
   const pageStrong = await page.evaluate(async (judge) => {
     const bytes = new Uint8Array(await (await fetch('benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl')).arrayBuffer());
     return globalThis.__rocketjudgeEngine.request('view', { view: 'strongAgreement', judge, strong: { name: 'gpt-4_single.jsonl', bytes } });
@@ -176,8 +177,13 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await shot(page, 'educator-strong');
 
   // ---- Truncation is marked in the explanation (a judge with a short context).
-  await ask(page, 'loadJudge', { source: { key: JUDGE }, backend: 'cpu', maxTokens: 400 });
-  await openTab(page, 'explain', '#explain-items tbody tr');
+  // A context 20 tokens short of the longest item prompt of that response (the view says its sizes).
+  const sizes = sizesText.match(/\d+/g).map(Number);
+  await ask(page, 'loadJudge', { source: { key: JUDGE }, backend: 'cpu', maxTokens: sizes[0] + Math.max(...sizes.slice(1)) - 20 });
+  await openTab(page, 'explain', '#pick-query');
+  await page.selectOption('#pick-query', '101_turn1');
+  await page.waitForFunction(() => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#pick-model'));
+  await page.selectOption('#pick-model', model);
   await page.waitForSelector('#truncation-mark');
   assert.match(await page.innerText('#explain-items'), /\d/);
 
