@@ -141,8 +141,10 @@ export const EDU_VIEWS = {
           button(`probe-all-${k}`, 'All', () => runAll(probe, label, options)))),
         h('div', { class: 'row' }, button('probe-position', 'Swap the order against', () => run('position', `Position against ${otherSel.value}`, { other: responseOf(ctx, otherSel.value, ui.query) })), otherSel,
           button('probe-all-position', 'All', () => runAll('position', 'Position (each pair, both orders)', {}))),
-        h('div', { class: 'row' }, button('probe-drop', 'Drop item', () => run('drop_item', `Drop item ${Number(itemSel.value) + 1}`, { item: Number(itemSel.value) })), itemSel),
-        h('div', { class: 'row' }, button('probe-add', 'Add item', () => run('add_item', `Add “${addText.value.trim()}”`, { text: addText.value })), addText),
+        h('div', { class: 'row' }, button('probe-drop', 'Drop item', () => run('drop_item', `Drop item ${Number(itemSel.value) + 1}`, { item: Number(itemSel.value) })), itemSel,
+          button('probe-all-drop', 'All', () => runAll('drop_item', `Drop item ${Number(itemSel.value) + 1} of every checklist`, { item: Number(itemSel.value) }))),
+        h('div', { class: 'row' }, button('probe-add', 'Add item', () => run('add_item', `Add “${addText.value.trim()}”`, { text: addText.value })), addText,
+          button('probe-all-add', 'All', () => runAll('add_item', `Add “${addText.value.trim()}” to every checklist`, { text: addText.value }))),
         h('div', { class: 'row' }, button('probe-judge-load', 'Load as second judge', async () => {
           status.textContent = 'loading the second judge…';
           try {
@@ -152,7 +154,8 @@ export const EDU_VIEWS = {
             status.textContent = `second judge: ${name}`;
             rerender();
           } catch (e) { status.textContent = ''; ctx.notice(e.message, 'error'); }
-        }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {})), h('span', { class: 'hint' }, ui.probeJudge ? `loaded: ${ui.probeJudge}` : '')),
+        }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {})),
+          button('probe-all-judge', 'All', () => runAll('judge', `Judge ${ui.probeJudge || '?'} instead`, {})), h('span', { class: 'hint' }, ui.probeJudge ? `loaded: ${ui.probeJudge}` : '')),
         status),
       h('h3', {}, 'This response'),
       ui.probeResults.length ? h('table', { class: 'meta', id: 'probe-results' },
@@ -347,6 +350,10 @@ function strongResult(a, ctx, ui, rerender) {
       h('tbody', {}, a.disagreements.slice(0, 8).map((q) => h('tr', {}, h('td', {}, q.session_id), h('td', { class: 'num' }, fmt(q.agreement, 2)),
         h('td', {}, q.most_discordant ? discordant(q.most_discordant) : '–'),
         h('td', {}, h('button', { class: 'link', onclick: () => { ui.query = q.session_id; ui.tab = 'inspector'; rerender(); } }, 'inspect')))))),
+    h('details', {}, h('summary', {}, `Every query (${a.per_query.length})`),
+      h('table', { class: 'meta', id: 'strong-queries' },
+        h('thead', {}, h('tr', {}, ['query', 'models', 'pairwise agreement', 'Kendall τ-b of scores'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, a.per_query.map((q) => h('tr', {}, h('td', {}, q.session_id), h('td', { class: 'num' }, q.models.length), h('td', { class: 'num' }, fmt(q.agreement, 2)), h('td', { class: 'num' }, fmt(q.kendall_tau_b, 2))))))),
     h('h3', {}, 'Agreement and how close two models are'),
     h('p', { class: 'hint' }, 'Each dot is a pair of models: the strong judge\'s gap between their means (x) and how often our judge orders their responses to the same query as the strong judge does (y). Close models are where a small judge disagrees.'),
     plot,

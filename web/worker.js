@@ -468,8 +468,9 @@ async function runProbe({ probe, query, response, model, options = {} }) {
     }
     case 'drop_item': {
       const i = options.item;
+      // Over a whole set, a checklist without item i (or with one item only) is left as it is.
       if (!(i >= 0 && i < before.norm_probability.length) || before.norm_probability.length < 2) {
-        throw Object.assign(new Error('choose one of at least two checklist items to drop'), { kind: 'input' });
+        return { before: scoreOf(before), after: scoreOf(before), detail: { unchanged: true } };
       }
       // Items are graded independently (each reads the shared prefix and itself only), so dropping
       // one leaves the others' p(Yes) as they were: no regrading.
