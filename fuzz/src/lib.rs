@@ -140,10 +140,13 @@ pub fn rocketeval_queries(data: &[u8]) {
                 output: vec![q.user_query().into()],
                 generator: "m".into(),
             };
-            let p = prompt::grading_prompt_for(q, &r, r.answer());
-            for i in 0..p.suffixes.len().min(8) {
-                let _ = p.item(i);
+            for style in prompt::PromptStyle::NAMES {
+                let p = prompt::grading_prompt_for(style.parse().expect("a listed style"), q, &r, r.answer());
+                for i in 0..p.suffixes.len().min(8) {
+                    let _ = p.item(i);
+                }
             }
+            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query());
             let _ = prompt::direct_prompt(q.history(), q.user_query(), q.references.values().next().map(String::as_str), r.answer());
         }
     }
@@ -172,7 +175,7 @@ pub fn rocketeval_responses(data: &[u8]) {
     for r in rows.iter().take(4) {
         if let Some(q) = bench.get(&r.value.session_id) {
             let _ = prompt::grading_history(q, &r.value);
-            let _ = prompt::grading_prompt_for(q, &r.value, r.value.answer());
+            let _ = prompt::grading_prompt_for(prompt::PromptStyle::default(), q, &r.value, r.value.answer());
         }
     }
 }
