@@ -73,7 +73,13 @@ export const EDU_VIEWS = {
     if (needJudge(ctx, body, 'see what it read')) return;
     const pick = responsePicker(ctx, ui, rerender);
     if (!pick || !pick.response) return mount(body, pick ? pick.row : null, h('p', { class: 'hint' }, 'No graded response with its text loaded.'));
-    const x = await ctx.engine.request('explain', { query: pick.query, response: pick.response, model: pick.model, settings });
+    let x;
+    try {
+      x = await ctx.engine.request('explain', { query: pick.query, response: pick.response, model: pick.model, settings });
+    } catch (e) {
+      // Keep the selectors: another response may explain (e.g. one that fits the context).
+      return mount(body, pick.row, h('p', { class: 'notice error', id: 'explain-error' }, e.message));
+    }
     const p = x.prompt;
     const s = x.score;
     const probs = x.judgment.norm_probability;
@@ -305,14 +311,17 @@ function reportCells(r) {
   }
   return [h('td', { class: 'num' }, s.n), h('td', { class: 'num' }, `${signed(s.mean_delta)}${ci}`),
     h('td', { class: 'num' }, pct(s.raised)), h('td', { class: 'num' }, pct(s.lowered)), h('td', { class: 'num' }, pct(s.unchanged)),
-    h('td', {}, `${r.label} ${s.mean_delta >= 0 ? 'raised' : 'lowered'} scores by ${signed(s.mean_delta)} on average, and raised them in ${pct(s.raised)} of ${s.n} responses.`)];
+    h('td', {}, `${r.label} ${s.mean_delta >= 0 ? 'raised' : 'lowered'} scores by ${fmt(Math.abs(s.mean_delta))} on average; it raised them in ${pct(s.raised)} of ${s.n} responses and lowered them in ${pct(s.lowered)}.`)];
 }
 
 function calibrationResult(c) {
   if (c.error) return h('p', { class: 'notice error' }, c.error);
   const width = (lo, hi) => (lo == null ? null : hi - lo);
+  const plot = h('div', { class: 'chart', id: 'calibration-plot', role: 'img', 'aria-label': 'Ratings with 95% intervals before and after calibration' });
+  requestAnimationFrame(() => ciChart(plot, c.changes));
   return h('div', { id: 'calibration-result' },
     h('h3', {}, 'Ranking before and after'),
+    plot,
     h('table', { class: 'leaderboard', id: 'calibration-table' },
       h('thead', {}, h('tr', {}, ['model', 'rank', 'score', '95% CI before', '95% CI after', 'CI width'].map((t) => h('th', {}, t)))),
       h('tbody', {}, c.changes.map((r) => h('tr', {},
@@ -325,6 +334,33 @@ function calibrationResult(c) {
     h('p', { class: 'hint' }, `${c.labels_used} label${c.labels_used === 1 ? '' : 's'} used. Per query, the weight α of the fitted predictor:`),
     h('ul', { id: 'calibration-alpha' }, c.queries.map((q) => h('li', {}, `${q.session_id}: ${q.labels} label${q.labels === 1 ? '' : 's'}, α = ${fmt(q.alpha, 2)}${q.trained ? '' : ' (not trained)'}`))),
     c.problems?.length ? h('ul', {}, c.problems.map((p) => h('li', { class: p.severity }, `${p.session_id}: ${p.message}`))) : null);
+}
+
+/** Each model's rating and 95% interval before (grey) and after (blue) calibration, best first. */
+function ciChart(el, changes) {
+  const rows = [...changes].reverse();
+  const series = (key, color, offset) => ({
+    type: 'custom', name: key,
+    renderItem: (params, api) => {
+      const y = api.coord([0, api.value(0)])[1] + offset;
+      const [lo, hi, mid] = [api.coord([api.value(1), 0])[0], api.coord([api.value(2), 0])[0], api.coord([api.value(3), 0])[0]];
+      return { type: 'group', children: [
+        { type: 'line', shape: { x1: lo, y1: y, x2: hi, y2: y }, style: { stroke: color, lineWidth: 2 } },
+        { type: 'circle', shape: { cx: mid, cy: y, r: 4 }, style: { fill: color } },
+      ] };
+    },
+    data: rows.map((r, i) => [i, r[`lower_${key}`] ?? r[`score_${key}`], r[`upper_${key}`] ?? r[`score_${key}`], r[`score_${key}`]]),
+    encode: { y: 0, x: [1, 2] },
+  });
+  chart(el, {
+    animation: false,
+    grid: { left: 190, right: 30, top: 30, bottom: 40 },
+    legend: { data: ['before', 'after'], top: 0 },
+    xAxis: { type: 'value', scale: true, name: 'rating', nameLocation: 'middle', nameGap: 26 },
+    yAxis: { type: 'category', data: rows.map((r) => r.model) },
+    tooltip: { trigger: 'item', formatter: (p) => { const r = rows[p.value[0]]; return tip(r.model, `before ${fmt(r.score_before, 2)} (${fmt(r.lower_before, 2)} – ${fmt(r.upper_before, 2)})`, `after ${fmt(r.score_after, 2)} (${fmt(r.lower_after, 2)} – ${fmt(r.upper_after, 2)})`); } },
+    series: [series('before', '#9ca3af', -5), series('after', '#1d4ed8', 5)],
+  });
 }
 
 function strongResult(a, ctx, ui, rerender) {
@@ -362,6 +398,7 @@ function strongResult(a, ctx, ui, rerender) {
       h('tbody', {}, a.closeness_bins.map((b) => h('tr', {}, h('td', {}, `${fmt(b.lower, 2)} – ${fmt(b.upper, 2)}`), h('td', { class: 'num' }, b.model_pairs), h('td', { class: 'num' }, b.pairs), h('td', { class: 'num' }, fmt(b.agreement, 3)))))),
     a.only_ours?.length || a.only_strong?.length ? h('p', { class: 'hint' }, `Left out: ${[...(a.only_ours || []).map((m) => `${m} (no strong verdicts)`), ...(a.only_strong || []).map((m) => `${m} (not graded here)`)].join(', ')}.`) : null);
   requestAnimationFrame(() => chart(plot, {
+    animation: false,
     grid: { left: 60, right: 30, top: 20, bottom: 50 },
     xAxis: { type: 'value', name: 'strong judge\'s gap between the two models', nameLocation: 'middle', nameGap: 30 },
     yAxis: { type: 'value', min: 0, max: 1, name: 'agreement' },
