@@ -70,7 +70,11 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await openTab(page, 'explain', '#explain-items tbody tr');
   await page.selectOption('#pick-query', '101_turn1');
   await page.waitForFunction(() => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#explain-items'));
-  const model = await page.inputValue('#pick-model');
+  // The longest answer (the truncation check below cuts it).
+  const model = models.map((m) => [m, jsonl(join(GPT4, `${m}.jsonl`)).find((r) => r.session_id === '101_turn1').output[0].length]).sort((x, y) => y[1] - x[1])[0][0];
+  await page.selectOption('#pick-model', model);
+  // (The rank line names the response's model once the view has been drawn for it.)
+  await page.waitForFunction((m) => document.querySelector('#explain-rank')?.textContent.startsWith(`${m} has`), model);
   const j = judgments.find((x) => x.session_id === '101_turn1' && x.model_test === model);
   const cells = await page.$$eval('#explain-items tbody tr td:last-child', (tds) => tds.map((t) => Number(t.textContent)));
   assert.deepEqual(cells, j.norm_probability.map((p) => Number(p.toFixed(3))));
@@ -82,8 +86,16 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   const board = await ask(page, 'view', { view: 'leaderboard', judge: JUDGE });
   const entry = board.entries.find((e) => e.model === model);
   assert.match(await page.innerText('#explain-rank'), new RegExp(`rank ${entry.rank} of ${models.length}`));
-  const sizesText = await page.innerText('#explain-sizes');
   await shot(page, 'educator-explain');
+  // A judge whose context is 5 tokens short of this response's longest item prompt: the cut is marked.
+  const sizes = (await page.innerText('#explain-sizes')).match(/\d+/g).map(Number);
+  const short = sizes[0] + Math.max(...sizes.slice(1)) - 5;
+  await ask(page, 'loadJudge', { source: { key: JUDGE }, backend: 'cpu', maxTokens: short });
+  await openTab(page, 'probes', '#pick-query');
+  await openTab(page, 'explain', '#truncation-mark');
+  const cut = (await page.innerText('#explain-sizes')).match(/\d+/g).map(Number);
+  assert.ok(cut[0] + Math.max(...cut.slice(1)) <= short, `the cut prompt fits ${short} tokens: ${cut}`);
+  await ask(page, 'loadJudge', { source: { key: JUDGE }, backend: 'cpu', maxTokens: 4096 });
 
   // ---- Probes on that response.
   await openTab(page, 'probes', '#probe-0');
@@ -183,17 +195,6 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   assert.equal(await page.locator('#strong-queries tbody tr').count(), SESSIONS.length);
   console.log(`${JUDGE} vs GPT-4 on ${jobs.length} responses: pairwise agreement ${pageStrong.overall.agreement.value.toFixed(3)}, Spearman ${pageStrong.overall.spearman.value.toFixed(3)}`);
   await shot(page, 'educator-strong');
-
-  // ---- Truncation is marked in the explanation (a judge with a short context).
-  // A context 20 tokens short of the longest item prompt of that response (the view says its sizes).
-  const sizes = sizesText.match(/\d+/g).map(Number);
-  await ask(page, 'loadJudge', { source: { key: JUDGE }, backend: 'cpu', maxTokens: sizes[0] + Math.max(...sizes.slice(1)) - 20 });
-  await openTab(page, 'explain', '#pick-query');
-  await page.selectOption('#pick-query', '101_turn1');
-  await page.waitForFunction(() => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#pick-model'));
-  await page.selectOption('#pick-model', model);
-  await page.waitForSelector('#truncation-mark');
-  assert.match(await page.innerText('#explain-items'), /\d/);
 
   assert.deepEqual(external(), [], 'no request left the page\'s origin');
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
