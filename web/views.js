@@ -20,6 +20,7 @@ const TABS = [
 // `settings`: the ranking settings, core's defaults (`rankDefaults`) until the user picks a method.
 const ui = { tab: 'leaderboard', settings: null, methods: [], query: null, model: null, editing: false };
 export async function renderResults(el, ctx) {
+  if (!el) return;
   disposeCharts();
   const { judgments } = ctx;
   const tabs = h('div', { class: 'tabs', role: 'tablist' }, TABS.map(([id, label]) =>
@@ -47,8 +48,12 @@ function view(ctx, judge, name, extra = {}) {
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
 // The educator views get the shared selection (`ui`), a way to redraw, and the ranking settings.
-const EDU = Object.fromEntries(Object.entries(EDU_VIEWS).map(([name, fn]) => [name, (body, ctx, judge) =>
-  fn(body, ctx, { ui, judge, settings: ui.settings, rerender: () => renderResults(body.parentElement, ctx) })]));
+// (The results element is taken now: by the time an asynchronous step redraws, `body` may have been
+// replaced by another view's.)
+const EDU = Object.fromEntries(Object.entries(EDU_VIEWS).map(([name, fn]) => [name, (body, ctx, judge) => {
+  const el = body.parentElement;
+  return fn(body, ctx, { ui, judge, settings: ui.settings, rerender: () => renderResults(el, ctx) });
+}]));
 
 const VIEWS = {
   ...EDU,
