@@ -278,7 +278,6 @@ const loadDemoResponses = () => loadBundledResponses('benchmarks/mt-bench/demo',
 /** Answers GPT-4 judged (its scores: benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl, the Strong judge view). */
 const loadGpt4JudgedResponses = () => loadBundledResponses('benchmarks/mt-bench/gpt4-judged', GPT4_JUDGED_MODELS);
 
-
 /** The judge with the most stored grades (shown before any judge is loaded after a reload). */
 function storedJudge() {
   const counts = {};

@@ -44,7 +44,8 @@ function responsePicker(ctx, ui, rerender) {
   return { row: h('div', { class: 'row' }, h('label', {}, 'Query ', qs), h('label', {}, 'Response of ', ms)), query, model: ui.model, response: responseOf(ctx, ui.model, ui.query), models };
 }
 
-function responseOf(ctx, model, session) {
+/** `model`'s loaded response to `session`, or null. */
+export function responseOf(ctx, model, session) {
   for (const r of ctx.state.responses) {
     if (r.model !== model) continue;
     const x = r.records.find((y) => y.session_id === session);
@@ -59,9 +60,9 @@ function needJudge(ctx, body, what) {
   return true;
 }
 
-/** Text with the engine's truncation marker shown as a marked span. */
-function withTruncation(text) {
-  const marker = '[... the rest of this response was truncated to fit the judge\'s context ...]';
+/** Text with the engine's truncation marker (`marker`, blank around it trimmed) shown as a marked span. */
+function withTruncation(text, marker) {
+  marker = marker.trim();
   const i = text.indexOf(marker);
   if (i < 0) return [text];
   return [text.slice(0, i), h('mark', { class: 'truncated', id: 'truncation-mark' }, marker), text.slice(i + marker.length)];
@@ -89,7 +90,7 @@ export const EDU_VIEWS = {
       h('h3', {}, '1. What the judge read'),
       h('p', { class: 'hint' }, `The ${p.template} chat template around the grading prompt (${p.style}). `, h('span', { id: 'explain-sizes' }, `The shared part is read once (${p.prefix_tokens} tokens), then each item's question (${p.suffix_tokens.join(', ')} tokens).`),
         p.truncated_chars ? ` The response did not fit the judge's context: its last ${p.truncated_chars} characters were cut (kept ${p.kept_chars}).` : ' The whole response fit in the context.'),
-      h('details', { open: true }, h('summary', {}, 'Shared part'), h('pre', { class: 'text prompt', id: 'explain-prefix' }, withTruncation(p.prefix))),
+      h('details', { open: true }, h('summary', {}, 'Shared part'), h('pre', { class: 'text prompt', id: 'explain-prefix' }, p.truncated_chars ? withTruncation(p.prefix, p.truncation_marker) : p.prefix)),
       h('h3', {}, '2. Each checklist item'),
       h('table', { class: 'inspector', id: 'explain-items' },
         h('thead', {}, h('tr', {}, ['item', 'the rest of its prompt', 'p(Yes)'].map((c) => h('th', {}, c)))),
@@ -138,18 +139,22 @@ export const EDU_VIEWS = {
     const addText = h('input', { type: 'text', id: 'probe-add-text', size: 50, placeholder: 'A checklist item to add, e.g. Is the response concise?', 'aria-label': 'Item to add' });
     const judges = (ctx.state.manifest || []).filter((m) => m.name !== ctx.state.judge.name);
     const judgeSel = h('select', { id: 'probe-judge', 'aria-label': 'Second judge' }, judges.map((m) => h('option', { value: m.name }, m.display)));
-    const button = (id, label, fn) => h('button', { id, onclick: fn }, label);
+    // What each probe changes and what a fair judge would do (core's words), as the buttons' tooltips.
+    ui.probeKinds ||= Object.fromEntries((await ctx.engine.core('probeKinds')).map((k) => [k.name, k.description]));
+    ui.promptStyles ||= Object.fromEntries((await ctx.engine.core('promptStyles')).map((p) => [p.name, p.description]));
+    const button = (id, label, fn, probe, prompt) =>
+      h('button', { id, onclick: fn, title: [ui.probeKinds[probe], prompt && `This prompt: ${ui.promptStyles[prompt]}.`].filter(Boolean).join(' ') }, label);
     mount(body, pick.row,
       h('p', { class: 'hint' }, 'Each probe changes one thing and grades again with the loaded judge; the table shows the score before and after. "All" runs the probe on every graded response and adds a line to the report.'),
       h('div', { class: 'probe-grid' },
         PROBES.map(([probe, label, options], k) => h('div', { class: 'row' },
-          button(`probe-${k}`, label, () => run(probe, label, options)),
+          button(`probe-${k}`, label, () => run(probe, label, options), probe, options.prompt),
           button(`probe-all-${k}`, 'All', () => runAll(probe, label, options)))),
-        h('div', { class: 'row' }, button('probe-position', 'Swap the order against', () => run('position', `Position against ${otherSel.value}`, { other: responseOf(ctx, otherSel.value, ui.query) })), otherSel,
+        h('div', { class: 'row' }, button('probe-position', 'Swap the order against', () => run('position', `Position against ${otherSel.value}`, { other: responseOf(ctx, otherSel.value, ui.query) }), 'position'), otherSel,
           button('probe-all-position', 'All', () => runAll('position', 'Position (each pair, both orders)', {}))),
-        h('div', { class: 'row' }, button('probe-drop', 'Drop item', () => run('drop_item', `Drop item ${Number(itemSel.value) + 1}`, { item: Number(itemSel.value) })), itemSel,
+        h('div', { class: 'row' }, button('probe-drop', 'Drop item', () => run('drop_item', `Drop item ${Number(itemSel.value) + 1}`, { item: Number(itemSel.value) }), 'drop_item'), itemSel,
           button('probe-all-drop', 'All', () => runAll('drop_item', `Drop item ${Number(itemSel.value) + 1} of every checklist`, { item: Number(itemSel.value) }))),
-        h('div', { class: 'row' }, button('probe-add', 'Add item', () => run('add_item', `Add “${addText.value.trim()}”`, { text: addText.value })), addText,
+        h('div', { class: 'row' }, button('probe-add', 'Add item', () => run('add_item', `Add “${addText.value.trim()}”`, { text: addText.value }), 'add_item'), addText,
           button('probe-all-add', 'All', () => runAll('add_item', `Add “${addText.value.trim()}” to every checklist`, { text: addText.value }))),
         h('div', { class: 'row' }, button('probe-judge-load', 'Load as second judge', async () => {
           status.textContent = 'loading the second judge…';
@@ -160,7 +165,7 @@ export const EDU_VIEWS = {
             status.textContent = `second judge: ${name}`;
             rerender();
           } catch (e) { status.textContent = ''; ctx.notice(e.message, 'error'); }
-        }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {})),
+        }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {}), 'judge'),
           button('probe-all-judge', 'All', () => runAll('judge', `Judge ${ui.probeJudge || '?'} instead`, {})), h('span', { class: 'hint' }, ui.probeJudge ? `loaded: ${ui.probeJudge}` : '')),
         status),
       h('h3', {}, 'This response'),

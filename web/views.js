@@ -4,7 +4,7 @@
 
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, disposeCharts, tip, heat } from './lib/charts.js';
-import { EDU_TABS, EDU_VIEWS } from './educator.js';
+import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 
 const TABS = [
   ['leaderboard', 'Leaderboard'],
@@ -160,14 +160,13 @@ const VIEWS = {
     const { scores: all } = await view(ctx, judge, 'scores');
     const score = new Map(all.filter((x) => x.session_id === ui.query).map((x) => [x.model_test, x.score]));
     if (!ui.model || !js.some((j) => j.model_test === ui.model)) ui.model = js[0].model_test;
-    const responseOf = (model) => { for (const r of ctx.state.responses) if (r.model === model) { const x = r.records.find((y) => y.session_id === ui.query); if (x) return x; } return null; };
     const grid = h('table', { class: 'inspector', id: 'inspector-grid' },
       h('thead', {}, h('tr', {}, h('th', {}, 'checklist item'), js.map((j) => h('th', {},
         h('button', { class: `link ${j.model_test === ui.model ? 'selected' : ''}`, onclick: () => { ui.model = j.model_test; renderResults(body.parentElement, ctx); } }, j.model_test))))),
       h('tbody', {}, q.checklist.map((item, i) => h('tr', {}, h('td', { class: 'item' }, `${i + 1}. ${item}`),
         js.map((j) => { const p = j.norm_probability[i]; return h('td', { class: 'num heat', style: { background: heat(p) }, title: `p(Yes) = ${p == null ? 'not graded' : p.toFixed(4)}` }, p == null ? '–' : p.toFixed(2)); }))),
         h('tr', { class: 'total' }, h('td', {}, 'score (mean·9+1)'), js.map((j) => { const x = score.get(j.model_test); return h('td', { class: 'num' }, x == null ? '–' : fmt(x)); }))));
-    const resp = responseOf(ui.model);
+    const resp = responseOf(ctx, ui.model, ui.query);
     const editor = ui.editing ? checklistEditor(q, ctx, () => { ui.editing = false; renderResults(body.parentElement, ctx); }) : null;
     mount(body,
       h('div', { class: 'row' }, h('label', {}, 'Query ', sel), h('button', { id: 'edit-checklist', onclick: () => { ui.editing = !ui.editing; renderResults(body.parentElement, ctx); } }, ui.editing ? 'Close editor' : 'Edit checklist')),

@@ -120,8 +120,12 @@ async function chooseBackend(requested) {
 }
 
 /** Load the current model (`loaded`) on a backend; progress goes out as `{type: progressType, done, total}`. */
-async function loadHandle(backend, progressType = 'load') {
-  const { blob, name, maxTokens, debugLayers, options } = loaded;
+function loadHandle(backend, progressType = 'load') {
+  return loadFrom(loaded, backend, progressType);
+}
+
+/** Load a judge from `{blob, name, maxTokens, debugLayers?, options?}` on a backend. */
+async function loadFrom({ blob, name, maxTokens, debugLayers, options }, backend, progressType) {
   const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
   const progress = (done, total) => post({ type: progressType, done, total });
   const header = await readHeader(blob);
@@ -179,6 +183,10 @@ const VIEWS = {
   scoresCsv: (js) => wasm.scoresCsv(js),
   rankingCsv: (js, r) => wasm.rankingCsv(wasm.rank(js, r.settings).entries),
   battlesJson: (js, r) => wasm.battlesJson(js, r.settings),
+  // The user's labels ({labels}) refit the supervised scorer: the ranking before and after.
+  calibration: (js, r) => wasm.calibrate(js, r.labels || [], r.settings),
+  // A strong judge's verdicts ({strong: {name, bytes}}) against these judgments.
+  strongAgreement: (js, r) => wasm.strongAgreement(js, r.strong.name, r.strong.bytes, r.settings),
 };
 
 /**
@@ -238,7 +246,145 @@ async function readHeader(blob) {
   }
 }
 
+// ------------------------------------------------------------------ probes, explanations, calibration, agreement
+
+/** A second judge for the "replace the judge" probe: {name, handle}. */
+let probeJudge = null;
+
+/** The stored judgment of `model`'s response to `session` by the loaded judge, or an input error. */
+async function storedJudgment(model, session) {
+  const j = (await stored()).get(judgmentKey({ judge: judge.name(), model_test: model, session_id: session }));
+  if (!j) throw Object.assign(new Error(`${model} on ${session} is not graded by ${judge.name()} yet: grade it first`), { kind: 'input' });
+  return j;
+}
+
+/** The response with its graded answer replaced by `text`. */
+function withAnswer(response, text) {
+  return { ...response, output: [text, ...response.output.slice(1)] };
+}
+
+/** A response's score (core's, mean p(Yes) on 1–10). */
+function scoreOf(judgment) {
+  return wasm.explainScore(judgment).score;
+}
+
+/**
+ * One probe on one response: {probe, query, response, model, options}. Returns {before, after, detail}
+ * (scores on 1–10; for `position`, p(this response is better) shown first and shown second).
+ * `options`: {amount} for pad (share added) and truncate (share kept), {item} for drop_item (index),
+ * {text} for add_item, {prompt} for prompt_wording and instruction_level (a PromptStyle),
+ * {other} (a response) for position. `judge` needs loadProbeJudge first.
+ */
+async function runProbe({ probe, query, response, model, options = {} }) {
+  if (!judge) throw new Error('load a judge first');
+  const before = await storedJudgment(model, response.session_id);
+  const regrade = async (q, r, gradeOptions) => (await gradeOne(q, r, model, gradeOptions)).judgment;
+  const scored = (j, detail = {}) => ({ before: scoreOf(before), after: scoreOf(j), detail: { ...detail, probs: j.norm_probability } });
+  // Nothing to change (the report leaves these out).
+  const unchanged = (detail = {}) => ({ before: scoreOf(before), after: scoreOf(before), detail: { ...detail, unchanged: true } });
+  switch (probe) {
+    case 'pad': case 'reorder': case 'truncate': {
+      const t = wasm.probeText(probe, response.output[0], options.amount ?? (probe === 'pad' ? 0.3 : probe === 'truncate' ? 0.5 : 0));
+      if (!t.changed) return unchanged({ text: t.text });
+      return scored(await regrade(query, withAnswer(response, t.text)), { text: t.text });
+    }
+    case 'drop_item': {
+      const i = options.item;
+      // Over a whole set, a checklist without item i (or with one item only) is left as it is.
+      if (!(i >= 0 && i < before.norm_probability.length) || before.norm_probability.length < 2) {
+        return unchanged();
+      }
+      // Items are graded independently (each reads the shared prefix and itself only), so dropping
+      // one leaves the others' p(Yes) as they were: no regrading.
+      const probs = before.norm_probability.filter((_, k) => k !== i);
+      return scored({ ...before, norm_probability: probs }, { item: query.checklist[i] });
+    }
+    case 'add_item': {
+      const text = (options.text || '').trim();
+      if (!text) throw Object.assign(new Error('write the checklist item to add'), { kind: 'input' });
+      const added = await regrade({ ...query, checklist: [text] }, response);
+      return scored({ ...before, norm_probability: [...before.norm_probability, added.norm_probability[0]] }, { item: text, p: added.norm_probability[0] });
+    }
+    case 'prompt_wording': case 'instruction_level':
+      return scored(await regrade(query, response, { prompt: options.prompt }), { prompt: options.prompt });
+    case 'judge': {
+      if (!probeJudge) throw Object.assign(new Error('load a second judge for this probe first'), { kind: 'input' });
+      const j = (await probeJudge.handle.grade(query, response, model, null)).judgment;
+      return scored(j, { judge: probeJudge.name });
+    }
+    case 'position': {
+      const other = options.other;
+      if (!other) throw Object.assign(new Error('choose the response to compare with'), { kind: 'input' });
+      const first = await judge.compare(query, response, other);
+      const second = await judge.compare(query, other, response);
+      // before: p(this better) shown first; after: shown second. A consistent judge gives the same.
+      return { before: first.p_a, after: 1 - second.p_a, detail: { other: other.generator, first, second } };
+    }
+    default:
+      throw Object.assign(new Error(`unknown probe ${probe}`), { kind: 'input' });
+  }
+}
+
+/** The requests of the educator views (see web/educator.js). */
+const EDUCATOR_HANDLERS = {
+  probe: runProbe,
+
+  /**
+   * A probe over many responses ({probe, options, jobs: [{query, response, model, other?}]}), with
+   * `probe-progress`; returns {outcomes, summary} (summary: core's probeSummary).
+   */
+  async probeAll({ probe, options = {}, jobs }) {
+    const outcomes = [];
+    control = { paused: false, cancelled: false };
+    for (let i = 0; i < jobs.length; i++) {
+      if (control.cancelled) break;
+      const { query, response, model, other } = jobs[i];
+      const r = await runProbe({ probe, query, response, model, options: other ? { ...options, other } : options });
+      if (!r.detail.unchanged) outcomes.push({ session_id: response.session_id, model, before: r.before, after: r.after });
+      post({ type: 'probe-progress', done: i + 1, total: jobs.length });
+    }
+    return { outcomes, summary: outcomes.length ? wasm.probeSummary(probe, outcomes) : null, skipped: jobs.length - outcomes.length };
+  },
+
+  /** Load a second judge for the judge probe ({source}: a manifest entry's source) on the CPU; the main judge stays. */
+  async loadProbeJudge({ source }) {
+    try { probeJudge?.handle.free(); } catch { /* already gone */ }
+    probeJudge = null;
+    const blob = await openModel(source, (size) => checkFits(size, 'cpu'));
+    const handle = await loadFrom({ blob, name: source.key, maxTokens: 4096 }, 'cpu', 'probe-load');
+    probeJudge = { name: source.key, handle };
+    return { name: source.key };
+  },
+
+  /**
+   * What the judge saw and how the score and rank came about ({query, response, model, settings?,
+   * options?}): {prompt (engine's PromptView), judgment, score (explainScore), scores (this model's
+   * response scores), entry (its leaderboard row), models (how many are ranked)}.
+   */
+  async explain({ query, response, model, settings, options }) {
+    if (!judge) throw new Error('load a judge first');
+    const judgment = await storedJudgment(model, response.session_id);
+    const js = await judgmentsOf(judge.name());
+    const ranking = wasm.rank(js, settings);
+    return {
+      prompt: judge.explain(query, response, options || null),
+      judgment,
+      score: wasm.explainScore(judgment),
+      scores: wasm.scoreJudgments(js.filter((j) => j.model_test === model)).scores,
+      entry: ranking.entries.find((e) => e.model === model),
+      models: ranking.entries.length,
+      method: ranking.method,
+    };
+  },
+};
+
+/** A manifest or URL model ({key, urls, sha256, size}): from this browser's cache, else downloaded (`download` progress). */
+async function openModel(source, fits) {
+  return (await openCachedModel(source.key)) || fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
+}
+
 const handlers = {
+  ...EDUCATOR_HANDLERS,
   /** Start the engine on `threads` threads (default: every core) where the page allows it. */
   async init({ threads } = {}) {
     const cores = navigator.hardwareConcurrency || 1;
@@ -293,10 +439,7 @@ const handlers = {
       fits(blob.size);
     } else {
       name = source.key;
-      blob = await openCachedModel(source.key);
-      if (!blob) {
-        blob = await fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
-      }
+      blob = await openModel(source, fits);
     }
     const header = await readHeader(blob);
     const info = header.info();
@@ -425,142 +568,6 @@ const handlers = {
     return wasm.rankDefaults();
   },
 };
-
-// ------------------------------------------------------------------ probes, explanations, calibration, agreement
-
-/** A second judge for the "replace the judge" probe: {name, handle}. */
-let probeJudge = null;
-
-/** The stored judgment of `model`'s response to `session` by the loaded judge, or an input error. */
-async function storedJudgment(model, session) {
-  const j = (await stored()).get(judgmentKey({ judge: judge.name(), model_test: model, session_id: session }));
-  if (!j) throw Object.assign(new Error(`${model} on ${session} is not graded by ${judge.name()} yet: grade it first`), { kind: 'input' });
-  return j;
-}
-
-/** The response with its graded answer replaced by `text`. */
-function withAnswer(response, text) {
-  return { ...response, output: [text, ...response.output.slice(1)] };
-}
-
-/** A response's score (core's, mean p(Yes) on 1–10). */
-function scoreOf(judgment) {
-  return wasm.explainScore(judgment).score;
-}
-
-/**
- * One probe on one response: {probe, query, response, model, options}. Returns {before, after, detail}
- * (scores on 1–10; for `position`, p(this response is better) shown first and shown second).
- * `options`: {amount} for pad (share added) and truncate (share kept), {item} for drop_item (index),
- * {text} for add_item, {prompt} for prompt_wording and instruction_level (a PromptStyle),
- * {other} (a response) for position. `judge` needs loadProbeJudge first.
- */
-async function runProbe({ probe, query, response, model, options = {} }) {
-  if (!judge) throw new Error('load a judge first');
-  const before = await storedJudgment(model, response.session_id);
-  const regrade = async (q, r, gradeOptions) => (await gradeOne(q, r, model, gradeOptions)).judgment;
-  const scored = (j, detail = {}) => ({ before: scoreOf(before), after: scoreOf(j), detail: { ...detail, probs: j.norm_probability } });
-  switch (probe) {
-    case 'pad': case 'reorder': case 'truncate': {
-      const t = wasm.probeText(probe, response.output[0], options.amount ?? (probe === 'pad' ? 0.3 : probe === 'truncate' ? 0.5 : 0));
-      if (!t.changed) return { before: scoreOf(before), after: scoreOf(before), detail: { unchanged: true, text: t.text } };
-      return scored(await regrade(query, withAnswer(response, t.text)), { text: t.text });
-    }
-    case 'drop_item': {
-      const i = options.item;
-      // Over a whole set, a checklist without item i (or with one item only) is left as it is.
-      if (!(i >= 0 && i < before.norm_probability.length) || before.norm_probability.length < 2) {
-        return { before: scoreOf(before), after: scoreOf(before), detail: { unchanged: true } };
-      }
-      // Items are graded independently (each reads the shared prefix and itself only), so dropping
-      // one leaves the others' p(Yes) as they were: no regrading.
-      const probs = before.norm_probability.filter((_, k) => k !== i);
-      return scored({ ...before, norm_probability: probs }, { item: query.checklist[i] });
-    }
-    case 'add_item': {
-      const text = (options.text || '').trim();
-      if (!text) throw Object.assign(new Error('write the checklist item to add'), { kind: 'input' });
-      const added = await regrade({ ...query, checklist: [text] }, response);
-      return scored({ ...before, norm_probability: [...before.norm_probability, added.norm_probability[0]] }, { item: text, p: added.norm_probability[0] });
-    }
-    case 'prompt_wording': case 'instruction_level':
-      return scored(await regrade(query, response, { prompt: options.prompt }), { prompt: options.prompt });
-    case 'judge': {
-      if (!probeJudge) throw Object.assign(new Error('load a second judge for this probe first'), { kind: 'input' });
-      const j = (await probeJudge.handle.grade(query, response, model, null)).judgment;
-      return scored(j, { judge: probeJudge.name });
-    }
-    case 'position': {
-      const other = options.other;
-      if (!other) throw Object.assign(new Error('choose the response to compare with'), { kind: 'input' });
-      const first = await judge.compare(query, response, other);
-      const second = await judge.compare(query, other, response);
-      // before: p(this better) shown first; after: shown second. A consistent judge gives the same.
-      return { before: first.p_a, after: 1 - second.p_a, detail: { other: other.generator, first, second } };
-    }
-    default:
-      throw Object.assign(new Error(`unknown probe ${probe}`), { kind: 'input' });
-  }
-}
-
-Object.assign(handlers, {
-  probe: runProbe,
-
-  /**
-   * A probe over many responses ({probe, options, jobs: [{query, response, model, other?}]}), with
-   * `probe-progress`; returns {outcomes, summary} (summary: core's probeSummary).
-   */
-  async probeAll({ probe, options = {}, jobs }) {
-    const outcomes = [];
-    control = { paused: false, cancelled: false };
-    for (let i = 0; i < jobs.length; i++) {
-      if (control.cancelled) break;
-      const { query, response, model, other } = jobs[i];
-      const r = await runProbe({ probe, query, response, model, options: other ? { ...options, other } : options });
-      if (!r.detail.unchanged) outcomes.push({ session_id: response.session_id, model, before: r.before, after: r.after });
-      post({ type: 'probe-progress', done: i + 1, total: jobs.length });
-    }
-    return { outcomes, summary: outcomes.length ? wasm.probeSummary(probe, outcomes) : null, skipped: jobs.length - outcomes.length };
-  },
-
-  /** Load a second judge for the judge probe ({source}: a manifest entry's source); the main judge stays. */
-  async loadProbeJudge({ source }) {
-    try { probeJudge?.handle.free(); } catch { /* already gone */ }
-    probeJudge = null;
-    const blob = (await openCachedModel(source.key)) || await fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), (size) => checkFits(size, 'cpu'));
-    const header = await readHeader(blob);
-    const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
-    const handle = await wasm.loadJudge(header, source.key, 'cpu', read, () => {}, 4096, null);
-    probeJudge = { name: source.key, handle };
-    return { name: source.key };
-  },
-
-  /**
-   * What the judge saw and how the score and rank came about ({query, response, model, settings?,
-   * options?}): {prompt (engine's PromptView), judgment, score (explainScore), scores (this model's
-   * response scores), entry (its leaderboard row), models (how many are ranked)}.
-   */
-  async explain({ query, response, model, settings, options }) {
-    if (!judge) throw new Error('load a judge first');
-    const judgment = await storedJudgment(model, response.session_id);
-    const js = await judgmentsOf(judge.name());
-    const ranking = wasm.rank(js, settings);
-    return {
-      prompt: judge.explain(query, response, options || null),
-      judgment,
-      score: wasm.explainScore(judgment),
-      scores: wasm.scoreJudgments(js.filter((j) => j.model_test === model)).scores,
-      entry: ranking.entries.find((e) => e.model === model),
-      models: ranking.entries.length,
-      method: ranking.method,
-    };
-  },
-});
-
-Object.assign(VIEWS, {
-  calibration: (js, r) => wasm.calibrate(js, r.labels || [], r.settings),
-  strongAgreement: (js, r) => wasm.strongAgreement(js, r.strong.name, r.strong.bytes, r.settings),
-});
 
 /** The grade loop (see `grade`). */
 async function gradeJobs(jobs) {

@@ -15,6 +15,7 @@
 //! A response too long for the context is cut (keeping its beginning) and marked in the prompt with
 //! [`TRUNCATION_MARKER`]; the grade records that it was truncated.
 
+use std::borrow::Cow;
 use std::future::Future;
 
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
@@ -119,6 +120,8 @@ pub struct PromptView {
     /// Characters of the response the judge saw, and the ones cut after them.
     pub kept_chars: usize,
     pub truncated_chars: usize,
+    /// What marks the cut in the prompt text (present only when `truncated_chars` > 0).
+    pub truncation_marker: &'static str,
 }
 
 /// Prompt rendering and tokenization for one model: chat template + tokenizer + answer ids.
@@ -172,15 +175,15 @@ impl PromptCodec {
         Ok(self.fit(query, response, max_tokens)?.0)
     }
 
-    /// [`Self::prepare`], with the characters of the answer that were kept.
-    fn fit(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<(PreparedResponse, usize), EngineError> {
+    /// [`Self::prepare`], with the answer as the prompt holds it (whole, or cut and marked).
+    fn fit<'r>(&self, query: &Query, response: &'r Response, max_tokens: usize) -> Result<(PreparedResponse, Cow<'r, str>), EngineError> {
         let answer = response.answer();
         let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens;
         let whole = self.split(&grading_prompt_for(self.style, query, response, answer))?;
         let chars: Vec<usize> = answer.char_indices().map(|(i, _)| i).chain([answer.len()]).collect();
         let all = chars.len() - 1;
         if fits(&whole) {
-            return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, all));
+            return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, Cow::Borrowed(answer)));
         }
         // Binary search on the kept length (in characters) of the answer.
         let kept = longest_fit(all, |mid| {
@@ -188,7 +191,9 @@ impl PromptCodec {
             Ok(fits(&s).then_some(s))
         })?;
         match kept {
-            Some((kept, (prefix, suffixes))) => Ok((PreparedResponse { prefix, suffixes, truncated_chars: all - kept }, kept)),
+            Some((kept, (prefix, suffixes))) => {
+                Ok((PreparedResponse { prefix, suffixes, truncated_chars: all - kept }, Cow::Owned(cut(answer, chars[kept]))))
+            }
             None => Err(EngineError::Input(format!(
                 "even without the response the prompt exceeds the judge's context of {max_tokens} tokens (is the query or a checklist item very long?)"
             ))),
@@ -197,14 +202,7 @@ impl PromptCodec {
 
     /// What the judge reads for `response`, as text (see [`PromptView`]).
     pub fn explain(&self, query: &Query, response: &Response, max_tokens: usize) -> Result<PromptView, EngineError> {
-        let (prepared, kept) = self.fit(query, response, max_tokens)?;
-        let answer = response.answer();
-        let output = if prepared.truncated_chars == 0 {
-            answer.to_string()
-        } else {
-            let end = answer.char_indices().nth(kept).map_or(answer.len(), |(i, _)| i);
-            cut(answer, end)
-        };
+        let (prepared, output) = self.fit(query, response, max_tokens)?;
         let prompt = grading_prompt_for(self.style, query, response, &output);
         let items: Vec<String> = (0..prompt.suffixes.len())
             .map(|i| Ok(self.template.render(&[Message::new(Role::User, prompt.item(i))], self.tokenizer.add_bos)?.text()))
@@ -220,8 +218,9 @@ impl PromptCodec {
             suffixes: items.iter().map(|t| t[common..].to_string()).collect(),
             prefix_tokens: prepared.prefix.len(),
             suffix_tokens: prepared.suffixes.iter().map(Vec::len).collect(),
-            kept_chars: kept,
+            kept_chars: response.answer().chars().count() - prepared.truncated_chars,
             truncated_chars: prepared.truncated_chars,
+            truncation_marker: TRUNCATION_MARKER,
         })
     }
 
@@ -435,6 +434,7 @@ impl<B: Backend> ModelJudge<B> {
         let (logit_a, logit_b) = (best(&logits[..ids_a.len()]), best(&logits[ids_a.len()..]));
         Ok(PairPreference { logit_a, logit_b, p_a: ItemGrade::from_logits(logit_a, logit_b).p_yes, truncated_chars })
     }
+
     /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference
     /// path the batched one is tested against).
     pub async fn grade_from_scratch(&mut self, tokens: &[u32]) -> Result<ItemGrade, EngineError> {

@@ -173,7 +173,7 @@ pub fn run(a: Args) -> CliResult {
             grades.iter().map(|g| g.p_yes),
             tokens.clone(),
             prepared.truncated_chars,
-            judge.prompt_style(),
+            a.prompt,
         );
         truncated += usize::from(prepared.truncated_chars > 0);
         if let Some(t) = trace.as_mut() {
