@@ -146,8 +146,15 @@ pub fn rocketeval_queries(data: &[u8]) {
                     let _ = p.item(i);
                 }
             }
-            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query());
-            let _ = prompt::direct_prompt(q.history(), q.user_query(), q.references.values().next().map(String::as_str), r.answer());
+            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), None);
+            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), Some(&q.checklist));
+            for level in prompt::DirectInstruction::NAMES {
+                let reference = q.references.values().next().map(String::as_str);
+                for checklist in [None, Some(q.checklist.as_slice())] {
+                    let level = level.parse().expect("a listed level");
+                    let _ = prompt::direct_prompt_at(level, q.history(), q.user_query(), reference, r.answer(), checklist);
+                }
+            }
         }
     }
     let _ = jsonl::read_jsonl::<Checklist>("c.jsonl", data);

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use std::collections::HashSet;
 
+use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::formats::{self, fastchat, jsonl, Benchmark, Judgment, Lined, Problem, Query, Response, Score, Severity};
+use rocketjudge_core::pairwise::{self, PairJudgment};
 use rocketjudge_core::score::scores_from_judgments;
 
 /// Input problems severe enough to stop (exit code 3).
@@ -72,10 +74,43 @@ pub fn records<T>(files: &[(String, Vec<Lined<T>>)]) -> impl Iterator<Item = (&s
     files.iter().flat_map(|(file, rows)| rows.iter().map(move |r| (file.as_str(), r)))
 }
 
+/// Pair judgments (`grade --type pairwise`) when `path` holds them, `None` when it holds pointwise
+/// judgments; a folder with both is an error. `decoding` replaces the recorded decodings.
+pub fn pair_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Option<Vec<PairJudgment>>> {
+    let files = files_in(path)?;
+    let mut pairs = Vec::new();
+    let mut pointwise = None;
+    for f in &files {
+        let bytes = read(f)?;
+        let name = f.display().to_string();
+        if pairwise::looks_like_pair_judgments(&bytes) {
+            pairs.extend(pairwise::read_pair_judgments(&name, &bytes)?.into_iter().map(|r| r.value));
+        } else {
+            pointwise = Some(name);
+        }
+    }
+    match pointwise {
+        Some(f) if !pairs.is_empty() => {
+            bail!("{} holds pairwise judgments and pointwise ones ({f}); rank one kind at a time", path.display())
+        }
+        Some(_) => Ok(None),
+        None => {
+            if let Some(d) = decoding {
+                pairs.iter_mut().for_each(|p| p.decoding = Some(d));
+            }
+            Ok(Some(pairs))
+        }
+    }
+}
+
 /// Unsupervised scores of every judgment in `path`, after the checks across files (one judgment per
-/// response, one checklist length per session); problems reported.
-pub fn scores_of_judgments(path: &Path) -> Result<Vec<Score>> {
-    let files = judgments(path)?;
+/// response, one checklist length per session); problems reported. `decoding` replaces the decodings
+/// the judgments record.
+pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
+    let mut files = judgments(path)?;
+    if let Some(d) = decoding {
+        files.iter_mut().flat_map(|f| f.1.iter_mut()).for_each(|j| j.value.decoding = Some(d));
+    }
     let mut scores = Vec::new();
     let mut problems = formats::check_judgments(records(&files));
     for (file, js) in &files {

@@ -6,6 +6,7 @@
 mod commands;
 mod inputs;
 mod judges;
+mod knobs;
 mod models;
 mod net;
 mod output;

@@ -10,7 +10,9 @@
 //! |---|---|
 //! | read and check inputs (RocketEval/WildBench, FastChat MT-Bench, AlpacaEval, Arena) | [`formats`] |
 //! | turn a query + response + checklist item into the judge's prompt | [`prompt`] |
+//! | answer distributions → numbers: greedy, expected, N samples at T | [`decoding`] |
 //! | item probabilities → one score per response (mean, supervised) | [`score`] |
+//! | two responses → p(A better), both orders → battles and win shares | [`pairwise`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
 //! | compare a ranking or judgments to a reference | [`meta`] |
 //! | refit the supervised scorer on a user's labels, rankings before and after | [`calibrate`] |
@@ -29,9 +31,11 @@
 #![allow(clippy::needless_range_loop)] // numeric kernels index several arrays in step
 
 pub mod calibrate;
+pub mod decoding;
 pub mod error;
 pub mod formats;
 pub mod meta;
+pub mod pairwise;
 pub mod probe;
 pub mod prompt;
 pub mod rank;

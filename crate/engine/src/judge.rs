@@ -19,7 +19,10 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
-use rocketjudge_core::prompt::{grading_history, grading_prompt_for, pairwise_prompt, GradingPrompt, PromptStyle, TRUNCATION_MARKER};
+use rocketjudge_core::prompt::{
+    direct_prompt_at, format_history, grading_history, grading_prompt_for, pairwise_prompt, DirectInstruction, GradingPrompt, PromptStyle,
+    TRUNCATION_MARKER,
+};
 use serde::Serialize;
 
 use crate::backend::Backend;
@@ -226,11 +229,20 @@ impl PromptCodec {
 
     /// The tokens of a pairwise comparison of two answers to `query`, both cut by the same share of
     /// their length when together they do not fit `max_tokens`; and the characters cut.
-    pub fn pairwise_tokens(&self, query: &Query, a: &str, b: &str, max_tokens: usize) -> Result<(Vec<u32>, usize), EngineError> {
+    /// With `checklist`, the query's checklist guides the verdict (seed 002).
+    pub fn pairwise_tokens(
+        &self,
+        query: &Query,
+        a: &str,
+        b: &str,
+        checklist: bool,
+        max_tokens: usize,
+    ) -> Result<(Vec<u32>, usize), EngineError> {
         // Earlier turns are the benchmark's own (the reference's), the same whichever response is
         // shown first: each response's own earlier turns would differ between the two.
         let history = query.history();
-        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b));
+        let items = checklist.then_some(query.checklist.as_slice());
+        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items));
         let whole = encode(a, b)?;
         if whole.len() <= max_tokens {
             return Ok((whole, 0));
@@ -312,6 +324,15 @@ impl DigitScore {
     }
 }
 
+/// Seed 004's perplexity score of a response: the mean natural-log probability per token (the log of
+/// the inverse perplexity; higher is more expected by the judge).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LogProb {
+    pub mean: f64,
+    pub tokens: usize,
+    pub truncated_tokens: usize,
+}
+
 /// A judge backed by a model on some backend.
 pub struct ModelJudge<B: Backend> {
     pub name: String,
@@ -381,7 +402,15 @@ impl<B: Backend> ModelJudge<B> {
 
     /// The Direct baseline for one response: the 0–9 prompt (with the query's reference answer when
     /// it has one, as the paper does for MT-Bench), the digit distribution of the first answer token.
-    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
+    /// `instruction` picks the prompt's level (seed 004; not `perplexity`, see
+    /// [`Self::response_logprob`]); with `checklist` the query's checklist guides the score (seed 002).
+    pub async fn direct_score(
+        &mut self,
+        query: &Query,
+        response: &Response,
+        instruction: DirectInstruction,
+        checklist: bool,
+    ) -> Result<DigitScore, EngineError> {
         let digits: Vec<u32> = (0..10)
             .map(|d| {
                 let t = self.codec.tokenizer.encode_plain(&d.to_string())?;
@@ -393,18 +422,61 @@ impl<B: Backend> ModelJudge<B> {
             })
             .collect::<Result<_, _>>()?;
         let reference = query.references.get("gpt-4").or_else(|| query.references.values().next()).map(String::as_str);
-        let mut tokens = self.codec.encode_user_message(&rocketjudge_core::prompt::direct_prompt(
-            &grading_history(query, response),
-            query.user_query(),
-            reference,
-            response.answer(),
-        ))?;
+        let items = checklist.then_some(query.checklist.as_slice());
+        let prompt =
+            direct_prompt_at(instruction, &grading_history(query, response), query.user_query(), reference, response.answer(), items)
+                .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
+        let mut tokens = self.codec.encode_user_message(&prompt)?;
         if tokens.len() > self.max_tokens {
             // Keep the end (the scoring instruction) and as much of the beginning as fits.
             let cut = tokens.len() - self.max_tokens;
             tokens.drain(self.max_tokens / 2..self.max_tokens / 2 + cut);
         }
         Ok(DigitScore::from_logits(&self.next_token_logits(&tokens, &digits).await?))
+    }
+
+    /// Seed 004's prompt-free score: the mean log-probability of the response's tokens under the judge,
+    /// given the query as the user's turn (in the judge's chat template, the assistant's turn opened).
+    /// A response longer than the context is cut to fit (`truncated_tokens`).
+    pub async fn response_logprob(&mut self, query: &Query, response: &Response) -> Result<LogProb, EngineError> {
+        let mut turn = format_history(&grading_history(query, response));
+        if !turn.is_empty() {
+            turn.push_str("\n\n");
+        }
+        turn.push_str(query.user_query());
+        let context = self.codec.encode_user_message(&turn)?;
+        let answer = self.codec.tokenizer.encode_plain(response.answer())?;
+        if answer.is_empty() {
+            return Err(EngineError::Input("the response is empty: it has no perplexity".into()));
+        }
+        let room = self.max_tokens.saturating_sub(context.len());
+        if room == 0 {
+            return Err(EngineError::Input(format!("the query alone fills the judge's context of {} tokens", self.max_tokens)));
+        }
+        let kept = answer.len().min(room);
+        // Row r of the pass predicts answer token r: the pass holds the context's last token and all
+        // kept answer tokens but the last.
+        let (head, last) = context.split_at(context.len() - 1);
+        self.prefill(head)?;
+        let rows: Vec<u32> = last.iter().chain(&answer[..kept - 1]).copied().collect();
+        let positions: Vec<u32> = (head.len()..head.len() + rows.len()).map(|p| p as u32).collect();
+        let all: Vec<usize> = (0..rows.len()).collect();
+        let hidden = self
+            .model
+            .forward(&mut self.backend, &mut self.caches, &rows, &positions, &vec![0; rows.len()], false, Some(&all))?
+            .expect("rows were requested");
+        let vocab: Vec<u32> = (0..self.model.config.vocab as u32).collect();
+        let mut total = 0.0f64;
+        // Full-vocabulary logits a few rows at a time (each row is a vocabulary of floats).
+        for chunk in all.chunks(32) {
+            let x = self.backend.select_rows(&hidden, chunk);
+            for (row, logits) in chunk.iter().zip(self.model.logits(&mut self.backend, &x, &vocab).await?) {
+                let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+                let z: f64 = logits.iter().map(|&l| (l as f64 - max).exp()).sum();
+                total += logits[answer[*row] as usize] as f64 - max - z.ln();
+            }
+        }
+        Ok(LogProb { mean: total / kept as f64, tokens: kept, truncated_tokens: answer.len() - kept })
     }
 
     /// The logits of `ids` for the token after `tokens`.
@@ -420,14 +492,15 @@ impl<B: Backend> ModelJudge<B> {
 
     /// Which of two responses to `query` the judge prefers, in the order given (see
     /// [`rocketjudge_core::prompt::pairwise_prompt`]); the best logit among "A"/" A" and "B"/" B".
-    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response) -> Result<PairPreference, EngineError> {
+    /// With `checklist`, the query's checklist guides the verdict (seed 002).
+    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response, checklist: bool) -> Result<PairPreference, EngineError> {
         let (ids_a, ids_b) = (single_tokens(&self.codec.tokenizer, &CHOICE_A)?, single_tokens(&self.codec.tokenizer, &CHOICE_B)?);
         if ids_a.is_empty() || ids_b.is_empty() {
             return Err(EngineError::Unsupported(
                 "this judge's tokenizer has no single-token \"A\" or \"B\" to answer a comparison with".into(),
             ));
         }
-        let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), self.max_tokens)?;
+        let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), checklist, self.max_tokens)?;
         let ids: Vec<u32> = ids_a.iter().chain(&ids_b).copied().collect();
         let logits = self.next_token_logits(&tokens, &ids).await?;
         let best = |xs: &[f32]| xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -499,14 +572,25 @@ impl Judge for AnyJudge {
 }
 
 impl AnyJudge {
-    /// The Direct 0–9 baseline for one response.
-    pub async fn direct_score(&mut self, query: &Query, response: &Response) -> Result<DigitScore, EngineError> {
-        each!(self, j => j.direct_score(query, response).await)
+    /// The Direct 0–9 score of one response (see [`ModelJudge::direct_score`]).
+    pub async fn direct_score(
+        &mut self,
+        query: &Query,
+        response: &Response,
+        instruction: DirectInstruction,
+        checklist: bool,
+    ) -> Result<DigitScore, EngineError> {
+        each!(self, j => j.direct_score(query, response, instruction, checklist).await)
     }
 
-    /// Which of two responses the judge prefers, in the order given.
-    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response) -> Result<PairPreference, EngineError> {
-        each!(self, j => j.compare(query, a, b).await)
+    /// The response's mean token log-probability under the judge (seed 004's perplexity score).
+    pub async fn response_logprob(&mut self, query: &Query, response: &Response) -> Result<LogProb, EngineError> {
+        each!(self, j => j.response_logprob(query, response).await)
+    }
+
+    /// Which of two responses the judge prefers, in the order given (with the checklist to guide it).
+    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response, checklist: bool) -> Result<PairPreference, EngineError> {
+        each!(self, j => j.compare(query, a, b, checklist).await)
     }
 
     /// What the judge reads for a response in the wording `style`, as text.

@@ -146,3 +146,33 @@ fn qwen3_architecture_matches_llama_cpp() {
 fn phi3_architecture_matches_llama_cpp() {
     check_model("random-phi3", true);
 }
+
+/// Seed 004's perplexity score: the mean token log-probability of a response given its query, against
+/// llama.cpp's (scripts/golden/perplexity_golden.py), within llama.cpp's own spread across its
+/// settings plus 0.02 nats.
+#[test]
+fn response_logprob_matches_llama_cpp() {
+    let _guard = common::model_lock();
+    let g = common::golden("perplexity.json");
+    let fixtures = common::parity_fixtures();
+    for (name, m) in g["models"].as_object().unwrap() {
+        let cpu = Cpu::with_precision(common::threads(), Precision::Int8).unwrap();
+        let mut judge = judge_from_file(&common::model_path(name), cpu, 4096, &mut |_, _| {}).unwrap();
+        for c in m["cases"].as_array().unwrap() {
+            let (_, query, response) = fixtures.iter().find(|(f, _, _)| f == c["fixture"].as_str().unwrap()).unwrap();
+            let ours = pollster::block_on(judge.response_logprob(query, response)).unwrap();
+            assert_eq!(ours.tokens as u64, c["answer_tokens"].as_u64().unwrap(), "{name} {}: response tokens", c["fixture"]);
+            assert_eq!(ours.truncated_tokens, 0);
+            let reference = c["mean_logprob"].as_f64().unwrap();
+            let settings: Vec<f64> =
+                std::iter::once(reference).chain(c["variants"].as_object().unwrap().values().map(|v| v.as_f64().unwrap())).collect();
+            let spread = settings.iter().fold(f64::MIN, |a, &b| a.max(b)) - settings.iter().fold(f64::MAX, |a, &b| a.min(b));
+            let d = (ours.mean - reference).abs();
+            eprintln!(
+                "{name} {}: mean log p {:.5}, llama.cpp {reference:.5} (|Δ| {d:.5}, its spread {spread:.5})",
+                c["fixture"], ours.mean
+            );
+            assert!(d <= spread + 0.02, "{name} {}: mean log p {:.5} vs llama.cpp {reference:.5}", c["fixture"], ours.mean);
+        }
+    }
+}

@@ -613,7 +613,7 @@ impl JudgeHandle {
             let a: Response = from_js(first, "first response")?;
             let b: Response = from_js(second, "second response")?;
             let mut guard = borrow_judge(&inner)?;
-            to_js(&guard.compare(&q, &a, &b).await.map_err(err)?)
+            to_js(&guard.compare(&q, &a, &b, false).await.map_err(err)?)
         })
     }
 

@@ -1,14 +1,23 @@
 //! `rocketjudge direct`: the paper's "Direct" baseline — no checklist; the judge scores each response
 //! 0–9 with one digit and the score is the expectation of its first-token digit distribution. For
 //! comparing against checklist grading (quality report), not for production use.
+//!
+//! The judge-design knobs of seeds 002–004 apply here: the instruction level (`--instruction`,
+//! including the prompt-free `perplexity`), the checklist in the prompt (`--checklist`, always or
+//! selectively where the digit distribution is spread), and the decoding (`--decoding`).
 
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_core::decoding::{score_spread, Decoding};
 use rocketjudge_core::formats::jsonl;
+use rocketjudge_core::pairwise::ChecklistUse;
+use rocketjudge_core::prompt::DirectInstruction;
 use serde::{Deserialize, Serialize};
 
 use super::score::safe_file_name;
+use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::output::OutputFolder;
 use crate::{inputs, judges, CliResult};
 
@@ -22,18 +31,57 @@ use crate::{inputs, judges, CliResult};
 pub struct Args {
     #[command(flatten)]
     io: inputs::GradingArgs,
+    /// The instruction level (seed 004): `rocketeval` (RocketEval's Direct prompt, the default),
+    /// `generic` (evaluate the quality), `criteria` (MT-Bench's criteria named), `rubric` (criteria
+    /// defined, score bands), or `perplexity` (no prompt: the response's mean token log-probability).
+    #[arg(long, default_value_t = DirectInstruction::default(), value_parser = PossibleValuesParser::new(DirectInstruction::NAMES).try_map(|s| s.parse::<DirectInstruction>()))]
+    instruction: DirectInstruction,
+    #[command(flatten)]
+    checklist: ChecklistFlags,
+    #[command(flatten)]
+    decoding: DecodingFlags,
 }
+
+/// Seed 002 direct-scoring threshold default on our 0–9 scale: the checklist is used when the
+/// standard deviation of the digit distribution is at least 1.5.
+pub const DEFAULT_DIRECT_K: f64 = 1.5;
 
 #[derive(Serialize, Deserialize)]
 struct Row {
     session_id: String,
     model_test: String,
+    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability.
     score: f64,
     judge: String,
-    digits: [f64; 10],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    digits: Option<[f64; 10]>,
+    /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prompt_version: Option<String>,
+    /// Whether the query's checklist was in the prompt, and by which rule.
+    #[serde(default)]
+    checklist: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checklist_use: Option<ChecklistUse>,
+    /// Selective use: the standard deviation of the plain prompt's digit distribution that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spread: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decoding: Option<Decoding>,
+    /// Perplexity: the response tokens scored (and cut to fit the context).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    truncated_tokens: Option<usize>,
 }
 
 pub fn run(a: Args) -> CliResult {
+    let decoding = a.decoding.chosen()?;
+    let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
+    if a.instruction == DirectInstruction::Perplexity && (decoding.is_some() || checklist != ChecklistUse::Never) {
+        bail!("--instruction perplexity has no prompt and no answer to decode: --checklist and --decoding do not apply");
+    }
+    let version = a.instruction.version();
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
@@ -56,26 +104,77 @@ pub fn run(a: Args) -> CliResult {
                 r.value.judge
             );
         }
+        let settings = |r: &Row| {
+            (
+                r.prompt_version.clone().unwrap_or_else(|| DirectInstruction::RocketEval.version().into()),
+                r.checklist_use.unwrap_or(ChecklistUse::Never),
+                r.decoding,
+            )
+        };
+        if let Some(r) = rows.iter().find(|r| settings(&r.value) != (version.to_string(), checklist, decoding)) {
+            bail!(
+                "{}:{}: scored with other settings (prompt `{}`, --checklist {}, decoding `{}`) than this run's; use another --out folder",
+                path.display(),
+                r.line,
+                settings(&r.value).0,
+                settings(&r.value).1,
+                r.value.decoding.unwrap_or_default().label()
+            );
+        }
         done.insert(w.model.clone(), rows.into_iter().map(|r| r.value.session_id).collect());
     }
     let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already scored in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }
+    let mut guided_count = 0;
     for (n, w) in todo.iter().enumerate() {
-        let d = pollster::block_on(judge.direct_score(w.query, w.response))
-            .with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
-        let row = Row {
+        let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
+        let mut row = Row {
             session_id: w.response.session_id.clone(),
             model_test: w.model.clone(),
-            score: d.expected,
+            score: 0.0,
             judge: name.clone(),
-            digits: d.probabilities,
+            digits: None,
+            prompt_version: Some(version.to_string()),
+            checklist: false,
+            checklist_use: (checklist != ChecklistUse::Never).then_some(checklist),
+            spread: None,
+            decoding,
+            tokens: None,
+            truncated_tokens: None,
         };
+        if a.instruction == DirectInstruction::Perplexity {
+            let lp = pollster::block_on(judge.response_logprob(w.query, w.response)).with_context(ctx)?;
+            (row.score, row.tokens, row.truncated_tokens) =
+                (lp.mean, Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
+        } else {
+            let mut score =
+                |guided: bool| pollster::block_on(judge.direct_score(w.query, w.response, a.instruction, guided)).with_context(ctx);
+            let mut d = score(checklist == ChecklistUse::Always)?;
+            row.checklist = checklist == ChecklistUse::Always;
+            if checklist == ChecklistUse::Selective {
+                let spread = score_spread(&d.probabilities);
+                row.spread = Some(spread);
+                if spread >= k.expect("selective use has a threshold") {
+                    d = score(true)?;
+                    row.checklist = true;
+                }
+            }
+            if row.checklist && w.query.checklist.is_empty() {
+                bail!("{}: the query has no checklist to put in the prompt (use --checklist never)", ctx());
+            }
+            guided_count += usize::from(row.checklist);
+            row.score = decoding.unwrap_or_default().score(&d.probabilities, &format!("{}/{}", w.model, w.response.session_id));
+            row.digits = Some(d.probabilities);
+        }
         out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&row))?;
         if n % 20 == 0 || n + 1 == todo.len() {
             eprintln!("[{}/{}] direct scores", n + 1 + work.len() - todo.len(), work.len());
         }
+    }
+    if checklist == ChecklistUse::Selective {
+        eprintln!("the checklist was in the prompt for {guided_count} of {} responses (spread ≥ {})", todo.len(), k.unwrap_or_default());
     }
     eprintln!("wrote Direct scores of {} responses to {}", todo.len(), a.io.out.display());
     Ok(())

@@ -33,7 +33,7 @@ pub struct BattlesArgs {
 
 pub fn run(e: Export) -> CliResult {
     let Export::Battles(a) = e;
-    let scores = inputs::scores_of_judgments(&a.judgments)?;
+    let scores = inputs::scores_of_judgments(&a.judgments, None)?;
     let table = ScoreTable::new(&scores)?;
     let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()? };
     let battles = rank::battles(&table, &rule);

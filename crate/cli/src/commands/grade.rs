@@ -20,10 +20,14 @@ use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
 
+use super::pairs;
 use super::score::safe_file_name;
+use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::output::{replace_atomically, OutputFolder};
 use crate::shard::{Shard, ShardRecord};
 use crate::{inputs, judges, CliResult};
+use rocketjudge_core::decoding::Decoding;
+use rocketjudge_core::pairwise::{ChecklistUse, DEFAULT_PAIRWISE_K};
 
 /// Grade responses with a local judge model.
 ///
@@ -51,11 +55,30 @@ pub struct Args {
     /// (`prompt_version`); a folder holds one wording.
     #[arg(long, default_value_t = PromptStyle::default(), value_parser = PossibleValuesParser::new(PromptStyle::NAMES).try_map(|s| s.parse::<PromptStyle>()))]
     prompt: PromptStyle,
+    /// The evaluation type (seed 001): `pointwise` grades each response against its checklist;
+    /// `pairwise` compares every two models' responses to a query, in both orders, into
+    /// `<out>/pairs.jsonl` (with --reference, each model with the reference's response only).
+    #[arg(long = "type", value_enum, default_value_t = EvalType::Pointwise)]
+    eval_type: EvalType,
+    /// Pairwise against a reference system: the model every other model is compared with.
+    #[arg(long)]
+    reference: Option<String>,
+    #[command(flatten)]
+    checklist: ChecklistFlags,
+    #[command(flatten)]
+    decoding: DecodingFlags,
+}
+
+/// Seed 001's evaluation types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalType {
+    Pointwise,
+    Pairwise,
 }
 
 /// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge` with
-/// the prompt wording `style`.
-fn resume_file(path: &Path, judge: &str, style: PromptStyle) -> Result<HashSet<String>> {
+/// the prompt wording `style` and the decoding `decoding`.
+fn resume_file(path: &Path, judge: &str, style: PromptStyle, decoding: Option<Decoding>) -> Result<HashSet<String>> {
     let rows = OutputFolder::resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
     let mut done = HashSet::new();
     for r in rows {
@@ -74,6 +97,15 @@ fn resume_file(path: &Path, judge: &str, style: PromptStyle) -> Result<HashSet<S
                 path.display(),
                 r.line,
                 style.version()
+            );
+        }
+        if r.value.decoding != decoding {
+            bail!(
+                "{}:{}: decoded as `{}`, but this run's decoding is `{}`; use another --out folder",
+                path.display(),
+                r.line,
+                r.value.decoding.unwrap_or_default().label(),
+                decoding.unwrap_or_default().label()
             );
         }
         done.insert(r.value.session_id);
@@ -116,6 +148,21 @@ fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
 }
 
 pub fn run(a: Args) -> CliResult {
+    let decoding = a.decoding.chosen()?;
+    let pairwise = a.eval_type == EvalType::Pairwise;
+    let (checklist, k) = a.checklist.rule(if pairwise { ChecklistUse::Never } else { ChecklistUse::Always }, DEFAULT_PAIRWISE_K)?;
+    if !pairwise {
+        if a.reference.is_some() {
+            bail!("--reference applies to --type pairwise (pointwise grading scores each response on its own)");
+        }
+        if checklist != ChecklistUse::Always {
+            bail!("pointwise grading is checklist grading; for scores without a checklist (or selective use) run `rocketjudge direct --checklist {checklist}`");
+        }
+    } else if a.prompt != PromptStyle::default() {
+        bail!("--prompt words the checklist-grading prompt; --type pairwise uses the comparison prompt");
+    } else if a.shard.is_some() || a.trace.is_some() {
+        bail!("--shard and --trace apply to pointwise grading");
+    }
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, a.allow_problems)?;
     let all_work = inputs.work();
     let work: Vec<&inputs::Work> = match a.shard {
@@ -132,6 +179,10 @@ pub fn run(a: Args) -> CliResult {
         ShardRecord::clear(s, &a.io.out)?;
     }
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
+    if pairwise {
+        let settings = pairs::PairSettings { checklist, k, reference: a.reference.clone(), decoding };
+        return Ok(pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out)?);
+    }
     judge.set_prompt_style(a.prompt);
     let judge_name = judge.name();
     let out_path = |model: &str| -> PathBuf {
@@ -143,7 +194,7 @@ pub fn run(a: Args) -> CliResult {
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if !done.contains_key(&w.model) {
-            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt)?);
+            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt, decoding)?);
         }
     }
     let todo: Vec<&inputs::Work> = work.iter().copied().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
@@ -175,6 +226,7 @@ pub fn run(a: Args) -> CliResult {
             prepared.truncated_chars,
             a.prompt,
         );
+        let j = Judgment { decoding, ..j };
         truncated += usize::from(prepared.truncated_chars > 0);
         if let Some(t) = trace.as_mut() {
             let mut lines = String::new();

@@ -103,7 +103,7 @@ pub fn run(a: Args) -> CliResult {
         serde_json::to_value(&c)?
     } else if a.judgments.is_some() || a.scores.is_some() {
         let scores = match (&a.judgments, &a.scores) {
-            (Some(j), _) => inputs::scores_of_judgments(j)?,
+            (Some(j), _) => inputs::scores_of_judgments(j, None)?,
             (None, Some(s)) => inputs::labels(s)?,
             _ => unreachable!(),
         };

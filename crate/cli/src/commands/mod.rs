@@ -9,6 +9,7 @@ pub mod grade;
 pub mod merge;
 pub mod meta;
 pub mod models;
+pub mod pairs;
 pub mod rank;
 pub mod score;
 pub mod serve;

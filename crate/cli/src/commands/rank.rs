@@ -4,19 +4,23 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_core::pairwise;
 use rocketjudge_core::rank::{self, EqualScores, Method, RankOptions, RankSettings, Resample, ScoreTable};
 use rocketjudge_core::report;
 use serde::Serialize;
 
 use super::{text_table, Format};
+use crate::knobs::DecodingFlags;
 use crate::{inputs, CliResult};
 
 /// Rank models from their graded responses.
 ///
 /// Reads one RocketEval judgments JSONL per model from --judgments (or score files from --scores),
 /// scores each response (mean p(Yes) on 1–10), turns scores into per-query pairwise battles (a
-/// difference below --tie-margin is a tie) and rates the models. JSON output is a list of
-/// {model, score, lower, upper, rank}, best first; lower/upper are the bootstrap 95% interval.
+/// difference below --tie-margin is a tie) and rates the models. A --judgments folder of pairwise
+/// judgments (`grade --type pairwise`) feeds every method too: battles from p(A better) averaged over
+/// both orders, and for mean/median each model's win share per query on 1–10. JSON output is a list
+/// of {model, score, lower, upper, rank}, best first; lower/upper are the bootstrap 95% interval.
 #[derive(clap::Args)]
 pub struct Args {
     /// Folder (or file) of RocketEval judgments JSONL, one file per model.
@@ -27,6 +31,10 @@ pub struct Args {
     scores: Option<PathBuf>,
     #[command(flatten)]
     rank: RankFlags,
+    /// Decode the judgments' probabilities this way instead of as they record (e.g. repeats of
+    /// `--decoding sample` with other --sample-seed values, without grading again).
+    #[command(flatten)]
+    decoding: DecodingFlags,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -94,14 +102,33 @@ struct Row<'a> {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let scores = match (&a.judgments, &a.scores) {
-        (Some(j), _) => inputs::scores_of_judgments(j)?,
-        (None, Some(s)) => inputs::labels(s)?,
-        (None, None) => unreachable!("clap requires one of --judgments and --scores"),
-    };
+    let decoding = a.decoding.chosen()?;
     let opts = a.rank.options()?;
-    let table = ScoreTable::new(&scores)?;
-    let ranking = rank::rank(&table, &opts)?;
+    let pairs = match &a.judgments {
+        Some(j) => inputs::pair_judgments(j, decoding)?,
+        None if decoding.is_some() => bail!("--decoding re-decodes judgments (--judgments); score files hold no distributions"),
+        None => None,
+    };
+    let ranking = match pairs {
+        Some(pairs) => {
+            if let Some(c) = pairwise::position_consistency(&pairs) {
+                eprintln!(
+                    "{} comparisons; position consistency {:.3} ({} of {} keep their verdict when the order is swapped); p(first shown wins) {:.3}",
+                    c.pairs, c.rate, c.consistent, c.pairs, c.first_shown
+                );
+            }
+            let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs)?;
+            rank::rank_comparisons(&table, battles, &opts)?
+        }
+        None => {
+            let scores = match (&a.judgments, &a.scores) {
+                (Some(j), _) => inputs::scores_of_judgments(j, decoding)?,
+                (None, Some(s)) => inputs::labels(s)?,
+                (None, None) => unreachable!("clap requires one of --judgments and --scores"),
+            };
+            rank::rank(&ScoreTable::new(&scores)?, &opts)?
+        }
+    };
     for e in &ranking.entries {
         for n in &e.notes {
             eprintln!("note: {}: {n}", e.model);

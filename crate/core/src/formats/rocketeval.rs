@@ -133,6 +133,9 @@ pub struct Judgment {
     /// Characters of the response cut to fit the judge's context (absent when it fit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated_chars: Option<usize>,
+    /// How the item probabilities become the score (absent: the expectation, RocketEval's mean p(Yes)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoding: Option<crate::decoding::Decoding>,
 }
 
 impl Judgment {
@@ -147,6 +150,7 @@ impl Judgment {
             tokens: None,
             prompt_version: None,
             truncated_chars: None,
+            decoding: None,
         }
     }
 

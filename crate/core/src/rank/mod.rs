@@ -55,6 +55,12 @@ impl ScoreTable {
         Ok(Self { models, sessions, cells })
     }
 
+    /// A table from its cells (`cells[model][session]`), models and sessions in the order given.
+    pub fn from_cells(models: Vec<String>, sessions: Vec<String>, cells: Vec<Vec<Option<f64>>>) -> Self {
+        debug_assert!(cells.len() == models.len() && cells.iter().all(|r| r.len() == sessions.len()));
+        Self { models, sessions, cells }
+    }
+
     pub fn get(&self, model: usize, session: usize) -> Option<f64> {
         self.cells[model][session]
     }
@@ -112,8 +118,8 @@ impl PairRule {
     }
 }
 
-/// A battle between models by index.
-type IndexBattle = (usize, usize, Winner);
+/// A battle between models by index (a < b).
+pub type IndexBattle = (usize, usize, Winner);
 
 /// Battles of each session: every pair (a < b by model order) that both have a score.
 fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<IndexBattle>> {
@@ -280,8 +286,14 @@ pub struct Ranking {
     pub entries: Vec<RankedModel>,
 }
 
-/// Rank the models of `table`.
+/// Rank the models of `table` (pointwise scores; battles by the options' pair rule).
 pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
+    rank_comparisons(table, session_battles(table, &opts.pairs), opts)
+}
+
+/// Rank from scores and each session's battles given separately: pairwise judgments
+/// ([`crate::pairwise::comparisons`]) give both, so every method applies to every evaluation type.
+pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, opts: &RankOptions) -> Result<Ranking> {
     let n = table.models.len();
     if n < 2 {
         return invalid!("ranking needs at least two models with scores, found {n}");
@@ -289,7 +301,6 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
     if opts.resample == Resample::Battles && !opts.method.is_pairwise() {
         return invalid!("battle resampling applies to pairwise methods (bt, winrate, elo), not {:?}", opts.method);
     }
-    let per_session = session_battles(table, &opts.pairs);
     let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
     let point = estimate(table, &per_session, &all_sessions, opts)?;
 

@@ -10,6 +10,7 @@ pub mod supervised;
 
 use serde::Serialize;
 
+use crate::decoding::Decoding;
 use crate::error::{invalid, Result};
 use crate::formats::{Judgment, Lined, Problem, Score};
 
@@ -34,6 +35,19 @@ pub fn unsupervised_score(probs: &[Option<f64>]) -> Result<ResponseScore> {
     }
     let mean = graded.iter().sum::<f64>() / graded.len() as f64;
     Ok(ResponseScore { score: mean * SCALE + BIAS, graded: graded.len(), missing: probs.len() - graded.len() })
+}
+
+/// The item values a judgment's score is the mean of: its probabilities decoded as the judgment records
+/// (the probabilities themselves when it records none, or `expected`). See [`crate::decoding`].
+pub fn decoded_probabilities(j: &Judgment) -> Vec<Option<f64>> {
+    match j.decoding {
+        None | Some(Decoding::Expected) => j.norm_probability.clone(),
+        Some(d) => {
+            let graded: Vec<f64> = j.norm_probability.iter().flatten().copied().collect();
+            let mut values = d.binary(&graded, &format!("{}/{}", j.model_test, j.session_id)).into_iter();
+            j.norm_probability.iter().map(|p| p.and_then(|_| values.next())).collect()
+        }
+    }
 }
 
 /// Unsupervised scores of graded responses. A response none of whose items was graded gets no score
@@ -63,7 +77,7 @@ pub fn judgment_score(file: &str, j: &Lined<Judgment>) -> (Option<ResponseScore>
     let problem = |p: fn(&str, usize, &str, String) -> Problem, message: String| {
         Some(p(file, j.line, &j.value.session_id, message).with_field("norm_probability"))
     };
-    match unsupervised_score(&j.value.norm_probability) {
+    match unsupervised_score(&decoded_probabilities(&j.value)) {
         Ok(s) if s.missing > 0 => (
             Some(s),
             problem(

@@ -177,11 +177,11 @@ fn pairwise_tokens_keep_the_order_and_cut_both_to_fit() {
     let q = query(&["Is the number prime?"]);
     let long_a: String = (0..80).map(|i| format!("alpha{i} ")).collect();
     let long_b: String = (0..80).map(|i| format!("beta{i} ")).collect();
-    let (ab, cut) = c.pairwise_tokens(&q, &long_a, &long_b, 100_000).unwrap();
+    let (ab, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, 100_000).unwrap();
     assert_eq!(cut, 0);
-    let (ba, _) = c.pairwise_tokens(&q, &long_b, &long_a, 100_000).unwrap();
+    let (ba, _) = c.pairwise_tokens(&q, &long_b, &long_a, false, 100_000).unwrap();
     assert_ne!(ab, ba, "the order shown is part of the prompt");
-    let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, ab.len() - 80).unwrap();
+    let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, ab.len() - 80).unwrap();
     assert!(fitted.len() <= ab.len() - 80 && cut > 0);
-    assert!(c.pairwise_tokens(&q, &long_a, &long_b, 10).is_err());
+    assert!(c.pairwise_tokens(&q, &long_a, &long_b, false, 10).is_err());
 }

@@ -654,9 +654,24 @@ impl Backend for Cpu {
         ids: &[u32],
         softcap: Option<f32>,
     ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>> {
+        // Many ids (a whole vocabulary: the perplexity score) go through the threaded matrix product;
+        // a few (Yes/No, digits) through the per-row dot products.
+        if ids.len() > FULL_LOGITS_IDS
+            && self.check().is_ok()
+            && policy::check_ids(ids, head.rows, "the output head").is_ok()
+            && x.cols == head.cols
+        {
+            let all = self.matmul(x, head, None);
+            let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
+            let rows = (0..x.rows).map(|r| ids.iter().map(|&i| cap(all.row(r)[i as usize])).collect()).collect();
+            return std::future::ready(Ok(rows));
+        }
         std::future::ready(self.check().and_then(|()| cpu_logits(x, head, ids, softcap)))
     }
 }
+
+/// Above this many ids, logits are one matrix product with the whole head.
+const FULL_LOGITS_IDS: usize = 1024;
 
 #[cfg(test)]
 mod tests {

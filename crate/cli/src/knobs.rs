@@ -1,0 +1,74 @@
+//! The judge-design flags shared by `grade`, `direct` and `rank` (seeds 002 and 003): how an answer
+//! distribution is decoded, and when the checklist is put in the prompt. Each is recorded in every
+//! judgment line, so a result says how it was made.
+
+use anyhow::{anyhow, bail, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_core::decoding::{Decoding, DecodingMethod};
+use rocketjudge_core::pairwise::ChecklistUse;
+
+/// Seed 003's decoding strategies, exact from the logits.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DecodingFlags {
+    /// How the judge's answer distribution becomes a number: `greedy` (its most likely answer),
+    /// `expected` (the exact expectation; the default) or `sample` (the mean of --samples draws at
+    /// --temperature, seeded by --sample-seed).
+    #[arg(long, value_parser = PossibleValuesParser::new(DecodingMethod::NAMES).try_map(|s| s.parse::<DecodingMethod>()))]
+    pub decoding: Option<DecodingMethod>,
+    /// Draws per answer for `--decoding sample` (default 10).
+    #[arg(long)]
+    pub samples: Option<u32>,
+    /// Temperature for `--decoding sample` (default 1).
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Seed of `--decoding sample` (a different seed is an independent repeat; default 0).
+    #[arg(long)]
+    pub sample_seed: Option<u64>,
+}
+
+impl DecodingFlags {
+    /// The decoding chosen, `None` when no flag was given; nonsense combinations (a sample count with
+    /// `greedy`, a temperature of 0) are errors.
+    pub fn chosen(&self) -> Result<Option<Decoding>> {
+        let method = match self.decoding {
+            Some(m) => m,
+            None if self.samples.is_some() || self.temperature.is_some() || self.sample_seed.is_some() => {
+                bail!("--samples, --temperature and --sample-seed need --decoding sample")
+            }
+            None => return Ok(None),
+        };
+        Decoding::new(method, self.samples, self.temperature, self.sample_seed).map(Some).map_err(|e| anyhow!("--decoding: {e}"))
+    }
+}
+
+/// Seed 002's checklist use.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ChecklistFlags {
+    /// Put the query's checklist in the prompt: `always`, `never`, or `selective` (first without, and
+    /// again with it where the judge is inconsistent: inconsistency ≥ --selective-k).
+    #[arg(long, value_parser = PossibleValuesParser::new(ChecklistUse::NAMES).try_map(|s| s.parse::<ChecklistUse>()))]
+    pub checklist: Option<ChecklistUse>,
+    /// The threshold of `--checklist selective`: for a comparison, the votes out of 10 the
+    /// less-preferred response gets (1–5, default 3); for a Direct score, the standard deviation of
+    /// its 0–9 distribution (default 1.5).
+    #[arg(long)]
+    pub selective_k: Option<f64>,
+}
+
+impl ChecklistFlags {
+    /// The rule and its threshold (`default_k` for `selective` without --selective-k).
+    pub fn rule(&self, default: ChecklistUse, default_k: f64) -> Result<(ChecklistUse, Option<f64>)> {
+        let rule = self.checklist.unwrap_or(default);
+        match (rule, self.selective_k) {
+            (ChecklistUse::Selective, k) => {
+                let k = k.unwrap_or(default_k);
+                if !(k.is_finite() && k >= 0.0) {
+                    bail!("--selective-k must be a non-negative number, not {k}");
+                }
+                Ok((rule, Some(k)))
+            }
+            (_, Some(_)) => bail!("--selective-k applies only to --checklist selective"),
+            (_, None) => Ok((rule, None)),
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The evaluation types and judge-design knobs (issue #13, seeds 001–004) end to end with the SmolLM2
+//! test judge: pairwise comparisons (plain, checklist-guided, selective, against a reference) feeding
+//! every aggregation, Direct instruction levels and perplexity, and the decodings — each checked against
+//! an independent computation from the files the commands wrote.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{inputs, judge_inputs, THREE_MODELS};
+use serde_json::Value;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn fails_with(o: Output, words: &str) {
+    assert!(!o.status.success(), "should have failed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(words), "expected `{words}` in: {err}");
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+/// Pair lines by (session, model_a, model_b).
+fn by_pair(rows: &[Value]) -> BTreeMap<(String, String, String), Value> {
+    rows.iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            ((s("session_id"), s("model_a"), s("model_b")), r.clone())
+        })
+        .collect()
+}
+
+fn grade(q: &Path, r: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut c = bin();
+    c.arg("grade");
+    judge_inputs(&mut c, q, r, out).args(extra).output().unwrap()
+}
+
+fn direct(q: &Path, r: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut c = bin();
+    c.arg("direct");
+    judge_inputs(&mut c, q, r, out).args(extra).output().unwrap()
+}
+
+fn rank_json(folder: &Path, extra: &[&str]) -> BTreeMap<String, f64> {
+    let o = bin().arg("rank").arg("--judgments").arg(folder).args(["--bootstrap", "0", "--format", "json"]).args(extra).output().unwrap();
+    let rows: Value = serde_json::from_str(&ok(o)).unwrap();
+    rows.as_array().unwrap().iter().map(|e| (e["model"].as_str().unwrap().to_string(), f(e, "score"))).collect()
+}
+
+#[test]
+fn pairwise_comparisons_feed_every_aggregation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = inputs(dir.path(), THREE_MODELS);
+    let never = dir.path().join("never");
+    ok(grade(&q, &r, &never, &["--type", "pairwise"]));
+    let plain = lines(&never.join("pairs.jsonl"));
+    // 101 and 111 have three models (3 pairs each), 131 two, 91 one (none).
+    assert_eq!(plain.len(), 7);
+    for p in &plain {
+        assert_eq!(p["prompt_version"], "pairwise-v1");
+        assert_eq!(p["checklist"], false);
+        assert!(p["model_a"].as_str().unwrap() < p["model_b"].as_str().unwrap());
+    }
+
+    // Every aggregation from the same pairs; win rate and mean against a computation from the file.
+    let p_a = |p: &Value| (f(p, "p_a_first") + f(p, "p_a_second")) / 2.0;
+    let mut wins: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    let mut shares: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for p in &plain {
+        let (a, b, s) = (p["model_a"].as_str().unwrap(), p["model_b"].as_str().unwrap(), p["session_id"].as_str().unwrap());
+        let pa = p_a(p);
+        let d = 9.0 * (2.0 * pa - 1.0);
+        let point = if d.abs() < 0.1 - 1e-9 {
+            0.5
+        } else if d > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
+        for (m, w) in [(a, point), (b, 1.0 - point)] {
+            let e = wins.entry(m.to_string()).or_default();
+            e.0 += w;
+            e.1 += 1.0;
+        }
+        shares.entry((a.into(), s.into())).or_default().push(pa);
+        shares.entry((b.into(), s.into())).or_default().push(1.0 - pa);
+    }
+    let winrate = rank_json(&never, &["--method", "winrate"]);
+    for (m, (w, n)) in &wins {
+        assert!((winrate[m] - w / n).abs() < 1e-12, "{m}: {} vs {}", winrate[m], w / n);
+    }
+    let mean = rank_json(&never, &["--method", "mean"]);
+    for m in wins.keys() {
+        let per_query: Vec<f64> =
+            shares.iter().filter(|((mm, _), _)| mm == m).map(|(_, xs)| 1.0 + 9.0 * xs.iter().sum::<f64>() / xs.len() as f64).collect();
+        let expect = per_query.iter().sum::<f64>() / per_query.len() as f64;
+        assert!((mean[m] - expect).abs() < 1e-9, "{m}: {} vs {expect}", mean[m]);
+    }
+    for method in ["bt", "median", "elo"] {
+        assert_eq!(rank_json(&never, &["--method", method]).len(), 3, "{method}");
+    }
+
+    // Checklist-guided: the same pairs, another prompt.
+    let always = dir.path().join("always");
+    ok(grade(&q, &r, &always, &["--type", "pairwise", "--checklist", "always"]));
+    let guided = by_pair(&lines(&always.join("pairs.jsonl")));
+    assert_eq!(guided.len(), 7);
+    assert!(guided.values().all(|p| p["prompt_version"] == "pairwise-checklist-v1"));
+    let plain_by = by_pair(&plain);
+    assert!(guided.iter().any(|(k, g)| (f(g, "p_a_first") - f(&plain_by[k], "p_a_first")).abs() > 1e-6));
+
+    // Selective (seed 002): plain where the plain comparison is consistent enough, guided elsewhere.
+    let x = |p: &Value| 10.0 * p_a(p).min(1.0 - p_a(p));
+    let mut xs: Vec<f64> = plain.iter().map(x).collect();
+    xs.sort_by(f64::total_cmp);
+    let k = (xs[3] + xs[4]) / 2.0;
+    let selective = dir.path().join("selective");
+    ok(grade(&q, &r, &selective, &["--type", "pairwise", "--checklist", "selective", "--selective-k", &k.to_string()]));
+    let mut used = 0;
+    for (key, s) in by_pair(&lines(&selective.join("pairs.jsonl"))) {
+        let p = &plain_by[&key];
+        assert!((f(&s, "inconsistency") - x(p)).abs() < 1e-9);
+        let want = if x(p) >= k { &guided[&key] } else { p };
+        used += usize::from(x(p) >= k);
+        assert_eq!(s["checklist"], x(p) >= k);
+        for field in ["p_a_first", "p_a_second"] {
+            assert!((f(&s, field) - f(want, field)).abs() < 1e-9, "{key:?} {field}");
+        }
+    }
+    assert!(used > 0 && used < 7, "the threshold splits the pairs");
+
+    // Against a reference system: each other model with gpt-4 only, the same comparisons seen from
+    // the other side.
+    let refdir = dir.path().join("ref");
+    ok(grade(&q, &r, &refdir, &["--type", "pairwise", "--reference", "gpt-4"]));
+    let vs_ref = lines(&refdir.join("pairs.jsonl"));
+    assert_eq!(vs_ref.len(), 5);
+    for p in &vs_ref {
+        assert_eq!((p["model_b"].as_str(), p["reference"].as_str()), (Some("gpt-4"), Some("gpt-4")));
+        let all = &plain_by[&(p["session_id"].as_str().unwrap().into(), "gpt-4".into(), p["model_a"].as_str().unwrap().into())];
+        assert!((f(p, "p_a_first") - (1.0 - f(all, "p_a_second"))).abs() < 1e-9);
+        assert!((f(p, "p_a_second") - (1.0 - f(all, "p_a_first"))).abs() < 1e-9);
+    }
+    assert_eq!(rank_json(&refdir, &["--method", "bt"]).len(), 3);
+
+    // Resuming with other settings is refused; combinations that mean nothing are errors.
+    fails_with(grade(&q, &r, &never, &["--type", "pairwise", "--checklist", "always"]), "use another --out folder");
+    fails_with(grade(&q, &r, &dir.path().join("x1"), &["--reference", "gpt-4"]), "--reference applies to --type pairwise");
+    fails_with(grade(&q, &r, &dir.path().join("x2"), &["--checklist", "never"]), "rocketjudge direct");
+    fails_with(grade(&q, &r, &dir.path().join("x3"), &["--type", "pairwise", "--prompt", "minimal"]), "--prompt");
+    fails_with(grade(&q, &r, &dir.path().join("x4"), &["--type", "pairwise", "--selective-k", "2"]), "--checklist selective");
+    fails_with(grade(&q, &r, &dir.path().join("x5"), &["--type", "pairwise", "--reference", "nobody"]), "has no responses");
+}
+
+#[test]
+fn direct_levels_perplexity_checklist_and_decodings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = inputs(dir.path(), THREE_MODELS);
+    let rows_of = |out: &Path| -> BTreeMap<(String, String), Value> {
+        common::jsonl_files(out)
+            .keys()
+            .flat_map(|f| lines(&out.join(f)))
+            .map(|v| ((v["model_test"].as_str().unwrap().to_string(), v["session_id"].as_str().unwrap().to_string()), v))
+            .collect()
+    };
+    let digits = |v: &Value| -> Vec<f64> { v["digits"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
+    let expectation = |d: &[f64]| d.iter().enumerate().map(|(i, p)| i as f64 * p).sum::<f64>();
+
+    let base = dir.path().join("rocketeval");
+    ok(direct(&q, &r, &base, &[]));
+    let base_rows = rows_of(&base);
+    assert_eq!(base_rows.len(), 9);
+    for level in ["generic", "rubric"] {
+        let out = dir.path().join(level);
+        ok(direct(&q, &r, &out, &["--instruction", level]));
+        let rows = rows_of(&out);
+        assert!(rows.values().all(|v| v["prompt_version"] == format!("{level}-direct-v1")));
+        assert!(rows.values().all(|v| (f(v, "score") - expectation(&digits(v))).abs() < 1e-9));
+        assert!(rows.iter().any(|(k, v)| (f(v, "score") - f(&base_rows[k], "score")).abs() > 1e-6), "{level} changes the scores");
+    }
+
+    // Decodings of the same distributions.
+    let greedy = dir.path().join("greedy");
+    ok(direct(&q, &r, &greedy, &["--decoding", "greedy"]));
+    for (k, v) in rows_of(&greedy) {
+        let d = digits(&v);
+        assert_eq!(d, digits(&base_rows[&k]), "the distribution does not depend on the decoding");
+        let argmax = (0..10).max_by(|&a, &b| d[a].total_cmp(&d[b])).unwrap() as f64;
+        assert_eq!(f(&v, "score"), argmax);
+    }
+    let sampled = |seed: &str, n: &str| {
+        let out = dir.path().join(format!("sample-{seed}-{n}"));
+        ok(direct(&q, &r, &out, &["--decoding", "sample", "--samples", n, "--sample-seed", seed]));
+        rows_of(&out)
+    };
+    let (a, b, many) = (sampled("1", "10"), sampled("2", "10"), sampled("1", "4000"));
+    assert!(a.iter().any(|(k, v)| f(v, "score") != f(&b[k], "score")), "another seed is another repeat");
+    assert_eq!(
+        a.values().map(|v| f(v, "score")).collect::<Vec<_>>(),
+        sampled("1", "10").values().map(|v| f(v, "score")).collect::<Vec<_>>()
+    );
+    for (k, v) in &many {
+        assert!((f(v, "score") - expectation(&digits(v))).abs() < 0.25, "{k:?}: 4000 samples approach the expectation");
+        assert!(v["decoding"]["samples"] == 4000);
+    }
+
+    // Selective checklist use: the plain distribution where it is concentrated, the guided one elsewhere.
+    let always = dir.path().join("always");
+    ok(direct(&q, &r, &always, &["--checklist", "always"]));
+    let always_rows = rows_of(&always);
+    let spread = |d: &[f64]| {
+        let mu = expectation(d);
+        d.iter().enumerate().map(|(i, p)| p * (i as f64 - mu).powi(2)).sum::<f64>().sqrt()
+    };
+    let mut spreads: Vec<f64> = base_rows.values().map(|v| spread(&digits(v))).collect();
+    spreads.sort_by(f64::total_cmp);
+    let k = (spreads[4] + spreads[5]) / 2.0;
+    let selective = dir.path().join("selective");
+    ok(direct(&q, &r, &selective, &["--checklist", "selective", "--selective-k", &k.to_string()]));
+    for (key, v) in rows_of(&selective) {
+        let s = spread(&digits(&base_rows[&key]));
+        assert!((f(&v, "spread") - s).abs() < 1e-9);
+        let want = if s >= k { &always_rows[&key] } else { &base_rows[&key] };
+        assert_eq!(v["checklist"], s >= k);
+        assert!((f(&v, "score") - f(want, "score")).abs() < 1e-9, "{key:?}");
+    }
+
+    // Perplexity: a mean log-probability per response; no prompt, so no decoding or checklist.
+    let ppl = dir.path().join("perplexity");
+    ok(direct(&q, &r, &ppl, &["--instruction", "perplexity"]));
+    for v in rows_of(&ppl).values() {
+        assert!(f(v, "score") < 0.0 && v["tokens"].as_u64().unwrap() > 0 && v.get("digits").is_none(), "{v}");
+    }
+    fails_with(direct(&q, &r, &dir.path().join("x"), &["--instruction", "perplexity", "--decoding", "greedy"]), "perplexity");
+    fails_with(direct(&q, &r, &dir.path().join("y"), &["--decoding", "greedy", "--samples", "3"]), "sample");
+    fails_with(direct(&q, &r, &dir.path().join("z"), &["--samples", "3"]), "--decoding sample");
+    fails_with(direct(&q, &r, &base, &["--instruction", "generic"]), "use another --out folder");
+}
+
+#[test]
+fn grading_records_its_decoding_and_rank_applies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = inputs(dir.path(), THREE_MODELS);
+    let greedy = dir.path().join("greedy");
+    ok(grade(&q, &r, &greedy, &["--decoding", "greedy"]));
+    let mut want: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (file, _) in common::jsonl_files(&greedy) {
+        for j in lines(&greedy.join(&file)) {
+            assert_eq!(j["decoding"]["method"], "greedy");
+            let ps: Vec<f64> = j["norm_probability"].as_array().unwrap().iter().map(|p| p.as_f64().unwrap()).collect();
+            let votes = ps
+                .iter()
+                .map(|&p| {
+                    if p > 0.5 {
+                        1.0
+                    } else if p < 0.5 {
+                        0.0
+                    } else {
+                        0.5
+                    }
+                })
+                .sum::<f64>()
+                / ps.len() as f64;
+            want.entry(j["model_test"].as_str().unwrap().into()).or_default().push(votes * 9.0 + 1.0);
+        }
+    }
+    let mean = rank_json(&greedy, &["--method", "mean"]);
+    for (m, xs) in &want {
+        assert!((mean[m] - xs.iter().sum::<f64>() / xs.len() as f64).abs() < 1e-9, "{m}");
+    }
+    // The same probabilities graded with the default decoding, re-decoded at ranking time.
+    let expected = dir.path().join("expected");
+    ok(grade(&q, &r, &expected, &[]));
+    assert_eq!(rank_json(&expected, &["--method", "mean", "--decoding", "greedy"]), mean);
+    assert_ne!(rank_json(&expected, &["--method", "mean"]), mean);
+    fails_with(grade(&q, &r, &greedy, &[]), "use another --out folder");
+}

@@ -1,0 +1,262 @@
+//! Where two responses to one query become a verdict, and verdicts become the inputs of every
+//! aggregation (seed 001's pairwise evaluation types; seed 002's checklist use in pairwise settings).
+//!
+//! A [`PairJudgment`] holds the judge's p(A better) read from its logits in both presentation orders
+//! (seed 001: "we always need to swap the presentation order ... to address the position bias").
+//! Each order is decoded as the line records ([`crate::decoding`]), and the pair's p(A) is their mean;
+//! a pair is *position-consistent* when both orders prefer the same response.
+//!
+//! [`comparisons`] turns pair judgments into what [`crate::rank::rank_comparisons`] aggregates:
+//! - battles for `bt`, `winrate` and `elo`: p(A) as scores 1 + 9·p(A) against 1 + 9·(1 − p(A)),
+//!   through the same [`PairRule`] (tie margin, equal-score policy) as pointwise scores, so a pair the
+//!   two orders split evenly is a tie;
+//! - a score per (model, query) for `mean` and `median`: 1 + 9 × the model's mean p(win) over its
+//!   comparisons on that query (its win share, on the 1–10 scale of checklist scores).
+//!
+//! With a reference system every model is compared with the reference's response only (seed 001,
+//! App. D): n − 1 comparisons per query instead of n(n − 1)/2.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::decoding::Decoding;
+use crate::error::{invalid, FormatError, Result};
+use crate::formats::{Lined, Winner};
+use crate::rank::{IndexBattle, PairRule, ScoreTable};
+use crate::stats;
+
+crate::named_enum!(
+    /// When a comparison (or a Direct score) is made with the query's checklist in the prompt (seed 002).
+    pub enum ChecklistUse, "the checklist use" {
+        /// Always (checklist-guided).
+        Always = "always",
+        /// Never (the plain prompt).
+        Never = "never",
+        /// Per query: first without; again with the checklist where the judge is inconsistent
+        /// (inconsistency ≥ k), as seed 002 §3.1 does.
+        Selective = "selective",
+    }
+);
+
+/// Seed 002's pairwise threshold default: the checklist is used when the less-preferred response would
+/// get at least 3 of 10 votes.
+pub const DEFAULT_PAIRWISE_K: f64 = 3.0;
+
+/// One comparison of two responses to a query, both orders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairJudgment {
+    pub session_id: String,
+    pub model_a: String,
+    pub model_b: String,
+    pub judge: String,
+    /// p(A better) with A shown first (p("A") / (p("A") + p("B"))).
+    pub p_a_first: f64,
+    /// p(A better) with A shown second (p("B") / (p("A") + p("B")) of the swapped prompt).
+    pub p_a_second: f64,
+    /// Whether the query's checklist was in the prompt (`pairwise-checklist-v1`) or not (`pairwise-v1`).
+    pub checklist: bool,
+    /// The rule that decided `checklist` (absent: given directly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checklist_use: Option<ChecklistUse>,
+    /// Selective use: the plain comparison's inconsistency that decided it (see [`inconsistency`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inconsistency: Option<f64>,
+    /// The reference system when the run compared every model with one model (model_b).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoding: Option<Decoding>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_version: Option<String>,
+    /// Characters cut from the two responses to fit the judge's context (absent when they fit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_chars: Option<usize>,
+}
+
+impl PairJudgment {
+    /// The two orders' p(A better), decoded as the line records.
+    pub fn decoded(&self) -> (f64, f64) {
+        let d = self.decoding.unwrap_or_default();
+        let v = d.binary(&[self.p_a_first, self.p_a_second], &format!("{}/{}/{}", self.model_a, self.model_b, self.session_id));
+        (v[0], v[1])
+    }
+
+    /// The pair's p(A better): the mean of the two orders, decoded.
+    pub fn p_a(&self) -> f64 {
+        let (f, s) = self.decoded();
+        (f + s) / 2.0
+    }
+
+    /// Both orders prefer the same response (a 50/50 order prefers neither and is inconsistent).
+    pub fn consistent(&self) -> bool {
+        (self.p_a_first > 0.5 && self.p_a_second > 0.5) || (self.p_a_first < 0.5 && self.p_a_second < 0.5)
+    }
+
+    fn validate(&self, file: &str, line: usize) -> std::result::Result<(), FormatError> {
+        for (field, p) in [("p_a_first", self.p_a_first), ("p_a_second", self.p_a_second)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(FormatError::new(file, line, field, format!("expected a probability in [0, 1], found {p}")));
+            }
+        }
+        if self.model_a == self.model_b {
+            return Err(FormatError::new(file, line, "model_b", format!("a model compared with itself (`{}`)", self.model_a)));
+        }
+        Ok(())
+    }
+}
+
+/// Seed 002's inconsistency of a plain comparison: the votes the less-preferred response gets out of
+/// 10, here exactly, as 10 · min(p̄, 1 − p̄) with p̄ the mean of the two orders' p(A) at temperature 1.
+pub fn inconsistency(p_a_first: f64, p_a_second: f64) -> f64 {
+    let p = (p_a_first + p_a_second) / 2.0;
+    10.0 * p.min(1.0 - p)
+}
+
+/// Read pair judgments (JSONL), checking probabilities and models.
+pub fn read_pair_judgments(file: &str, bytes: &[u8]) -> std::result::Result<Vec<Lined<PairJudgment>>, FormatError> {
+    let rows = crate::formats::jsonl::read_jsonl::<PairJudgment>(file, bytes)?;
+    for r in &rows {
+        r.value.validate(file, r.line)?;
+    }
+    Ok(rows)
+}
+
+/// Does a JSONL file hold pair judgments? (Its first record has `model_a`, `model_b` and `p_a_first`.)
+pub fn looks_like_pair_judgments(bytes: &[u8]) -> bool {
+    let first = bytes.split(|&b| b == b'\n').find(|l| l.iter().any(|b| !b.is_ascii_whitespace()));
+    first
+        .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .is_some_and(|v| v.get("model_a").is_some() && v.get("model_b").is_some() && v.get("p_a_first").is_some())
+}
+
+/// Pair judgments as the inputs of every aggregation: the per-(model, query) win-share scores and each
+/// query's battles (see the module docs). A pair judged twice is an error.
+pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTable, Vec<Vec<IndexBattle>>)> {
+    let models: Vec<String> =
+        pairs.iter().flat_map(|p| [p.model_a.clone(), p.model_b.clone()]).collect::<BTreeSet<_>>().into_iter().collect();
+    let sessions: Vec<String> = pairs.iter().map(|p| p.session_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let si: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let mut seen = HashSet::new();
+    let mut per_session: Vec<Vec<IndexBattle>> = vec![Vec::new(); sessions.len()];
+    let mut shares: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); sessions.len()]; models.len()];
+    for p in pairs {
+        let (a, b, s) = (mi[p.model_a.as_str()], mi[p.model_b.as_str()], si[p.session_id.as_str()]);
+        if !seen.insert((a.min(b), a.max(b), s)) {
+            return invalid!("`{}` and `{}` are compared twice on `{}`", p.model_a, p.model_b, p.session_id);
+        }
+        let pa = p.p_a();
+        shares[a][s].push(pa);
+        shares[b][s].push(1.0 - pa);
+        if let Some(w) = rule.outcome(1.0 + 9.0 * pa, 1.0 + 9.0 * (1.0 - pa)) {
+            // Battles keep the table's model order (a < b), as pointwise battles do.
+            per_session[s].push(if a < b { (a, b, w) } else { (b, a, w.swapped()) });
+        }
+    }
+    let cells: Vec<Vec<Option<f64>>> =
+        shares.iter().map(|row| row.iter().map(|xs| (!xs.is_empty()).then(|| 1.0 + 9.0 * stats::mean(xs))).collect()).collect();
+    Ok((ScoreTable::from_cells(models, sessions, cells), per_session))
+}
+
+/// How often the judge's verdict survives swapping the two responses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PositionConsistency {
+    pub pairs: usize,
+    pub consistent: usize,
+    pub rate: f64,
+    /// Mean p(the first-shown response is better) over both orders of every pair: 0.5 without bias.
+    pub first_shown: f64,
+}
+
+pub fn position_consistency(pairs: &[PairJudgment]) -> Option<PositionConsistency> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let consistent = pairs.iter().filter(|p| p.consistent()).count();
+    let first: Vec<f64> = pairs.iter().flat_map(|p| [p.p_a_first, 1.0 - p.p_a_second]).collect();
+    Some(PositionConsistency {
+        pairs: pairs.len(),
+        consistent,
+        rate: consistent as f64 / pairs.len() as f64,
+        first_shown: stats::mean(&first),
+    })
+}
+
+/// The verdict of a pair judgment in Arena terms (A, B or tie), by the same rule as the battles.
+pub fn winner(p: &PairJudgment, rule: &PairRule) -> Option<Winner> {
+    let pa = p.p_a();
+    rule.outcome(1.0 + 9.0 * pa, 1.0 + 9.0 * (1.0 - pa))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn pair(s: &str, a: &str, b: &str, first: f64, second: f64) -> PairJudgment {
+        PairJudgment {
+            session_id: s.into(),
+            model_a: a.into(),
+            model_b: b.into(),
+            judge: "j".into(),
+            p_a_first: first,
+            p_a_second: second,
+            checklist: false,
+            checklist_use: None,
+            inconsistency: None,
+            reference: None,
+            decoding: None,
+            prompt_version: None,
+            truncated_chars: None,
+        }
+    }
+
+    #[test]
+    fn both_orders_are_averaged_and_consistency_counted() {
+        let p = pair("q", "x", "y", 0.9, 0.3);
+        assert!((p.p_a() - 0.6).abs() < 1e-12);
+        assert!(!p.consistent());
+        assert!(pair("q", "x", "y", 0.6, 0.7).consistent());
+        let c = position_consistency(&[p, pair("q", "x", "z", 0.6, 0.7)]).unwrap();
+        assert_eq!((c.pairs, c.consistent), (2, 1));
+        // First shown: 0.9, 0.7, 0.6, 0.3.
+        assert!((c.first_shown - 0.625).abs() < 1e-12);
+        assert!((inconsistency(0.9, 0.3) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn greedy_split_orders_are_a_tie() {
+        let mut p = pair("q", "x", "y", 0.9, 0.3);
+        p.decoding = Some(Decoding::Greedy);
+        assert_eq!(winner(&p, &PairRule::default()), Some(Winner::Tie));
+        p.decoding = None;
+        assert_eq!(winner(&p, &PairRule::default()), Some(Winner::A));
+    }
+
+    #[test]
+    fn comparisons_give_battles_in_model_order_and_win_shares() {
+        let pairs = [pair("q1", "y", "x", 0.8, 0.8), pair("q1", "y", "z", 0.2, 0.2), pair("q2", "x", "y", 0.5, 0.5)];
+        let (table, battles) = comparisons(&pairs, &PairRule::default()).unwrap();
+        assert_eq!(table.models, ["x", "y", "z"]);
+        // y beat x on q1: stored as (x, y, B).
+        assert_eq!(battles[0], vec![(0, 1, Winner::B), (1, 2, Winner::B)]);
+        assert_eq!(battles[1], vec![(0, 1, Winner::Tie)]);
+        // y on q1: p(win) 0.8 and 0.2 → share 0.5 → 5.5.
+        assert!((table.get(1, 0).unwrap() - 5.5).abs() < 1e-12);
+        assert!((table.get(0, 0).unwrap() - (1.0 + 9.0 * 0.2)).abs() < 1e-12);
+        assert_eq!(table.get(2, 1), None);
+        assert!(comparisons(&[pair("q", "x", "y", 0.5, 0.5), pair("q", "y", "x", 0.5, 0.5)], &PairRule::default()).is_err());
+    }
+
+    #[test]
+    fn bad_lines_name_the_field() {
+        let e = read_pair_judgments(
+            "p.jsonl",
+            br#"{"session_id":"q","model_a":"x","model_b":"y","judge":"j","p_a_first":1.5,"p_a_second":0.5,"checklist":false}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("p_a_first"), "{e}");
+        assert!(looks_like_pair_judgments(b"\n{\"model_a\":\"x\",\"model_b\":\"y\",\"p_a_first\":0.5}\n"));
+        assert!(!looks_like_pair_judgments(b"{\"session_id\":\"q\",\"norm_probability\":[0.5]}"));
+    }
+}
