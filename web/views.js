@@ -18,7 +18,8 @@ const TABS = [
 ];
 
 // `settings`: the ranking settings, core's defaults (`rankDefaults`) until the user picks a method.
-const ui = { tab: 'leaderboard', settings: null, methods: [], query: null, model: null, editing: false };
+// `decoding`: how item probabilities become scores (seed 003; null: as graded, the exact expectation).
+const ui = { tab: 'leaderboard', settings: null, methods: [], decoding: null, query: null, model: null, editing: false };
 export async function renderResults(el, ctx) {
   if (!el) return;
   disposeCharts();
@@ -42,8 +43,14 @@ export async function renderResults(el, ctx) {
 
 /** A result view of `judge`'s judgments, computed by core in the worker (see `VIEWS` in worker.js). */
 function view(ctx, judge, name, extra = {}) {
-  return ctx.engine.request('view', { view: name, judge, ...extra });
+  return ctx.engine.request('view', { view: name, judge, ...(ui.decoding ? { decoding: ui.decoding } : {}), ...extra });
 }
+
+const DECODINGS = {
+  expected: ['Expected p(Yes) (exact)', null],
+  greedy: ['Greedy (Yes/No per item)', { method: 'greedy' }],
+  sample: ['10 samples at T = 1', { method: 'sample', samples: 10, temperature: 1, seed: 0 }],
+};
 
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
@@ -62,12 +69,16 @@ const VIEWS = {
     const method = h('select', { id: 'rank-method', 'aria-label': 'Ranking method' },
       ui.methods.map((v) => h('option', { value: v, selected: m === v }, METHOD_LABELS[v] || v)));
     method.addEventListener('change', () => { ui.settings = { ...ui.settings, method: method.value }; renderResults(body.parentElement, ctx); });
+    const chosen = Object.keys(DECODINGS).find((k) => JSON.stringify(DECODINGS[k][1]) === JSON.stringify(ui.decoding)) || 'expected';
+    const decoding = h('select', { id: 'rank-decoding', 'aria-label': 'Decoding', title: 'How each checklist answer becomes a number: the exact expectation p(Yes), the most likely answer, or the mean of 10 sampled answers' },
+      Object.entries(DECODINGS).map(([v, [label]]) => h('option', { value: v, selected: chosen === v }, label)));
+    decoding.addEventListener('change', () => { ui.decoding = DECODINGS[decoding.value][1]; renderResults(body.parentElement, ctx); });
     const ranking = await view(ctx, judge, 'leaderboard', { settings: ui.settings });
     ctx.lastRanking = ranking;
     const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
     const plot = h('div', { class: 'chart', id: 'ci-plot', role: 'img', 'aria-label': 'Ratings with 95% confidence intervals' });
     mount(body,
-      h('div', { class: 'row' }, h('label', {}, 'Method ', method),
+      h('div', { class: 'row' }, h('label', {}, 'Method ', method), h('label', {}, 'Decoding ', decoding),
         h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`)),
       ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
       h('table', { class: 'leaderboard', id: 'leaderboard' },

@@ -170,7 +170,7 @@ async function judgmentsOf(judge) {
 
 /**
  * The result views, each answered by `core` through the wasm module from the stored judgments of
- * `judge`: {view, judge, settings?, categories?}. `settings` are ranking settings
+ * `judge`: {view, judge, settings?, decoding?, categories?}. `settings` are ranking settings
  * ({method, tieMargin, equal, bootstrap, resample, seed}, each optional; defaults: `rankDefaults`).
  */
 const VIEWS = {
@@ -560,7 +560,10 @@ const handlers = {
   async view(r) {
     const answer = VIEWS[r.view];
     if (!answer) throw Object.assign(new Error(`unknown view ${r.view}`), { kind: 'input' });
-    return answer(await judgmentsOf(r.judge), r);
+    // `decoding` ({method, samples?, temperature?, seed?}): how the items' probabilities become
+    // scores (core's `decoding`), replacing what the judgments record.
+    const js = await judgmentsOf(r.judge);
+    return answer(r.decoding ? js.map((j) => ({ ...j, decoding: r.decoding })) : js, r);
   },
 
   /** The ranking settings' defaults and choices (core's). */

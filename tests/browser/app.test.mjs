@@ -86,6 +86,20 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   // And the same order as natively graded judgments.
   const nativeRanked = JSON.parse(cli(['rank', '--judgments', native.dir, '--format', 'json']));
   assert.deepEqual(ranked.map((r) => r.model), nativeRanked.map((r) => r.model));
+  // The decoding setting (seed 003) re-decodes every item as `rank --decoding` does.
+  await page.click('#tab-leaderboard');
+  await page.waitForSelector('#rank-decoding');
+  const before = await page.$('#leaderboard');
+  await page.selectOption('#rank-decoding', 'greedy');
+  await page.waitForFunction((old) => !old.isConnected && document.querySelector('#leaderboard tbody tr'), before);
+  const greedyBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+  const greedyRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'greedy', '--format', 'json']));
+  assert.deepEqual(greedyBoard.map((r) => r.model).sort(), greedyRanked.map((r) => r.model).sort());
+  greedyBoard.forEach((r) => assert.ok(Math.abs(r.score - greedyRanked.find((x) => x.model === r.model).score) <= 0.5, `greedy ${r.model}: page ${r.score}`));
+  const badDecoding = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, decoding: { method: 'greedy', samples: 3 } }).then(() => null, (e) => e.message), JUDGE);
+  assert.match(badDecoding || '', /applies only to the `sample` decoding/);
+  await page.selectOption('#rank-decoding', 'expected');
+  await page.waitForFunction(() => document.querySelector('#rank-decoding')?.value === 'expected');
   // Other exports parse with the CLI's readers.
   const battles = await exportFile(page, 'export-battles', 'browser-battles.json');
   const b = JSON.parse(readFileSync(battles, 'utf8'));

@@ -38,7 +38,11 @@ pub enum Decoding {
     Greedy,
     #[default]
     Expected,
-    Sampled { samples: u32, temperature: f64, seed: u64 },
+    Sampled {
+        samples: u32,
+        temperature: f64,
+        seed: u64,
+    },
 }
 
 /// The serialized form (flat, so a judgment line reads well).

@@ -184,4 +184,9 @@ fn pairwise_tokens_keep_the_order_and_cut_both_to_fit() {
     let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, ab.len() - 80).unwrap();
     assert!(fitted.len() <= ab.len() - 80 && cut > 0);
     assert!(c.pairwise_tokens(&q, &long_a, &long_b, false, 10).is_err());
+    // Checklist-guided (seed 002): the query's items are read before the verdict.
+    let (guided, _) = c.pairwise_tokens(&q, &long_a, &long_b, true, 100_000).unwrap();
+    let item = c.tokenizer.encode_plain("Is the number prime?").unwrap();
+    assert!(guided.len() > ab.len() + item.len() && guided.windows(item.len()).any(|w| w == item.as_slice()));
+    assert_eq!(guided[guided.len() - 8..], ab[ab.len() - 8..], "both end on the answer cue");
 }
