@@ -64,7 +64,11 @@ pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
     let mut out = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        out.push((name.clone(), formats::rocketeval::read_judgments(&name, &read(&f)?)?));
+        let bytes = read(&f)?;
+        if pairwise::looks_like_pair_judgments(&bytes) {
+            bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
+        }
+        out.push((name.clone(), formats::rocketeval::read_judgments(&name, &bytes)?));
     }
     Ok(out)
 }

@@ -166,6 +166,8 @@ fn pairwise_comparisons_feed_every_aggregation() {
     fails_with(grade(&q, &r, &dir.path().join("x3"), &["--type", "pairwise", "--prompt", "minimal"]), "--prompt");
     fails_with(grade(&q, &r, &dir.path().join("x4"), &["--type", "pairwise", "--selective-k", "2"]), "--checklist selective");
     fails_with(grade(&q, &r, &dir.path().join("x5"), &["--type", "pairwise", "--reference", "nobody"]), "has no responses");
+    let scores = bin().arg("score").arg("--judgments").arg(&never).arg("--out").arg(dir.path().join("x6")).output().unwrap();
+    fails_with(scores, "holds pairwise judgments");
 }
 
 #[test]

@@ -163,7 +163,9 @@ pub fn run(a: Args) -> CliResult {
     } else if a.shard.is_some() || a.trace.is_some() {
         bail!("--shard and --trace apply to pointwise grading");
     }
-    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, a.allow_problems)?;
+    // Plain comparisons need no checklist: queries without one are fine then (as for `direct`).
+    let allow = a.allow_problems || (pairwise && checklist == ChecklistUse::Never);
+    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, allow)?;
     let all_work = inputs.work();
     let work: Vec<&inputs::Work> = match a.shard {
         Some(s) => {
