@@ -8,7 +8,7 @@ Rankings come from `rocketjudge rank` on the run folders (every evaluation type 
 instance-level numbers are computed here from the judgment lines. Decodings (seed 003) are re-applied
 to the stored distributions as core/src/decoding.rs does (greedy, exact expectation, N samples at T).
 Labels: GPT-4's MT-Bench single-answer scores of the 5 bundled models (40 first-turn responses), and
-the human verdicts of LLMBar's MT-Bench pairs. Only numpy is needed.
+the human verdicts of LLMBar's MT-Bench pairs. Only numpy is needed (pip install numpy).
 """
 import json
 import os
@@ -294,15 +294,28 @@ def main():
 
     out_json = os.path.join(ROOT, "docs", "quality", f"knobs-{judge}.json")
     with open(out_json, "w") as f:
-        json.dump(report, f, indent=1)
+        json.dump(clean(report), f, indent=1)
         f.write("\n")
     with open(out_json[:-5] + ".md", "w") as f:
         f.write(markdown(report))
     print(markdown(report))
 
 
+def clean(x):
+    """NaN (a correlation of constant scores) as null: JSON has no NaN."""
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [clean(v) for v in x]
+    return None if isinstance(x, float) and np.isnan(x) else x
+
+
 def fmt(x, d=3):
-    return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:+.{d}f}" if x < 0 else f"{x:.{d}f}"
+    if x is None:
+        return "–"
+    if isinstance(x, float) and np.isnan(x):
+        return "undefined (every score equal)"
+    return f"{x:+.{d}f}" if x < 0 else f"{x:.{d}f}"
 
 
 def markdown(r):
@@ -335,7 +348,8 @@ def markdown(r):
         else:
             out.append("| decoding | Pearson with GPT-4 (sd over repeats) | Krippendorff α across repeats |\n|---|---|---|")
             for k, v in rows.items():
-                out.append(f"| {k} | {fmt(v['pearson'])} ({fmt(v['pearson_sd'])}) | {fmt(v['alpha_across_repeats'])} |")
+                sd = "" if np.isnan(v["pearson"]) else f" ({fmt(v['pearson_sd'])})"
+                out.append(f"| {k} | {fmt(v['pearson'])}{sd} | {fmt(v['alpha_across_repeats'])} |")
         out.append("")
     if r["seed004"]:
         out.append("**Seed 004 — instruction level** (Direct prompts; perplexity = no prompt), per response against GPT-4's scores:\n")

@@ -245,6 +245,17 @@ fn direct_levels_perplexity_checklist_and_decodings() {
     for v in rows_of(&ppl).values() {
         assert!(f(v, "score") < 0.0 && v["tokens"].as_u64().unwrap() > 0 && v.get("digits").is_none(), "{v}");
     }
+    // An empty response has no perplexity: it gets no score, with a warning, and the run goes on.
+    let first = std::fs::read_to_string(r.join("gpt-4.jsonl")).unwrap().lines().next().unwrap().to_string();
+    let mut empty: Value = serde_json::from_str(&first).unwrap();
+    empty["output"] = serde_json::json!([""]);
+    empty["generator"] = "empty".into();
+    std::fs::write(r.join("empty.jsonl"), format!("{empty}\n")).unwrap();
+    let o = direct(&q, &r, &ppl, &["--instruction", "perplexity"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the response is empty; it has no perplexity"));
+    ok(o);
+    assert_eq!(rows_of(&ppl).len(), 9);
+    std::fs::remove_file(r.join("empty.jsonl")).unwrap();
     fails_with(direct(&q, &r, &dir.path().join("x"), &["--instruction", "perplexity", "--decoding", "greedy"]), "perplexity");
     fails_with(direct(&q, &r, &dir.path().join("y"), &["--decoding", "greedy", "--samples", "3"]), "sample");
     fails_with(direct(&q, &r, &dir.path().join("z"), &["--samples", "3"]), "--decoding sample");

@@ -127,7 +127,7 @@ pub fn run(a: Args) -> CliResult {
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already scored in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }
-    let mut guided_count = 0;
+    let (mut guided_count, mut skipped) = (0, 0);
     for (n, w) in todo.iter().enumerate() {
         let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
         let mut row = Row {
@@ -145,6 +145,12 @@ pub fn run(a: Args) -> CliResult {
             truncated_tokens: None,
         };
         if a.instruction == DirectInstruction::Perplexity {
+            if w.response.answer().is_empty() {
+                // No tokens, no perplexity: the response gets no score (ranked as unanswered), and the run goes on.
+                eprintln!("warning: {}: the response is empty; it has no perplexity and gets no score", ctx());
+                skipped += 1;
+                continue;
+            }
             let lp = pollster::block_on(judge.response_logprob(w.query, w.response)).with_context(ctx)?;
             (row.score, row.tokens, row.truncated_tokens) =
                 (lp.mean, Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
@@ -176,6 +182,6 @@ pub fn run(a: Args) -> CliResult {
     if checklist == ChecklistUse::Selective {
         eprintln!("the checklist was in the prompt for {guided_count} of {} responses (spread ≥ {})", todo.len(), k.unwrap_or_default());
     }
-    eprintln!("wrote Direct scores of {} responses to {}", todo.len(), a.io.out.display());
+    eprintln!("wrote Direct scores of {} responses to {}", todo.len() - skipped, a.io.out.display());
     Ok(())
 }
