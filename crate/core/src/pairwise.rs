@@ -183,12 +183,6 @@ pub fn position_consistency(pairs: &[PairJudgment]) -> Option<PositionConsistenc
     })
 }
 
-/// The verdict of a pair judgment in Arena terms (A, B or tie), by the same rule as the battles.
-pub fn winner(p: &PairJudgment, rule: &PairRule) -> Option<Winner> {
-    let pa = p.p_a();
-    rule.outcome(1.0 + 9.0 * pa, 1.0 + 9.0 * (1.0 - pa))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,10 +221,11 @@ mod tests {
     #[test]
     fn greedy_split_orders_are_a_tie() {
         let mut p = pair("q", "x", "y", 0.9, 0.3);
+        let verdict = |p: &PairJudgment| comparisons(std::slice::from_ref(p), &PairRule::default()).unwrap().1[0][0].2;
         p.decoding = Some(Decoding::Greedy);
-        assert_eq!(winner(&p, &PairRule::default()), Some(Winner::Tie));
+        assert_eq!(verdict(&p), Winner::Tie);
         p.decoding = None;
-        assert_eq!(winner(&p, &PairRule::default()), Some(Winner::A));
+        assert_eq!(verdict(&p), Winner::A);
     }
 
     #[test]
