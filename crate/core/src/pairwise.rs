@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decoding::Decoding;
 use crate::error::{invalid, FormatError, Result};
-use crate::formats::{Lined, Winner};
+use crate::formats::Lined;
 use crate::rank::{IndexBattle, PairRule, ScoreTable};
 use crate::stats;
 
@@ -186,6 +186,7 @@ pub fn position_consistency(pairs: &[PairJudgment]) -> Option<PositionConsistenc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Winner;
 
     pub(crate) fn pair(s: &str, a: &str, b: &str, first: f64, second: f64) -> PairJudgment {
         PairJudgment {
