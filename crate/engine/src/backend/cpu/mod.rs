@@ -218,32 +218,47 @@ fn add_bias(y: &mut Tensor, bias: Option<&[f32]>) {
     }
 }
 
-/// Logits of the vocabulary rows `ids`: integer products when the head has an integer form (as
-/// llama.cpp's output matmul), else the f32 rows dotted with `x`.
-fn cpu_logits(x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Vec<Vec<f32>>, EngineError> {
-    policy::check_ids(ids, head.rows, "the output head")?;
-    if x.cols != head.cols {
-        return Err(policy::misuse_error(&format!("logits: hidden states have {} columns, the head {}", x.cols, head.cols)));
+/// Above this many ids, logits are one matrix product with the whole head.
+const FULL_LOGITS_IDS: usize = 1024;
+
+impl Cpu {
+    /// Logits of the vocabulary rows `ids`. Many ids (a whole vocabulary: the perplexity score): the
+    /// threaded matrix product with the whole head, columns picked. A few (Yes/No, digits): integer
+    /// products of those rows when the head has an integer form (as llama.cpp's output matmul), else
+    /// the f32 rows dotted with `x`.
+    fn cpu_logits(&mut self, x: &Tensor, head: &Weight, ids: &[u32], softcap: Option<f32>) -> Result<Vec<Vec<f32>>, EngineError> {
+        policy::check_ids(ids, head.rows, "the output head")?;
+        if x.cols != head.cols {
+            return Err(policy::misuse_error(&format!("logits: hidden states have {} columns, the head {}", x.cols, head.cols)));
+        }
+        if head.q.is_none() && head.bytes.is_empty() {
+            return Err(policy::misuse_error("logits: the head is a vector"));
+        }
+        let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
+        if ids.len() > FULL_LOGITS_IDS {
+            let all = self.matmul(x, head, None);
+            return Ok((0..x.rows).map(|r| ids.iter().map(|&i| cap(all.row(r)[i as usize])).collect()).collect());
+        }
+        Ok(few_logits(x, head, ids, cap))
     }
-    if head.q.is_none() && head.bytes.is_empty() {
-        return Err(policy::misuse_error("logits: the head is a vector"));
-    }
-    let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
+}
+
+fn few_logits(x: &Tensor, head: &Weight, ids: &[u32], cap: impl Fn(f32) -> f32) -> Vec<Vec<f32>> {
     if let Some(q) = &head.q {
         let a = QActs::quantize(&x.data, x.rows, x.cols, q.act_kind());
         let ids: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
-        return Ok(qmatmul::dot_rows(&a, q, &ids).into_iter().map(|row| row.into_iter().map(cap).collect()).collect());
+        return qmatmul::dot_rows(&a, q, &ids).into_iter().map(|row| row.into_iter().map(&cap).collect()).collect();
     }
     let mut rows = vec![0f32; ids.len() * head.cols];
     for (i, &id) in ids.iter().enumerate() {
         head.dequant_rows(id as usize, id as usize + 1, &mut rows[i * head.cols..(i + 1) * head.cols]);
     }
-    Ok((0..x.rows)
+    (0..x.rows)
         .map(|r| {
             let xr = x.row(r);
             rows.chunks(head.cols).map(|w| cap(xr.iter().zip(w).map(|(a, b)| a * b).sum())).collect()
         })
-        .collect())
+        .collect()
 }
 
 /// e^x with relative error < 5e-7 over the whole f32 range: range reduction to 2^k · e^r with
@@ -654,24 +669,9 @@ impl Backend for Cpu {
         ids: &[u32],
         softcap: Option<f32>,
     ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>> {
-        // Many ids (a whole vocabulary: the perplexity score) go through the threaded matrix product;
-        // a few (Yes/No, digits) through the per-row dot products.
-        if ids.len() > FULL_LOGITS_IDS
-            && self.check().is_ok()
-            && policy::check_ids(ids, head.rows, "the output head").is_ok()
-            && x.cols == head.cols
-        {
-            let all = self.matmul(x, head, None);
-            let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
-            let rows = (0..x.rows).map(|r| ids.iter().map(|&i| cap(all.row(r)[i as usize])).collect()).collect();
-            return std::future::ready(Ok(rows));
-        }
-        std::future::ready(self.check().and_then(|()| cpu_logits(x, head, ids, softcap)))
+        std::future::ready(self.check().and_then(|()| self.cpu_logits(x, head, ids, softcap)))
     }
 }
-
-/// Above this many ids, logits are one matrix product with the whole head.
-const FULL_LOGITS_IDS: usize = 1024;
 
 #[cfg(test)]
 mod tests {
