@@ -125,8 +125,13 @@ impl Decoding {
         }
     }
 
-    /// The random stream of one response (`key`: its model and session), so that a response's draws do
-    /// not depend on which others were decoded before it.
+    /// The key of one response's random stream: its model and session, so that a response's draws do
+    /// not depend on which others were decoded before it (the same in every reader of its scores).
+    pub fn response_key(model: &str, session: &str) -> String {
+        format!("{model}/{session}")
+    }
+
+    /// The random stream of `key` (see [`Self::response_key`]).
     fn rng(seed: u64, key: &str) -> Rng {
         // FNV-1a: stable across platforms and Rust versions.
         let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);

@@ -171,7 +171,7 @@ pub fn run(a: Args) -> CliResult {
                 bail!("{}: the query has no checklist to put in the prompt (use --checklist never)", ctx());
             }
             guided_count += usize::from(row.checklist);
-            row.score = decoding.unwrap_or_default().score(&d.probabilities, &format!("{}/{}", w.model, w.response.session_id));
+            row.score = decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(&w.model, &w.response.session_id));
             row.digits = Some(d.probabilities);
         }
         out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&row))?;

@@ -44,7 +44,7 @@ pub fn decoded_probabilities(j: &Judgment) -> Vec<Option<f64>> {
         None | Some(Decoding::Expected) => j.norm_probability.clone(),
         Some(d) => {
             let graded: Vec<f64> = j.norm_probability.iter().flatten().copied().collect();
-            let mut values = d.binary(&graded, &format!("{}/{}", j.model_test, j.session_id)).into_iter();
+            let mut values = d.binary(&graded, &Decoding::response_key(&j.model_test, &j.session_id)).into_iter();
             j.norm_probability.iter().map(|p| p.and_then(|_| values.next())).collect()
         }
     }
