@@ -78,31 +78,43 @@ pub fn records<T>(files: &[(String, Vec<Lined<T>>)]) -> impl Iterator<Item = (&s
     files.iter().flat_map(|(file, rows)| rows.iter().map(move |r| (file.as_str(), r)))
 }
 
-/// Pair judgments (`grade --type pairwise`) when `path` holds them, `None` when it holds pointwise
-/// judgments; a folder with both is an error. `decoding` replaces the recorded decodings.
-pub fn pair_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Option<Vec<PairJudgment>>> {
-    let files = files_in(path)?;
+/// What a --judgments folder holds: pointwise judgments (as their scores) or pairwise ones.
+pub enum Judged {
+    Scores(Vec<Score>),
+    Pairs(Vec<PairJudgment>),
+}
+
+/// The judgments in `path`, each file read once: pair judgments (`grade --type pairwise`) when it
+/// holds them, else the scores of its pointwise judgments (see [`scores_of_judgments`]); a folder with
+/// both is an error. `decoding` replaces the decodings the judgments record.
+pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
     let mut pairs = Vec::new();
-    let mut pointwise = None;
-    for f in &files {
-        let bytes = read(f)?;
+    let mut pointwise = Vec::new();
+    for f in files_in(path)? {
         let name = f.display().to_string();
+        let bytes = read(&f)?;
         if pairwise::looks_like_pair_judgments(&bytes) {
             pairs.extend(pairwise::read_pair_judgments(&name, &bytes)?.into_iter().map(|r| r.value));
         } else {
-            pointwise = Some(name);
+            pointwise.push((name, bytes));
         }
     }
-    match pointwise {
-        Some(f) if !pairs.is_empty() => {
+    match pointwise.first() {
+        Some((f, _)) if !pairs.is_empty() => {
             bail!("{} holds pairwise judgments and pointwise ones ({f}); rank one kind at a time", path.display())
         }
-        Some(_) => Ok(None),
+        Some(_) => {
+            let files = pointwise
+                .into_iter()
+                .map(|(name, bytes)| Ok((name.clone(), formats::rocketeval::read_judgments(&name, &bytes)?)))
+                .collect::<Result<_>>()?;
+            Ok(Judged::Scores(scores_of(files, decoding)?))
+        }
         None => {
             if let Some(d) = decoding {
                 pairs.iter_mut().for_each(|p| p.decoding = Some(d));
             }
-            Ok(Some(pairs))
+            Ok(Judged::Pairs(pairs))
         }
     }
 }
@@ -111,7 +123,10 @@ pub fn pair_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Option<
 /// response, one checklist length per session); problems reported. `decoding` replaces the decodings
 /// the judgments record.
 pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
-    let mut files = judgments(path)?;
+    scores_of(judgments(path)?, decoding)
+}
+
+fn scores_of(mut files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<Decoding>) -> Result<Vec<Score>> {
     if let Some(d) = decoding {
         files.iter_mut().flat_map(|f| f.1.iter_mut()).for_each(|j| j.value.decoding = Some(d));
     }

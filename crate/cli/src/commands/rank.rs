@@ -104,13 +104,14 @@ struct Row<'a> {
 pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let opts = a.rank.options()?;
-    let pairs = match &a.judgments {
-        Some(j) => inputs::pair_judgments(j, decoding)?,
-        None if decoding.is_some() => bail!("--decoding re-decodes judgments (--judgments); score files hold no distributions"),
-        None => None,
+    let judged = match (&a.judgments, &a.scores) {
+        (Some(j), _) => inputs::judged(j, decoding)?,
+        (None, Some(_)) if decoding.is_some() => bail!("--decoding re-decodes judgments (--judgments); score files hold no distributions"),
+        (None, Some(s)) => inputs::Judged::Scores(inputs::labels(s)?),
+        (None, None) => unreachable!("clap requires one of --judgments and --scores"),
     };
-    let ranking = match pairs {
-        Some(pairs) => {
+    let ranking = match judged {
+        inputs::Judged::Pairs(pairs) => {
             if let Some(c) = pairwise::position_consistency(&pairs) {
                 eprintln!(
                     "{} comparisons; position consistency {:.3} ({} of {} keep their verdict when the order is swapped); p(first shown wins) {:.3}",
@@ -120,14 +121,7 @@ pub fn run(a: Args) -> CliResult {
             let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs)?;
             rank::rank_comparisons(&table, battles, &opts)?
         }
-        None => {
-            let scores = match (&a.judgments, &a.scores) {
-                (Some(j), _) => inputs::scores_of_judgments(j, decoding)?,
-                (None, Some(s)) => inputs::labels(s)?,
-                (None, None) => unreachable!("clap requires one of --judgments and --scores"),
-            };
-            rank::rank(&ScoreTable::new(&scores)?, &opts)?
-        }
+        inputs::Judged::Scores(scores) => rank::rank(&ScoreTable::new(&scores)?, &opts)?,
     };
     for e in &ranking.entries {
         for n in &e.notes {
