@@ -454,7 +454,7 @@ async function boot() {
   renderAll();
   $('#forget').addEventListener('click', async () => {
     if (!confirm('Delete the benchmark, responses, grades and cached models stored by this page in this browser?')) return;
-    await Promise.all([db.clear('inputs'), db.clear('judgments'), db.clear('settings')]);
+    await Promise.all([db.clear('inputs'), db.clear('judgments'), db.clear('designs'), db.clear('settings')]);
     for (const m of await engine.request('cachedModels').catch(() => [])) await engine.request('removeModel', { key: m.key });
     location.reload();
   });

@@ -5,6 +5,7 @@
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, disposeCharts, tip, heat } from './lib/charts.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
+import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
 
 const TABS = [
   ['leaderboard', 'Leaderboard'],
@@ -13,6 +14,7 @@ const TABS = [
   ['heatmap', 'Win rates'],
   ['inspector', 'Item inspector'],
   ...EDU_TABS,
+  ...DESIGN_TABS,
   ['reference', 'Compare to a reference'],
   ['export', 'Export'],
 ];
@@ -28,11 +30,13 @@ export async function renderResults(el, ctx) {
     h('button', { role: 'tab', id: `tab-${id}`, 'aria-selected': ui.tab === id ? 'true' : 'false', class: ui.tab === id ? 'active' : '', onclick: () => { ui.tab = id; renderResults(el, ctx); } }, label)));
   const body = h('div', { class: 'tab-body', role: 'tabpanel' });
   mount(el, tabs, body);
-  if (!judgments.length) {
-    mount(body, h('p', { class: 'hint' }, 'No grades yet: load a judge and grade some responses.'));
+  // The other evaluation designs need no checklist grades, only a judge.
+  const design = ui.tab in DESIGN_VIEWS;
+  if (!judgments.length && !design) {
+    mount(body, h('p', { class: 'hint' }, 'No grades yet: load a judge and grade some responses (or try another evaluation type).'));
     return;
   }
-  const judge = judgments[0].judge;
+  const judge = judgments.length ? judgments[0].judge : ctx.state.judge?.name;
   try {
     if (!ui.settings) ({ settings: ui.settings, methods: ui.methods } = await ctx.engine.request('rankDefaults'));
     await VIEWS[ui.tab](body, ctx, judge);
@@ -54,10 +58,10 @@ const DECODINGS = {
 
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
-// The educator views get the shared selection (`ui`), a way to redraw, and the ranking settings.
+// The educator and design views get the shared selection (`ui`), a way to redraw, and the ranking settings.
 // (The results element is taken now: by the time an asynchronous step redraws, `body` may have been
 // replaced by another view's.)
-const EDU = Object.fromEntries(Object.entries(EDU_VIEWS).map(([name, fn]) => [name, (body, ctx, judge) => {
+const EDU = Object.fromEntries(Object.entries({ ...EDU_VIEWS, ...DESIGN_VIEWS }).map(([name, fn]) => [name, (body, ctx, judge) => {
   const el = body.parentElement;
   return fn(body, ctx, { ui, judge, settings: ui.settings, rerender: () => renderResults(el, ctx) });
 }]));

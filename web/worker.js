@@ -206,19 +206,24 @@ async function fallBackToCpu(e) {
   post({ type: 'judge-changed', judge: judgeInfo });
 }
 
-/** Grade one response, moving to the CPU (once) when the GPU fails. `options`: see JudgeHandle.grade. */
-async function gradeOne(query, response, model, options = null) {
+/** Run `call(judge)`, moving to the CPU (once) when the GPU fails. */
+async function onJudge(call) {
   try {
     if (loseDeviceRequested) {
       loseDeviceRequested = false;
       judge.loseDevice();
     }
-    return await judge.grade(query, response, model, options);
+    return await call(judge);
   } catch (e) {
     if (!isGpuFailure(e)) throw e;
     await fallBackToCpu(e);
-    return judge.grade(query, response, model, options);
+    return call(judge);
   }
+}
+
+/** Grade one response (see onJudge). `options`: see JudgeHandle.grade. */
+function gradeOne(query, response, model, options = null) {
+  return onJudge((j) => j.grade(query, response, model, options));
 }
 
 /**
@@ -378,6 +383,105 @@ const EDUCATOR_HANDLERS = {
   },
 };
 
+// ------------------------------------------------------------------ the other evaluation designs (seeds 001–004)
+
+/** Stored records of the other designs (IndexedDB `designs`, read once), by key. */
+let designRecords = null;
+
+async function designsStored() {
+  if (!designRecords) designRecords = new Map((await all('designs')).map((r) => [r.key, r]));
+  return designRecords;
+}
+
+/**
+ * A design checked by core (errors of kind `invalid` for combinations that mean nothing):
+ * {type: 'pairwise', settings: {checklist, k, reference, decoding}} or {type: 'direct', settings:
+ * {instruction, checklist, k, decoding}}. Its id (the checked settings) names its stored records.
+ */
+function checkDesign({ type, settings }) {
+  let checked;
+  if (type === 'pairwise') checked = wasm.checkPairSettings(settings);
+  else if (type === 'direct') checked = wasm.checkDirectSettings(settings);
+  else throw Object.assign(new Error(`unknown evaluation type ${type}`), { kind: 'input' });
+  return { type, settings: checked, id: `${type}:${JSON.stringify(checked)}` };
+}
+
+const designKey = (judgeName, id, session, a, b = '') => [judgeName, id, session, a, b].join('\u0000');
+
+const DESIGN_HANDLERS = {
+  /**
+   * Run a design over responses ({design, jobs: [{query, response, model}]}) with the loaded judge:
+   * every planned comparison (both orders) or Direct score, each stored the moment it is made, so a
+   * rerun (or a reload) continues with what is missing. Progress: `design-progress`; a failed
+   * comparison: `design-error`. Returns {done, total, cancelled?, stopped?}.
+   */
+  async runDesign({ design, jobs }) {
+    if (!judge) throw new Error('load a judge first');
+    const d = checkDesign(design);
+    const name = judge.name();
+    const tasks = d.type === 'pairwise'
+      ? wasm.planPairs(jobs.map((j) => [j.response.session_id, j.model]), d.settings.reference ?? undefined)
+        .map(([a, b]) => ({ a: jobs[a], b: jobs[b], key: designKey(name, d.id, jobs[a].response.session_id, jobs[a].model, jobs[b].model) }))
+      : jobs.map((a) => ({ a, key: designKey(name, d.id, a.response.session_id, a.model) }));
+    const store = await designsStored();
+    const todo = tasks.filter((t) => !store.has(t.key));
+    const before = tasks.length - todo.length;
+    control = { paused: false, cancelled: false };
+    grading = true;
+    try {
+      for (let i = 0; i < todo.length; i++) {
+        while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
+        if (control.cancelled) return { done: before + i, total: tasks.length, cancelled: true };
+        const { a, b, key } = todo[i];
+        let record;
+        try {
+          record = await onJudge((j) => (b
+            ? j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings)
+            : j.direct(a.query, a.response, a.model, d.settings)));
+        } catch (e) {
+          await recoverIfTrapped(e);
+          post({ type: 'design-error', session_id: a.response.session_id, model: b ? `${a.model} vs ${b.model}` : a.model, error: describeError(e) });
+          if (!judge) return { done: before + i, total: tasks.length, stopped: describeError(e) };
+          continue;
+        }
+        // `null`: an empty response has no perplexity; kept, so a rerun does not ask again.
+        const r = { key, judge: name, design: d.id, record };
+        await put('designs', r);
+        store.set(key, r);
+        post({ type: 'design-progress', done: before + i + 1, total: tasks.length });
+        await new Promise((res) => setTimeout(res, 0));
+      }
+    } finally {
+      grading = false;
+      loseDeviceRequested = false;
+    }
+    return { done: tasks.length, total: tasks.length };
+  },
+
+  /**
+   * A design's results ({judge, design, settings?, decoding?}; `settings`: ranking settings, `decoding`
+   * replaces the records'): {type, settings, count, unscored, jsonl, ranking?, consistency?, rankError?}.
+   * `jsonl` is the records as `rocketjudge grade --type pairwise` / `rocketjudge direct` write them.
+   */
+  async designView({ judge: name, design, settings, decoding }) {
+    const d = checkDesign(design);
+    const rows = [...(await designsStored()).values()].filter((r) => r.judge === name && r.design === d.id);
+    const records = rows.map((r) => r.record).filter(Boolean);
+    const out = {
+      type: d.type, settings: d.settings, count: records.length, unscored: rows.length - records.length,
+      jsonl: records.map((r) => `${JSON.stringify(r)}\n`).join(''),
+    };
+    if (!records.length) return out;
+    try {
+      if (d.type === 'pairwise') Object.assign(out, wasm.rankPairs(records, settings, decoding ?? null));
+      else out.ranking = wasm.rankDirect(records, settings, decoding ?? null);
+    } catch (e) {
+      out.rankError = describeError(e);
+    }
+    return out;
+  },
+};
+
 /** A manifest or URL model ({key, urls, sha256, size}): from this browser's cache, else downloaded (`download` progress). */
 async function openModel(source, fits) {
   return (await openCachedModel(source.key)) || fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
@@ -385,6 +489,7 @@ async function openModel(source, fits) {
 
 const handlers = {
   ...EDUCATOR_HANDLERS,
+  ...DESIGN_HANDLERS,
   /** Start the engine on `threads` threads (default: every core) where the page allows it. */
   async init({ threads } = {}) {
     const cores = navigator.hardwareConcurrency || 1;

@@ -1,10 +1,11 @@
 // IndexedDB: everything the app keeps between visits, on this device only.
 // Stores: `inputs` (the loaded benchmark and responses), `judgments` (one record per graded response,
 // keyed by judge, model and session: written the moment a response is graded, so a reload resumes),
-// `settings`. Used by both the page and the worker.
+// `designs` (one record per pairwise comparison or Direct score of the other evaluation designs, keyed
+// by judge, design, session and models), `settings`. Used by both the page and the worker.
 
 const DB = 'rocketjudge';
-const VERSION = 1;
+const VERSION = 2;
 
 /** @returns {Promise<IDBDatabase>} */
 export function openDb() {
@@ -17,6 +18,7 @@ export function openDb() {
       if (!db.objectStoreNames.contains('judgments')) {
         db.createObjectStore('judgments', { keyPath: ['judge', 'model_test', 'session_id'] });
       }
+      if (!db.objectStoreNames.contains('designs')) db.createObjectStore('designs', { keyPath: 'key' });
     };
     req.onsuccess = () => resolve(req.result);
     req.onerror = () => reject(req.error);

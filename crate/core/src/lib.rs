@@ -12,6 +12,7 @@
 //! | turn a query + response + checklist item into the judge's prompt | [`prompt`] |
 //! | answer distributions → numbers: greedy, expected, N samples at T | [`decoding`] |
 //! | item probabilities → one score per response (mean, supervised) | [`score`] |
+//! | a response → one Direct 0–9 score or its perplexity (the baseline, with seed 002–004 knobs) | [`direct`] |
 //! | two responses → p(A better), both orders → battles and win shares | [`pairwise`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
 //! | compare a ranking or judgments to a reference | [`meta`] |
@@ -32,6 +33,7 @@
 
 pub mod calibrate;
 pub mod decoding;
+pub mod direct;
 pub mod error;
 pub mod formats;
 pub mod meta;

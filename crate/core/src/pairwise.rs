@@ -39,9 +39,108 @@ crate::named_enum!(
     }
 );
 
+impl Default for ChecklistUse {
+    /// The plain prompt, as before checklists guided comparisons.
+    fn default() -> Self {
+        ChecklistUse::Never
+    }
+}
+
 /// Seed 002's pairwise threshold default: the checklist is used when the less-preferred response would
 /// get at least 3 of 10 votes.
 pub const DEFAULT_PAIRWISE_K: f64 = 3.0;
+
+/// How a pairwise run compares: the checklist rule (with selective use's threshold `k`), the
+/// reference system (each model compared with it only; `None`: every two models) and the decoding.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PairSettings {
+    pub checklist: ChecklistUse,
+    pub k: Option<f64>,
+    pub reference: Option<String>,
+    pub decoding: Option<Decoding>,
+}
+
+impl PairSettings {
+    /// The settings, checked: a threshold belongs to selective use only, which without one gets
+    /// [`DEFAULT_PAIRWISE_K`].
+    pub fn checked(mut self) -> Result<Self> {
+        match (self.checklist, self.k) {
+            (ChecklistUse::Selective, None) => self.k = Some(DEFAULT_PAIRWISE_K),
+            (ChecklistUse::Selective, Some(k)) if !(k.is_finite() && k >= 0.0) => {
+                return invalid!("the selective threshold must be a non-negative number, not {k}")
+            }
+            (ChecklistUse::Always | ChecklistUse::Never, Some(_)) => {
+                return invalid!("a threshold applies to selective checklist use only")
+            }
+            _ => {}
+        }
+        Ok(self)
+    }
+
+    /// Whether the plain comparison's two orders send the pair to the guided prompt (selective use:
+    /// its [`inconsistency`] reaches the threshold).
+    pub fn guide(&self, p_a_first: f64, p_a_second: f64) -> bool {
+        match self.checklist {
+            ChecklistUse::Always => true,
+            ChecklistUse::Never => false,
+            ChecklistUse::Selective => inconsistency(p_a_first, p_a_second) >= self.k.unwrap_or(DEFAULT_PAIRWISE_K),
+        }
+    }
+
+    /// Why `p` was not made with these settings by `judge` (what a resumed run checks), if it was not.
+    pub fn mismatch(&self, p: &PairJudgment, judge: &str) -> Option<String> {
+        if p.judge != judge {
+            Some(format!("compared by `{}`, but this run's judge is `{judge}`", p.judge))
+        } else if p.checklist_use != Some(self.checklist) {
+            Some(format!(
+                "made with checklist use {}, but this run's is {}",
+                p.checklist_use.map_or("(unknown)", |c| c.as_str()),
+                self.checklist
+            ))
+        } else if p.reference != self.reference {
+            Some(format!("made with reference {:?}, but this run's is {:?}", p.reference, self.reference))
+        } else if p.decoding != self.decoding {
+            Some("made with another decoding than this run's".to_string())
+        } else {
+            None
+        }
+    }
+}
+
+/// The comparisons of a run: of `responses` (`(session, model)` each), per session every two models
+/// in name order, or with a `reference` each other model against the reference's response (sessions
+/// without one are left out). Indices into `responses`, `(a, b)` with b the reference. A reference
+/// that answered nothing is an error.
+pub fn plan_pairs(responses: &[(&str, &str)], reference: Option<&str>) -> Result<Vec<(usize, usize)>> {
+    if let Some(r) = reference {
+        if !responses.iter().any(|(_, m)| *m == r) {
+            return invalid!("the reference `{r}` has no responses among the inputs");
+        }
+    }
+    let mut by_session: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, (s, _)) in responses.iter().enumerate() {
+        by_session.entry(s).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    for (_, mut ix) in by_session {
+        ix.sort_by_key(|&i| responses[i].1);
+        match reference {
+            Some(r) => {
+                let Some(&refi) = ix.iter().find(|&&i| responses[i].1 == r) else { continue };
+                out.extend(ix.iter().filter(|&&i| responses[i].1 != r).map(|&i| (i, refi)));
+            }
+            None => {
+                for x in 0..ix.len() {
+                    for y in x + 1..ix.len() {
+                        out.push((ix[x], ix[y]));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
 
 /// One comparison of two responses to a query, both orders.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +303,32 @@ mod tests {
             prompt_version: None,
             truncated_chars: None,
         }
+    }
+
+    #[test]
+    fn pairs_are_planned_per_session_in_model_order() {
+        let rs = [("q1", "b"), ("q1", "a"), ("q2", "c"), ("q1", "c"), ("q2", "a")];
+        let names = |v: Vec<(usize, usize)>| v.into_iter().map(|(a, b)| (rs[a].0, rs[a].1, rs[b].1)).collect::<Vec<_>>();
+        assert_eq!(names(plan_pairs(&rs, None).unwrap()), [("q1", "a", "b"), ("q1", "a", "c"), ("q1", "b", "c"), ("q2", "a", "c")]);
+        // Against a reference: each other model, on the sessions the reference answered.
+        assert_eq!(names(plan_pairs(&rs, Some("b")).unwrap()), [("q1", "a", "b"), ("q1", "c", "b")]);
+        assert!(plan_pairs(&rs, Some("nobody")).is_err());
+    }
+
+    #[test]
+    fn settings_pick_the_guided_prompt_by_their_rule() {
+        let s = |checklist, k| PairSettings { checklist, k, ..Default::default() }.checked();
+        assert!(s(ChecklistUse::Never, Some(2.0)).is_err());
+        assert!(s(ChecklistUse::Selective, Some(f64::NAN)).is_err());
+        let sel = s(ChecklistUse::Selective, None).unwrap();
+        assert_eq!(sel.k, Some(DEFAULT_PAIRWISE_K));
+        assert!(!sel.guide(0.9, 0.85)); // 10·min(0.875, 0.125) = 1.25 < 3
+        assert!(sel.guide(0.9, 0.2)); // 10·0.45 = 4.5
+        assert!(s(ChecklistUse::Always, None).unwrap().guide(1.0, 1.0));
+        let p = pair("q", "x", "y", 0.9, 0.2);
+        assert!(sel.mismatch(&p, "j").is_some()); // the line records no checklist use
+        assert!(PairSettings::default().mismatch(&PairJudgment { checklist_use: Some(ChecklistUse::Never), ..p.clone() }, "j").is_none());
+        assert!(PairSettings::default().mismatch(&PairJudgment { checklist_use: Some(ChecklistUse::Never), ..p }, "other").is_some());
     }
 
     #[test]

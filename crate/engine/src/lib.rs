@@ -8,6 +8,8 @@
 //! - [`model`]: one transformer for llama / qwen2 / gemma2 / gemma3, generic over [`backend::Backend`].
 //! - [`backend`]: CPU (f32 GEMM over dequantized panels, rayon) and WebGPU (wgpu + WGSL).
 //! - [`judge`]: prefix-shared, all-items-in-one-pass grading; p(Yes) = σ(logit_yes − logit_no).
+//! - [`designs`]: two responses compared in both orders, Direct scores, with the checklist always,
+//!   never or selectively (seeds 001–004): the records every front-end writes.
 //! - [`load`]: putting it together from a file or a header and a tensor source.
 //! - [`device`]: which backend a judge runs on (`auto`, `cpu`, `webgpu`), one loader for every front-end.
 
@@ -15,6 +17,7 @@
 
 pub mod backend;
 pub mod chat;
+pub mod designs;
 pub mod device;
 pub mod gguf;
 pub mod judge;

@@ -10,11 +10,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::decoding::{score_spread, Decoding};
+use rocketjudge_core::direct::{read_direct_scores, DirectScore, DirectSettings, DEFAULT_DIRECT_K};
 use rocketjudge_core::formats::jsonl;
 use rocketjudge_core::pairwise::ChecklistUse;
 use rocketjudge_core::prompt::DirectInstruction;
-use serde::{Deserialize, Serialize};
 
 use super::score::safe_file_name;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
@@ -23,8 +22,8 @@ use crate::{inputs, judges, CliResult};
 
 /// Score responses with the Direct 0–9 prompt (no checklist).
 ///
-/// Writes `<out>/<model>.jsonl`: a line per response, {session_id, model_test, score, judge,
-/// digits}, where `score` = Σ d·p(d) over the digits 0–9 (renormalised) and `digits` the ten
+/// Writes `<out>/<model>.jsonl`: a line per response (core's `DirectScore`: session_id, model_test, score, judge,
+/// digits, …), where `score` is the decoded digit (by default Σ d·p(d) over the digits 0–9) and `digits` the ten
 /// probabilities. Each line is on disk before the next response starts; interrupted runs resume
 /// where they stopped, as `grade` does.
 #[derive(clap::Args)]
@@ -42,46 +41,13 @@ pub struct Args {
     decoding: DecodingFlags,
 }
 
-/// Seed 002 direct-scoring threshold default on our 0–9 scale: the checklist is used when the
-/// standard deviation of the digit distribution is at least 1.5.
-pub const DEFAULT_DIRECT_K: f64 = 1.5;
-
-#[derive(Serialize, Deserialize)]
-struct Row {
-    session_id: String,
-    model_test: String,
-    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability.
-    score: f64,
-    judge: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    digits: Option<[f64; 10]>,
-    /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    prompt_version: Option<String>,
-    /// Whether the query's checklist was in the prompt, and by which rule.
-    #[serde(default)]
-    checklist: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    checklist_use: Option<ChecklistUse>,
-    /// Selective use: the standard deviation of the plain prompt's digit distribution that decided it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    spread: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    decoding: Option<Decoding>,
-    /// Perplexity: the response tokens scored (and cut to fit the context).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tokens: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    truncated_tokens: Option<usize>,
-}
-
 pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
     if a.instruction == DirectInstruction::Perplexity && (decoding.is_some() || checklist != ChecklistUse::Never) {
         bail!("--instruction perplexity has no prompt and no answer to decode: --checklist and --decoding do not apply");
     }
-    let version = a.instruction.version();
+    let settings = DirectSettings { instruction: a.instruction, checklist, k, decoding };
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
@@ -95,7 +61,7 @@ pub fn run(a: Args) -> CliResult {
             continue;
         }
         let path = out_path(&w.model);
-        let rows = OutputFolder::resume(&path, jsonl::read_jsonl::<Row>, |r: &Row| r.session_id.clone())?;
+        let rows = OutputFolder::resume(&path, read_direct_scores, |r: &DirectScore| r.session_id.clone())?;
         if let Some(r) = rows.iter().find(|r| r.value.judge != name) {
             bail!(
                 "{}:{}: scored by `{}`, but this run's judge is `{name}`; use another --out folder",
@@ -104,20 +70,13 @@ pub fn run(a: Args) -> CliResult {
                 r.value.judge
             );
         }
-        let settings = |r: &Row| {
-            (
-                r.prompt_version.clone().unwrap_or_else(|| DirectInstruction::RocketEval.version().into()),
-                r.checklist_use.unwrap_or(ChecklistUse::Never),
-                r.decoding,
-            )
-        };
-        if let Some(r) = rows.iter().find(|r| settings(&r.value) != (version.to_string(), checklist, decoding)) {
+        if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
             bail!(
                 "{}:{}: scored with other settings (prompt `{}`, --checklist {}, decoding `{}`) than this run's; use another --out folder",
                 path.display(),
                 r.line,
-                settings(&r.value).0,
-                settings(&r.value).1,
+                r.value.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+                r.value.checklist_use.unwrap_or_default(),
                 r.value.decoding.unwrap_or_default().label()
             );
         }
@@ -130,50 +89,13 @@ pub fn run(a: Args) -> CliResult {
     let (mut guided_count, mut skipped) = (0, 0);
     for (n, w) in todo.iter().enumerate() {
         let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
-        let mut row = Row {
-            session_id: w.response.session_id.clone(),
-            model_test: w.model.clone(),
-            score: 0.0,
-            judge: name.clone(),
-            digits: None,
-            prompt_version: Some(version.to_string()),
-            checklist: false,
-            checklist_use: (checklist != ChecklistUse::Never).then_some(checklist),
-            spread: None,
-            decoding,
-            tokens: None,
-            truncated_tokens: None,
+        let Some(row) = pollster::block_on(judge.direct(w.query, w.response, &w.model, &settings)).with_context(ctx)? else {
+            // No tokens, no perplexity: the response gets no score (ranked as unanswered), and the run goes on.
+            eprintln!("warning: {}: the response is empty; it has no perplexity and gets no score", ctx());
+            skipped += 1;
+            continue;
         };
-        if a.instruction == DirectInstruction::Perplexity {
-            if w.response.answer().is_empty() {
-                // No tokens, no perplexity: the response gets no score (ranked as unanswered), and the run goes on.
-                eprintln!("warning: {}: the response is empty; it has no perplexity and gets no score", ctx());
-                skipped += 1;
-                continue;
-            }
-            let lp = pollster::block_on(judge.response_logprob(w.query, w.response)).with_context(ctx)?;
-            (row.score, row.tokens, row.truncated_tokens) =
-                (lp.mean, Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
-        } else {
-            let mut score =
-                |guided: bool| pollster::block_on(judge.direct_score(w.query, w.response, a.instruction, guided)).with_context(ctx);
-            let mut d = score(checklist == ChecklistUse::Always)?;
-            row.checklist = checklist == ChecklistUse::Always;
-            if checklist == ChecklistUse::Selective {
-                let spread = score_spread(&d.probabilities);
-                row.spread = Some(spread);
-                if spread >= k.expect("selective use has a threshold") {
-                    d = score(true)?;
-                    row.checklist = true;
-                }
-            }
-            if row.checklist && w.query.checklist.is_empty() {
-                bail!("{}: the query has no checklist to put in the prompt (use --checklist never)", ctx());
-            }
-            guided_count += usize::from(row.checklist);
-            row.score = decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(&w.model, &w.response.session_id));
-            row.digits = Some(d.probabilities);
-        }
+        guided_count += usize::from(row.checklist);
         out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&row))?;
         if n % 20 == 0 || n + 1 == todo.len() {
             eprintln!("[{}/{}] direct scores", n + 1 + work.len() - todo.len(), work.len());

@@ -27,7 +27,7 @@ use crate::output::{replace_atomically, OutputFolder};
 use crate::shard::{Shard, ShardRecord};
 use crate::{inputs, judges, CliResult};
 use rocketjudge_core::decoding::Decoding;
-use rocketjudge_core::pairwise::{ChecklistUse, DEFAULT_PAIRWISE_K};
+use rocketjudge_core::pairwise::{ChecklistUse, PairSettings, DEFAULT_PAIRWISE_K};
 
 /// Grade responses with a local judge model.
 ///
@@ -182,7 +182,7 @@ pub fn run(a: Args) -> CliResult {
     }
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     if pairwise {
-        let settings = pairs::PairSettings { checklist, k, reference: a.reference.clone(), decoding };
+        let settings = PairSettings { checklist, k, reference: a.reference.clone(), decoding };
         return Ok(pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out)?);
     }
     judge.set_prompt_style(a.prompt);

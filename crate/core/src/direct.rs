@@ -1,0 +1,198 @@
+//! Where a response becomes one Direct score: the baseline without checklist items (seed 000's
+//! "Direct"), with the judge-design knobs of seeds 002–004 — the instruction level, the checklist in
+//! the prompt (always, never, or where the judge is unsure), the decoding, and the prompt-free
+//! perplexity score.
+//!
+//! A [`DirectScore`] is one line of `rocketjudge direct`'s output and of the page's Direct results:
+//! the digit distribution 0–9 the judge gave (or, for `perplexity`, the response's mean token
+//! log-probability) and how it was made.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decoding::{score_spread, Decoding};
+use crate::error::{invalid, FormatError};
+use crate::formats::{rocketeval::Score, Lined};
+use crate::pairwise::ChecklistUse;
+use crate::prompt::DirectInstruction;
+
+/// Seed 002's direct-scoring threshold default on our 0–9 scale: the checklist is used when the
+/// standard deviation of the plain prompt's digit distribution is at least 1.5.
+pub const DEFAULT_DIRECT_K: f64 = 1.5;
+
+/// One response's Direct score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectScore {
+    pub session_id: String,
+    pub model_test: String,
+    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability.
+    pub score: f64,
+    pub judge: String,
+    /// The ten digits' probabilities (absent for `perplexity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digits: Option<[f64; 10]>,
+    /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_version: Option<String>,
+    /// Whether the query's checklist was in the prompt, and by which rule.
+    #[serde(default)]
+    pub checklist: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checklist_use: Option<ChecklistUse>,
+    /// Selective use: the standard deviation of the plain prompt's digit distribution that decided it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoding: Option<Decoding>,
+    /// Perplexity: the response tokens scored, and those cut to fit the context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated_tokens: Option<usize>,
+}
+
+/// How Direct scores are made: the instruction level, the checklist rule (with selective use's
+/// threshold `k`) and the decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DirectSettings {
+    pub instruction: DirectInstruction,
+    pub checklist: ChecklistUse,
+    pub k: Option<f64>,
+    pub decoding: Option<Decoding>,
+}
+
+impl DirectSettings {
+    /// The settings, checked: perplexity has no prompt to put a checklist in and no answer to decode;
+    /// a threshold belongs to selective use only. Selective use without a threshold gets
+    /// [`DEFAULT_DIRECT_K`].
+    pub fn checked(mut self) -> crate::Result<Self> {
+        if self.instruction == DirectInstruction::Perplexity && (self.decoding.is_some() || self.checklist != ChecklistUse::Never) {
+            return invalid!("the perplexity score has no prompt and no answer to decode: the checklist and the decoding do not apply");
+        }
+        match (self.checklist, self.k) {
+            (ChecklistUse::Selective, None) => self.k = Some(DEFAULT_DIRECT_K),
+            (ChecklistUse::Selective, Some(k)) if !(k.is_finite() && k >= 0.0) => {
+                return invalid!("the selective threshold must be a non-negative number, not {k}")
+            }
+            (ChecklistUse::Always | ChecklistUse::Never, Some(_)) => {
+                return invalid!("a threshold applies to selective checklist use only")
+            }
+            _ => {}
+        }
+        Ok(self)
+    }
+
+    /// Whether a plain prompt's digit distribution sends the response to the guided prompt.
+    pub fn guide(&self, plain: &[f64; 10]) -> bool {
+        match self.checklist {
+            ChecklistUse::Always => true,
+            ChecklistUse::Never => false,
+            ChecklistUse::Selective => score_spread(plain) >= self.k.unwrap_or(DEFAULT_DIRECT_K),
+        }
+    }
+
+    /// Whether `row` was made with these settings (what a resumed run checks).
+    pub fn made(&self, row: &DirectScore) -> bool {
+        row.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()) == self.instruction.version()
+            && row.checklist_use.unwrap_or(ChecklistUse::Never) == self.checklist
+            && row.decoding == self.decoding
+    }
+}
+
+impl DirectScore {
+    /// The score decoded by `decoding` (the line's own when `None`); perplexity scores as they are.
+    pub fn decoded(&self, decoding: Option<Decoding>) -> f64 {
+        match (&self.digits, decoding) {
+            (Some(d), Some(dec)) => dec.score(d, &Decoding::response_key(&self.model_test, &self.session_id)),
+            _ => self.score,
+        }
+    }
+
+    /// As a response score for ranking (`decoding` as in [`Self::decoded`]).
+    pub fn as_score(&self, decoding: Option<Decoding>) -> Score {
+        Score {
+            session_id: self.session_id.clone(),
+            model_test: self.model_test.clone(),
+            score: self.decoded(decoding),
+            judge: Some(self.judge.clone()),
+        }
+    }
+}
+
+/// Read Direct scores (JSONL), checking the digit probabilities.
+pub fn read_direct_scores(file: &str, bytes: &[u8]) -> std::result::Result<Vec<Lined<DirectScore>>, FormatError> {
+    let rows = crate::formats::jsonl::read_jsonl::<DirectScore>(file, bytes)?;
+    for r in &rows {
+        if let Some(d) = &r.value.digits {
+            if d.iter().any(|p| !(0.0..=1.0).contains(p)) || d.iter().sum::<f64>() <= 0.0 {
+                return Err(FormatError::new(file, r.line, "digits", "expected ten probabilities in [0, 1], not all zero"));
+            }
+        }
+        if !r.value.score.is_finite() {
+            return Err(FormatError::new(file, r.line, "score", format!("expected a number, found {}", r.value.score)));
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(digits: Option<[f64; 10]>) -> DirectScore {
+        DirectScore {
+            session_id: "s".into(),
+            model_test: "m".into(),
+            score: 4.5,
+            judge: "j".into(),
+            digits,
+            prompt_version: None,
+            checklist: false,
+            checklist_use: None,
+            spread: None,
+            decoding: None,
+            tokens: None,
+            truncated_tokens: None,
+        }
+    }
+
+    #[test]
+    fn settings_refuse_nonsense_and_fill_the_threshold() {
+        let s = |instruction, checklist, k, decoding| DirectSettings { instruction, checklist, k, decoding }.checked();
+        assert!(s(DirectInstruction::Perplexity, ChecklistUse::Always, None, None).is_err());
+        assert!(s(DirectInstruction::Perplexity, ChecklistUse::Never, None, Some(Decoding::Greedy)).is_err());
+        assert!(s(DirectInstruction::Generic, ChecklistUse::Never, Some(1.0), None).is_err());
+        assert!(s(DirectInstruction::Generic, ChecklistUse::Selective, Some(-1.0), None).is_err());
+        assert_eq!(s(DirectInstruction::Generic, ChecklistUse::Selective, None, None).unwrap().k, Some(DEFAULT_DIRECT_K));
+    }
+
+    #[test]
+    fn selective_use_guides_spread_distributions_only() {
+        let s = DirectSettings { checklist: ChecklistUse::Selective, k: Some(1.0), ..Default::default() };
+        let mut peaked = [0.0; 10];
+        peaked[7] = 1.0;
+        let mut split = [0.0; 10];
+        (split[2], split[8]) = (0.5, 0.5);
+        assert!(!s.guide(&peaked));
+        assert!(s.guide(&split)); // standard deviation 3
+    }
+
+    #[test]
+    fn decoding_overrides_the_line_and_leaves_perplexity_alone() {
+        let mut d = [0.0; 10];
+        (d[3], d[6]) = (0.4, 0.6);
+        let r = row(Some(d));
+        assert_eq!(r.decoded(None), 4.5);
+        assert_eq!(r.decoded(Some(Decoding::Greedy)), 6.0);
+        assert!((r.decoded(Some(Decoding::Expected)) - 4.8).abs() < 1e-12);
+        assert_eq!(row(None).decoded(Some(Decoding::Greedy)), 4.5);
+    }
+
+    #[test]
+    fn bad_lines_name_the_field() {
+        let e =
+            read_direct_scores("f.jsonl", br#"{"session_id":"s","model_test":"m","score":1,"judge":"j","digits":[2,0,0,0,0,0,0,0,0,0]}"#)
+                .unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (1, "digits"));
+    }
+}

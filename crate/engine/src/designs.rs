@@ -1,0 +1,119 @@
+//! Where the judge's forward passes become the records of the other evaluation designs (seeds
+//! 001–004): a [`PairJudgment`] from two responses compared in both orders, and a [`DirectScore`] from
+//! one response scored 0–9 or by its perplexity — each with the query's checklist in the prompt
+//! always, never, or where the plain prompt leaves the judge unsure (seed 002). The command line and
+//! the browser worker both call these, so a line means the same wherever it was made.
+
+use rocketjudge_core::decoding::Decoding;
+use rocketjudge_core::direct::{DirectScore, DirectSettings};
+use rocketjudge_core::formats::{Query, Response};
+use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings};
+use rocketjudge_core::prompt::{DirectInstruction, PAIRWISE_CHECKLIST_PROMPT_VERSION, PAIRWISE_PROMPT_VERSION};
+
+use crate::judge::{AnyJudge, Judge};
+use crate::EngineError;
+
+fn no_checklist(query: &Query) -> EngineError {
+    EngineError::Input(format!("`{}` has no checklist to put in the prompt (use the checklist never)", query.session_id))
+}
+
+impl AnyJudge {
+    /// Compare `a`'s and `b`'s responses (`(model, response)`) to `query` in both orders, with or
+    /// without the checklist as `settings` say (selective use: the plain comparison first).
+    pub async fn compare_pair(
+        &mut self,
+        query: &Query,
+        (model_a, a): (&str, &Response),
+        (model_b, b): (&str, &Response),
+        settings: &PairSettings,
+    ) -> Result<PairJudgment, EngineError> {
+        let both = async |judge: &mut AnyJudge, guided: bool| -> Result<(f64, f64, usize), EngineError> {
+            let ab = judge.compare(query, a, b, guided).await?;
+            let ba = judge.compare(query, b, a, guided).await?;
+            Ok((ab.p_a, 1.0 - ba.p_a, ab.truncated_chars.max(ba.truncated_chars)))
+        };
+        let (mut orders, mut inconsistency) = (None, None);
+        if settings.checklist == ChecklistUse::Selective {
+            let (first, second, cut) = both(self, false).await?;
+            inconsistency = Some(pairwise::inconsistency(first, second));
+            orders = Some((first, second, cut));
+        }
+        let guided = match orders {
+            Some((first, second, _)) => settings.guide(first, second),
+            None => settings.guide(0.5, 0.5),
+        };
+        if guided && query.checklist.is_empty() {
+            return Err(no_checklist(query));
+        }
+        if guided || orders.is_none() {
+            orders = Some(both(self, guided).await?);
+        }
+        let (first, second, cut) = orders.expect("compared above");
+        Ok(PairJudgment {
+            session_id: a.session_id.clone(),
+            model_a: model_a.to_string(),
+            model_b: model_b.to_string(),
+            judge: self.name(),
+            p_a_first: first,
+            p_a_second: second,
+            checklist: guided,
+            checklist_use: Some(settings.checklist),
+            inconsistency,
+            reference: settings.reference.clone(),
+            decoding: settings.decoding,
+            prompt_version: Some(if guided { PAIRWISE_CHECKLIST_PROMPT_VERSION } else { PAIRWISE_PROMPT_VERSION }.to_string()),
+            truncated_chars: (cut > 0).then_some(cut),
+        })
+    }
+
+    /// The Direct score of `model`'s `response` to `query` as `settings` say; `None` for an empty
+    /// response under `perplexity` (no tokens, no score: it ranks as unanswered).
+    pub async fn direct(
+        &mut self,
+        query: &Query,
+        response: &Response,
+        model: &str,
+        settings: &DirectSettings,
+    ) -> Result<Option<DirectScore>, EngineError> {
+        let mut row = DirectScore {
+            session_id: response.session_id.clone(),
+            model_test: model.to_string(),
+            score: 0.0,
+            judge: self.name(),
+            digits: None,
+            prompt_version: Some(settings.instruction.version().to_string()),
+            checklist: false,
+            checklist_use: (settings.checklist != ChecklistUse::Never).then_some(settings.checklist),
+            spread: None,
+            decoding: settings.decoding,
+            tokens: None,
+            truncated_tokens: None,
+        };
+        if settings.instruction == DirectInstruction::Perplexity {
+            if response.answer().is_empty() {
+                return Ok(None);
+            }
+            let lp = self.response_logprob(query, response).await?;
+            (row.score, row.tokens, row.truncated_tokens) =
+                (lp.mean, Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
+            return Ok(Some(row));
+        }
+        if settings.checklist == ChecklistUse::Always && query.checklist.is_empty() {
+            return Err(no_checklist(query));
+        }
+        let mut d = self.direct_score(query, response, settings.instruction, settings.checklist == ChecklistUse::Always).await?;
+        row.checklist = settings.guide(&d.probabilities);
+        if settings.checklist == ChecklistUse::Selective {
+            row.spread = Some(rocketjudge_core::decoding::score_spread(&d.probabilities));
+            if row.checklist {
+                if query.checklist.is_empty() {
+                    return Err(no_checklist(query));
+                }
+                d = self.direct_score(query, response, settings.instruction, true).await?;
+            }
+        }
+        row.score = settings.decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(model, &response.session_id));
+        row.digits = Some(d.probabilities);
+        Ok(Some(row))
+    }
+}

@@ -1,0 +1,124 @@
+//! The other evaluation designs in the page (seeds 001–004): pairwise comparisons in both orders (every
+//! two models or against a reference), Direct scores at an instruction level or by perplexity, with
+//! the checklist always, never or selectively — the engine's `designs` and core's `pairwise`/`direct`.
+
+use rocketjudge_core::decoding::Decoding;
+use rocketjudge_core::direct::{DirectScore, DirectSettings, DEFAULT_DIRECT_K};
+use rocketjudge_core::formats::{Query, Response};
+use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings, PositionConsistency, DEFAULT_PAIRWISE_K};
+use rocketjudge_core::prompt::DirectInstruction;
+use rocketjudge_core::rank::{self, RankSettings, Ranking, ScoreTable};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::{borrow_judge, err, from_js, settings, to_js, JudgeHandle};
+
+/// The designs' choices and defaults: `{checklistUses, instructions, pairwiseK, directK}`.
+#[wasm_bindgen(js_name = designChoices)]
+pub fn design_choices() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct C {
+        checklist_uses: &'static [&'static str],
+        instructions: &'static [&'static str],
+        pairwise_k: f64,
+        direct_k: f64,
+    }
+    to_js(&C {
+        checklist_uses: ChecklistUse::NAMES,
+        instructions: DirectInstruction::NAMES,
+        pairwise_k: DEFAULT_PAIRWISE_K,
+        direct_k: DEFAULT_DIRECT_K,
+    })
+}
+
+/// Pairwise settings `{checklist, k, reference, decoding}` checked, with selective use's default
+/// threshold filled in (errors of kind `invalid` for combinations that mean nothing).
+#[wasm_bindgen(js_name = checkPairSettings)]
+pub fn check_pair_settings(s: JsValue) -> Result<JsValue, JsValue> {
+    to_js(&settings::<PairSettings>(s, "pairwise settings")?.checked().map_err(err)?)
+}
+
+/// Direct settings `{instruction, checklist, k, decoding}` checked, as [`check_pair_settings`].
+#[wasm_bindgen(js_name = checkDirectSettings)]
+pub fn check_direct_settings(s: JsValue) -> Result<JsValue, JsValue> {
+    to_js(&settings::<DirectSettings>(s, "Direct settings")?.checked().map_err(err)?)
+}
+
+/// The comparisons of a pairwise run over responses given as `[[session_id, model]]`: `[[a, b]]`
+/// indices (core's `plan_pairs`; with `reference`, b is the reference's response).
+#[wasm_bindgen(js_name = planPairs)]
+pub fn plan_pairs(responses: JsValue, reference: Option<String>) -> Result<JsValue, JsValue> {
+    let ids: Vec<(String, String)> = from_js(responses, "responses")?;
+    let refs: Vec<(&str, &str)> = ids.iter().map(|(s, m)| (s.as_str(), m.as_str())).collect();
+    to_js(&pairwise::plan_pairs(&refs, reference.as_deref()).map_err(err)?)
+}
+
+/// Rank pair judgments with every aggregation (`settings` as for `rank`); `decoding` (optional)
+/// replaces the lines' own. `{ranking, consistency: {pairs, consistent, rate, first_shown}}`.
+#[wasm_bindgen(js_name = rankPairs)]
+pub fn rank_pairs(pairs: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
+    let mut pairs: Vec<PairJudgment> = from_js(pairs, "pair judgments")?;
+    if let Some(d) = self::settings::<Option<Decoding>>(decoding, "decoding")? {
+        pairs.iter_mut().for_each(|p| p.decoding = Some(d));
+    }
+    let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
+    let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs).map_err(err)?;
+    #[derive(Serialize)]
+    struct R {
+        ranking: Ranking,
+        consistency: Option<PositionConsistency>,
+    }
+    to_js(&R { ranking: rank::rank_comparisons(&table, battles, &opts).map_err(err)?, consistency: pairwise::position_consistency(&pairs) })
+}
+
+/// Rank Direct scores (`settings` as for `rank`; `decoding`, optional, re-decodes the digits).
+#[wasm_bindgen(js_name = rankDirect)]
+pub fn rank_direct(rows: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
+    let rows: Vec<DirectScore> = from_js(rows, "Direct scores")?;
+    let decoding = self::settings::<Option<Decoding>>(decoding, "decoding")?;
+    let scores: Vec<_> = rows.iter().map(|r| r.as_score(decoding)).collect();
+    let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
+    to_js(&rank::rank(&ScoreTable::new(&scores).map_err(err)?, &opts).map_err(err)?)
+}
+
+#[wasm_bindgen]
+impl JudgeHandle {
+    /// Compare `modelA`'s and `modelB`'s responses to `query` in both orders (`settings`: checked
+    /// pairwise settings): resolves with the `PairJudgment` to store.
+    #[wasm_bindgen(js_name = comparePair)]
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn compare_pair(
+        &self,
+        query: JsValue,
+        a: JsValue,
+        model_a: String,
+        b: JsValue,
+        model_b: String,
+        settings: JsValue,
+    ) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let q: Query = from_js(query, "query")?;
+            let (a, b): (Response, Response) = (from_js(a, "first response")?, from_js(b, "second response")?);
+            let s: PairSettings = from_js(settings, "pairwise settings")?;
+            let mut guard = borrow_judge(&inner)?;
+            to_js(&guard.compare_pair(&q, (&model_a, &a), (&model_b, &b), &s).await.map_err(err)?)
+        })
+    }
+
+    /// The Direct score of `model`'s `response` to `query` (`settings`: checked Direct settings):
+    /// resolves with the `DirectScore` to store, or `null` for an empty response under perplexity.
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn direct(&self, query: JsValue, response: JsValue, model: String, settings: JsValue) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let q: Query = from_js(query, "query")?;
+            let r: Response = from_js(response, "response")?;
+            let s: DirectSettings = from_js(settings, "Direct settings")?;
+            let mut guard = borrow_judge(&inner)?;
+            to_js(&guard.direct(&q, &r, &model, &s).await.map_err(err)?)
+        })
+    }
+}

@@ -1,0 +1,155 @@
+// Browser test of the other evaluation designs (issue #13): the "Evaluation types" tab runs pairwise
+// comparisons (both orders) and Direct scores (an instruction level, perplexity) with the real wasm
+// engine and a real judge, stores them as it goes, ranks them with core — and each record equals what
+// the native CLI makes on the same inputs (`grade --type pairwise`, `direct`), each leaderboard what
+// `rocketjudge rank` computes from the page's download.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, cli, FIX, OUT } from './harness.mjs';
+
+const JUDGE = 'smollm2-135m';
+const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b'];
+let server;
+let browser;
+
+const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const inputs = ['--queries', join(FIX, 'queries.jsonl'), '--responses', ...MODELS.map((m) => join(FIX, 'responses', `${m}.jsonl`))];
+/** The native CLI's records for `args` on the same inputs (f32 products, as the page's here). */
+const native = (args) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-design-'));
+  cli([...args, '--model', JUDGE, ...inputs, '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
+  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => jsonl(join(dir, f)));
+};
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+/** Press Run and wait until the status says the run is done. */
+async function runDesign(page) {
+  await page.click('#design-run');
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  await page.waitForSelector('#design-leaderboard tbody tr');
+}
+
+/** Download the design's records into a folder of its own (what `rocketjudge rank` reads). */
+async function download(page, name) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#design-export')]);
+  const dir = mkdtempSync(join(tmpdir(), 'rj-page-'));
+  await dl.saveAs(join(dir, name));
+  copyFileSync(join(dir, name), join(OUT, `designs-${name}`));
+  return dir;
+}
+
+const board = (page) => page.$$eval('#design-leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+
+/** Select a menu and wait for the tab to be drawn again with it. */
+async function choose(page, id, value) {
+  await page.selectOption(`#${id}`, value);
+  await page.waitForFunction(([i, v]) => document.querySelector(`#${i}`)?.value === v, [id, value]);
+}
+
+test('pairwise and Direct designs in the page equal the native CLI, rank like `rocketjudge rank`, and resume', async () => {
+  const { page, log, external } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
+  await loadFixtures(page, MODELS);
+  await loadJudge(page, JUDGE, 'cpu', 'f32');
+  await page.click('#tab-designs');
+  await page.waitForSelector('#design-empty');
+
+  // ---- Pairwise, every two models, plain prompt (the default design): 3 queries × 3 pairs, both orders.
+  await runDesign(page);
+  assert.match(await page.locator('#design-summary').innerText(), /9 comparisons/);
+  const consistency = await page.locator('#design-consistency').innerText();
+  const pageBoard = await board(page);
+  const dir = await download(page, 'pairs.jsonl');
+  const pairs = jsonl(join(dir, 'pairs.jsonl'));
+  const nat = native(['grade', '--type', 'pairwise']);
+  const pkey = (p) => `${p.session_id}|${p.model_a}|${p.model_b}`;
+  assert.deepEqual(pairs.map(pkey).sort(), nat.map(pkey).sort());
+  let worst = 0;
+  for (const p of pairs) {
+    const n = nat.find((x) => pkey(x) === pkey(p));
+    assert.deepEqual([p.judge, p.checklist, p.checklist_use, p.prompt_version], [n.judge, n.checklist, n.checklist_use, n.prompt_version]);
+    worst = Math.max(worst, Math.abs(p.p_a_first - n.p_a_first), Math.abs(p.p_a_second - n.p_a_second));
+  }
+  assert.ok(worst <= 0.01, `pairwise p(A) page vs native: max |Δ| ${worst}`);
+  console.log(`pairwise (wasm f32) vs native f32: max |Δp(A)| = ${worst.toExponential(2)}; ${consistency}`);
+  // The consistency line counts the records; the leaderboard is `rocketjudge rank` on the download.
+  const consistent = pairs.filter((p) => (p.p_a_first > 0.5 && p.p_a_second > 0.5) || (p.p_a_first < 0.5 && p.p_a_second < 0.5)).length;
+  assert.match(consistency, new RegExp(`${consistent} of 9 comparisons`));
+  const ranked = JSON.parse(cli(['rank', '--judgments', dir, '--format', 'json']));
+  assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
+  pageBoard.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  // Every aggregation and decoding applies: win rate under greedy decoding, as `rank` computes it.
+  const view = (design, extra) => page.evaluate(([d, x]) => globalThis.__rocketjudgeEngine.request('designView', { judge: 'smollm2-135m', design: d, ...x }), [design, extra]);
+  const plain = { type: 'pairwise', settings: { checklist: 'never' } };
+  const greedy = await view(plain, { settings: { method: 'winrate' }, decoding: { method: 'greedy' } });
+  const greedyRanked = JSON.parse(cli(['rank', '--judgments', dir, '--method', 'winrate', '--decoding', 'greedy', '--format', 'json']));
+  for (const e of greedy.ranking.entries) {
+    assert.ok(Math.abs(e.score - greedyRanked.find((x) => x.model === e.model).score) < 1e-9, `greedy win rate of ${e.model}`);
+  }
+  await shot(page, 'designs-pairwise');
+
+  // ---- A threshold without selective use, or a negative one, is refused by core with the reason.
+  const bad = await view({ type: 'pairwise', settings: { checklist: 'selective', k: -1 } }, {}).then(() => null, (e) => e.message);
+  assert.match(bad || '', /non-negative/);
+
+  // ---- Direct at instruction level 2 (generic): each digit distribution as `rocketjudge direct` makes it.
+  await choose(page, 'design-type', 'direct');
+  await choose(page, 'design-instruction', 'generic');
+  await page.waitForSelector('#design-empty');
+  await runDesign(page);
+  const direct = jsonl(join(await download(page, 'direct-generic.jsonl'), 'direct-generic.jsonl'));
+  const natDirect = native(['direct', '--instruction', 'generic']);
+  assert.equal(direct.length, 9);
+  assert.equal(natDirect.length, 9);
+  let worstDigit = 0;
+  for (const n of natDirect) {
+    const d = direct.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
+    assert.equal(d.prompt_version, 'generic-direct-v1');
+    assert.ok(Math.abs(d.score - n.score) <= 0.05, `${n.session_id}: score ${d.score} vs ${n.score}`);
+    d.digits.forEach((p, i) => { worstDigit = Math.max(worstDigit, Math.abs(p - n.digits[i])); });
+  }
+  assert.ok(worstDigit <= 0.01, `Direct digits page vs native: max |Δ| ${worstDigit}`);
+
+  // ---- Perplexity (level 1, no prompt): the checklist menu goes away; mean log p as natively.
+  await choose(page, 'design-instruction', 'perplexity');
+  assert.equal(await page.locator('#design-checklist').count(), 0);
+  await page.waitForSelector('#design-empty');
+  await runDesign(page);
+  const ppl = jsonl(join(await download(page, 'direct-perplexity.jsonl'), 'direct-perplexity.jsonl'));
+  const natPpl = native(['direct', '--instruction', 'perplexity']);
+  assert.equal(ppl.length, 9);
+  assert.equal(natPpl.length, 9);
+  let worstLp = 0;
+  for (const n of natPpl) {
+    const d = ppl.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
+    assert.equal(d.tokens, n.tokens);
+    worstLp = Math.max(worstLp, Math.abs(d.score - n.score));
+  }
+  assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);
+  console.log(`Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats`);
+
+  // ---- After a reload the records are kept: running again makes nothing twice.
+  await page.reload();
+  await loadJudge(page, JUDGE, 'cpu', 'f32');
+  await page.click('#tab-designs');
+  await page.waitForSelector('#design-leaderboard tbody tr');
+  await runDesign(page);
+  assert.match(await page.locator('#design-status').innerText(), /done: 9/);
+  assert.match(await page.locator('#design-summary').innerText(), /9 comparisons/);
+
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+});

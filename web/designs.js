@@ -1,0 +1,150 @@
+// The other evaluation designs (issue #13, seeds 001–004): pairwise comparisons in both orders (every
+// two models, or each against a reference), Direct scores at an instruction level or by perplexity,
+// with the query's checklist in the prompt always, never or where the judge is unsure. The worker runs
+// the engine and stores each record as it is made; core ranks them with the leaderboard's method and
+// decoding. This file renders; text from files is rendered as text.
+
+import { h, mount, download, fmt } from './lib/dom.js';
+
+export const DESIGN_TABS = [['designs', 'Evaluation types']];
+
+const TYPES = {
+  pairwise: 'Pairwise: every two models, both orders',
+  reference: 'Pairwise: each model against a reference',
+  direct: 'Direct score (0–9, no checklist items)',
+};
+const INSTRUCTIONS = {
+  rocketeval: 'RocketEval\'s Direct prompt (score bands)',
+  generic: 'Generic: "evaluate the quality" (level 2)',
+  criteria: 'Criteria named (level 3)',
+  rubric: 'Criteria defined, with score bands (level 4)',
+  perplexity: 'Perplexity: no prompt (level 1)',
+};
+const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
+
+/** The design the worker runs, from the form's state (`u`). */
+function designOf(u) {
+  const k = u.checklist === 'selective' && u.k !== '' ? Number(u.k) : null;
+  if (u.type === 'direct') {
+    const perplexity = u.instruction === 'perplexity';
+    return { type: 'direct', settings: { instruction: u.instruction, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
+  }
+  return { type: 'pairwise', settings: { checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
+}
+
+/** Every loaded response with its query: what a design runs over (a checklist is needed only to use it). */
+function designJobs(ctx) {
+  const byId = new Map((ctx.state.benchmark ? ctx.state.benchmark.queries : []).map((q) => [q.session_id, q]));
+  return ctx.state.responses.flatMap((r) => r.records.filter((x) => byId.has(x.session_id)).map((x) => ({ query: byId.get(x.session_id), response: x, model: r.model })));
+}
+
+const select = (id, label, choices, value, onchange) => {
+  const s = h('select', { id, 'aria-label': label }, Object.entries(choices).map(([v, text]) => h('option', { value: v, selected: v === value }, text)));
+  s.addEventListener('change', () => onchange(s.value));
+  return s;
+};
+
+export const DESIGN_VIEWS = {
+  /** Choose a design, run it with the loaded judge, and rank its records with every aggregation. */
+  async designs(body, ctx, { ui, rerender, settings, judge }) {
+    const models = ctx.state.responses.map((r) => r.model);
+    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '' });
+    if (!models.includes(u.reference)) u.reference = models[0] || '';
+    const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; rerender(); };
+    const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
+      placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many votes of 10 (default 3)' });
+    k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
+    const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
+    const status = h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || '');
+    const name = ctx.state.judge ? ctx.state.judge.name : judge;
+    const design = designOf(u);
+    const run = async () => {
+      const jobs = designJobs(ctx);
+      if (!jobs.length) return ctx.notice('Load a benchmark and responses first.', 'error');
+      ui.designStatus = 'starting…';
+      status.textContent = ui.designStatus;
+      const off = [
+        ctx.engine.on('design-progress', (m) => { ui.designStatus = `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`; status.textContent = ui.designStatus; }),
+        ctx.engine.on('design-error', (m) => ctx.notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error')),
+      ];
+      ui.designRunning = true;
+      try {
+        const r = await ctx.engine.request('runDesign', { design, jobs });
+        ui.designStatus = r.cancelled ? `cancelled after ${r.done} of ${r.total}; what was made is kept` : r.stopped ? `stopped: ${r.stopped}` : `done: ${r.total}`;
+      } catch (e) {
+        ui.designStatus = '';
+        ctx.notice(e.message, 'error');
+      } finally {
+        off.forEach((f) => f());
+        ui.designRunning = false;
+      }
+      rerender();
+    };
+    const form = h('div', { class: 'row' },
+      h('label', {}, 'Type ', select('design-type', 'Evaluation type', TYPES, u.type, set('type'))),
+      u.type === 'reference' ? h('label', {}, 'Reference ', select('design-reference', 'Reference model', Object.fromEntries(models.map((m) => [m, m])), u.reference, set('reference'))) : null,
+      u.type === 'direct' ? h('label', {}, 'Instruction ', select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction'))) : null,
+      perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
+      !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null);
+    const buttons = h('div', { class: 'row' },
+      h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
+      h('button', { id: 'design-cancel', disabled: !ui.designRunning, onclick: () => ctx.engine.signal('cancel') }, 'Cancel'),
+      status);
+    const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders and are averaged (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
+    if (!name) return mount(body, intro, form, buttons, h('p', { class: 'hint' }, 'Load a judge to run a design.'));
+    let v;
+    try {
+      v = await ctx.engine.request('designView', { judge: name, design, settings, ...(ui.decoding ? { decoding: ui.decoding } : {}) });
+    } catch (e) {
+      return mount(body, intro, form, buttons, h('p', { class: 'notice error' }, e.message));
+    }
+    mount(body, intro, form, buttons, await designResult(v, ctx, { name, settings, decoding: ui.decoding, u }));
+  },
+};
+
+/** A design's leaderboard, position consistency and agreement with the checklist ranking and the reference. */
+async function designResult(v, ctx, { name, settings, decoding, u }) {
+  if (!v.count) return h('p', { class: 'hint', id: 'design-empty' }, `Nothing made yet with this design by ${name}.`);
+  const what = v.type === 'pairwise' ? 'comparisons (both orders)' : 'responses scored';
+  const c = v.consistency;
+  const parts = [
+    h('p', { class: 'hint', id: 'design-summary' }, `${name} · ${v.count} ${what}${v.unscored ? ` · ${v.unscored} empty responses have no perplexity` : ''} · ranked by ${v.ranking?.method ?? settings.method}, ${decoding ? `${decoding.method} decoding` : 'the exact expectation'} (the Leaderboard tab's Method and Decoding)`),
+    c ? h('p', { id: 'design-consistency' }, `Position consistency ${fmt(c.rate, 3)}: ${c.consistent} of ${c.pairs} comparisons keep their verdict when the two responses swap places; p(the first shown wins) ${fmt(c.first_shown, 3)} (0.5 without position bias).`) : null,
+  ];
+  if (v.rankError) return [...parts, h('p', { class: 'notice error' }, v.rankError)];
+  const m = v.ranking.method;
+  const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
+  parts.push(h('table', { class: 'leaderboard', id: 'design-leaderboard' },
+    h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', 'responses'].map((x) => h('th', {}, x)))),
+    h('tbody', {}, v.ranking.entries.map((e) => h('tr', {},
+      h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num score' }, fmt(e.score, digits)),
+      h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`), h('td', { class: 'num' }, e.responses))))));
+  if (v.type === 'pairwise' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Mean and median rank each model\'s win share per query on 1–10 (1 + 9 × its mean p(win) in that query\'s comparisons).'));
+  if (v.type === 'direct' && u.instruction === 'perplexity' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Perplexity scores are mean token log-probabilities (higher: the judge finds the response more predictable).'));
+  // Agreement with the checklist leaderboard (this judge) and with a loaded reference ranking.
+  const against = [];
+  if (ctx.judgments.length) {
+    try {
+      const checklist = await ctx.engine.request('view', { view: 'leaderboard', judge: name, settings, ...(decoding ? { decoding } : {}) });
+      against.push(['this judge\'s checklist grading', checklist.entries]);
+    } catch { /* fewer than two graded models: nothing to compare */ }
+  }
+  if (ctx.state.reference) against.push([ctx.state.reference.name, ctx.state.reference.entries]);
+  const rows = [];
+  for (const [label, entries] of against) {
+    try {
+      const a = await ctx.engine.core('compareRankings', v.ranking.entries, entries, 1000);
+      rows.push(h('tr', {}, h('td', {}, label), h('td', { class: 'num' }, a.models.length), h('td', { class: 'num' }, fmt(a.spearman?.value, 3)), h('td', { class: 'num' }, fmt(a.kendall_tau_b?.value, 3))));
+    } catch (e) {
+      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 3, class: 'hint' }, e.message)));
+    }
+  }
+  if (rows.length) {
+    parts.push(h('h3', {}, 'Agreement with other rankings'), h('table', { class: 'meta', id: 'design-agreement' },
+      h('thead', {}, h('tr', {}, ['ranking', 'models', 'Spearman ρ', 'Kendall τ-b'].map((x) => h('th', {}, x)))), h('tbody', {}, rows)));
+  }
+  const file = v.type === 'pairwise' ? 'pairs.jsonl' : `direct-${v.settings.instruction}.jsonl`;
+  parts.push(h('div', { class: 'row' }, h('button', { id: 'design-export', onclick: () => download(file, v.jsonl, 'application/x-ndjson') }, `Download ${file}`),
+    h('span', { class: 'hint' }, v.type === 'pairwise' ? 'rocketjudge rank --judgments <folder with it> ranks the same comparisons natively.' : 'One line per response, as rocketjudge direct writes them.')));
+  return parts;
+}
