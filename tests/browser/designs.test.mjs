@@ -51,6 +51,21 @@ async function download(page, name) {
   return dir;
 }
 
+/**
+ * Run the Direct design at `instruction` in the page and natively; `gap(page row, native row)` checks
+ * one response and measures their difference. Returns the largest.
+ */
+async function directRun(page, instruction, gap) {
+  await page.waitForSelector('#design-empty');
+  await runDesign(page);
+  const file = `direct-${instruction}.jsonl`;
+  const rows = jsonl(join(await download(page, file), file));
+  const nat = native(['direct', '--instruction', instruction]);
+  assert.equal(rows.length, 9);
+  assert.equal(nat.length, 9);
+  return Math.max(...nat.map((n) => gap(rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id), n)));
+}
+
 const board = (page) => page.$$eval('#design-leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
 
 /** Select a menu and wait for the tab to be drawn again with it. */
@@ -108,36 +123,20 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   // ---- Direct at instruction level 2 (generic): each digit distribution as `rocketjudge direct` makes it.
   await choose(page, 'design-type', 'direct');
   await choose(page, 'design-instruction', 'generic');
-  await page.waitForSelector('#design-empty');
-  await runDesign(page);
-  const direct = jsonl(join(await download(page, 'direct-generic.jsonl'), 'direct-generic.jsonl'));
-  const natDirect = native(['direct', '--instruction', 'generic']);
-  assert.equal(direct.length, 9);
-  assert.equal(natDirect.length, 9);
-  let worstDigit = 0;
-  for (const n of natDirect) {
-    const d = direct.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
+  const worstDigit = await directRun(page, 'generic', (d, n) => {
     assert.equal(d.prompt_version, 'generic-direct-v1');
     assert.ok(Math.abs(d.score - n.score) <= 0.05, `${n.session_id}: score ${d.score} vs ${n.score}`);
-    d.digits.forEach((p, i) => { worstDigit = Math.max(worstDigit, Math.abs(p - n.digits[i])); });
-  }
+    return Math.max(...d.digits.map((p, i) => Math.abs(p - n.digits[i])));
+  });
   assert.ok(worstDigit <= 0.01, `Direct digits page vs native: max |Δ| ${worstDigit}`);
 
   // ---- Perplexity (level 1, no prompt): the checklist menu goes away; mean log p as natively.
   await choose(page, 'design-instruction', 'perplexity');
   assert.equal(await page.locator('#design-checklist').count(), 0);
-  await page.waitForSelector('#design-empty');
-  await runDesign(page);
-  const ppl = jsonl(join(await download(page, 'direct-perplexity.jsonl'), 'direct-perplexity.jsonl'));
-  const natPpl = native(['direct', '--instruction', 'perplexity']);
-  assert.equal(ppl.length, 9);
-  assert.equal(natPpl.length, 9);
-  let worstLp = 0;
-  for (const n of natPpl) {
-    const d = ppl.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
+  const worstLp = await directRun(page, 'perplexity', (d, n) => {
     assert.equal(d.tokens, n.tokens);
-    worstLp = Math.max(worstLp, Math.abs(d.score - n.score));
-  }
+    return Math.abs(d.score - n.score);
+  });
   assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);
   console.log(`Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats`);
 

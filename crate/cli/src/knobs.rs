@@ -59,16 +59,6 @@ impl ChecklistFlags {
     /// The rule and its threshold (`default_k` for `selective` without --selective-k).
     pub fn rule(&self, default: ChecklistUse, default_k: f64) -> Result<(ChecklistUse, Option<f64>)> {
         let rule = self.checklist.unwrap_or(default);
-        match (rule, self.selective_k) {
-            (ChecklistUse::Selective, k) => {
-                let k = k.unwrap_or(default_k);
-                if !(k.is_finite() && k >= 0.0) {
-                    bail!("--selective-k must be a non-negative number, not {k}");
-                }
-                Ok((rule, Some(k)))
-            }
-            (_, Some(_)) => bail!("--selective-k applies only to --checklist selective"),
-            (_, None) => Ok((rule, None)),
-        }
+        Ok((rule, rule.threshold(self.selective_k, default_k).map_err(|e| anyhow!("--selective-k: {e}"))?))
     }
 }

@@ -69,16 +69,7 @@ impl DirectSettings {
         if self.instruction == DirectInstruction::Perplexity && (self.decoding.is_some() || self.checklist != ChecklistUse::Never) {
             return invalid!("the perplexity score has no prompt and no answer to decode: the checklist and the decoding do not apply");
         }
-        match (self.checklist, self.k) {
-            (ChecklistUse::Selective, None) => self.k = Some(DEFAULT_DIRECT_K),
-            (ChecklistUse::Selective, Some(k)) if !(k.is_finite() && k >= 0.0) => {
-                return invalid!("the selective threshold must be a non-negative number, not {k}")
-            }
-            (ChecklistUse::Always | ChecklistUse::Never, Some(_)) => {
-                return invalid!("a threshold applies to selective checklist use only")
-            }
-            _ => {}
-        }
+        self.k = self.checklist.threshold(self.k, DEFAULT_DIRECT_K)?;
         Ok(self)
     }
 

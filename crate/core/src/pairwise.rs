@@ -39,6 +39,21 @@ crate::named_enum!(
     }
 );
 
+impl ChecklistUse {
+    /// Selective use's threshold: `k`, or `default` when none is given; an error for a negative or
+    /// non-finite one, and for one given to another rule (it would mean nothing there).
+    pub fn threshold(self, k: Option<f64>, default: f64) -> Result<Option<f64>> {
+        match (self, k) {
+            (ChecklistUse::Selective, k) => match k.unwrap_or(default) {
+                k if k.is_finite() && k >= 0.0 => Ok(Some(k)),
+                k => invalid!("the selective threshold must be a non-negative number, not {k}"),
+            },
+            (_, Some(_)) => invalid!("a threshold applies to --checklist selective only"),
+            (_, None) => Ok(None),
+        }
+    }
+}
+
 impl Default for ChecklistUse {
     /// The plain prompt, as before checklists guided comparisons.
     fn default() -> Self {
@@ -65,16 +80,7 @@ impl PairSettings {
     /// The settings, checked: a threshold belongs to selective use only, which without one gets
     /// [`DEFAULT_PAIRWISE_K`].
     pub fn checked(mut self) -> Result<Self> {
-        match (self.checklist, self.k) {
-            (ChecklistUse::Selective, None) => self.k = Some(DEFAULT_PAIRWISE_K),
-            (ChecklistUse::Selective, Some(k)) if !(k.is_finite() && k >= 0.0) => {
-                return invalid!("the selective threshold must be a non-negative number, not {k}")
-            }
-            (ChecklistUse::Always | ChecklistUse::Never, Some(_)) => {
-                return invalid!("a threshold applies to selective checklist use only")
-            }
-            _ => {}
-        }
+        self.k = self.checklist.threshold(self.k, DEFAULT_PAIRWISE_K)?;
         Ok(self)
     }
 
