@@ -11,6 +11,7 @@ export const DESIGN_TABS = [['designs', 'Evaluation types']];
 const TYPES = {
   pairwise: 'Pairwise: every two models, both orders',
   reference: 'Pairwise: each model against a reference',
+  five: 'Pairwise on a 5-point scale (Arena-Hard\'s), both orders',
   direct: 'Direct score (0–9, no checklist items)',
 };
 const INSTRUCTIONS = {
@@ -29,7 +30,7 @@ function designOf(u) {
     const perplexity = u.instruction === 'perplexity';
     return { type: 'direct', settings: { instruction: u.instruction, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
-  return { type: 'pairwise', settings: { checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
+  return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
 
 /** Every loaded response with its query: what a design runs over (a checklist is needed only to use it). */

@@ -146,8 +146,11 @@ pub fn rocketeval_queries(data: &[u8]) {
                     let _ = p.item(i);
                 }
             }
-            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), None);
-            let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), Some(q.checklist.as_slice()));
+            for scale in [prompt::PairwiseScale::Binary, prompt::PairwiseScale::FivePoint] {
+                let _ = prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), None, scale);
+                let _ =
+                    prompt::pairwise_prompt(q.history(), q.user_query(), r.answer(), q.user_query(), Some(q.checklist.as_slice()), scale);
+            }
             for level in prompt::DirectInstruction::NAMES {
                 let reference = q.references.values().next().map(String::as_str);
                 for checklist in [None, Some(q.checklist.as_slice())] {

@@ -156,6 +156,14 @@ def main():
             gpt4[(j["model"], f"{j['question_id']}_turn1")] = float(j["score"])
     human = {p["question_id"]: p["winner"] for p in json.load(open(os.path.join(inputs, "human-pairs.json")))}
 
+    def pair_accuracy(pa_by_sid):
+        hits = []
+        for sid, pa in pa_by_sid.items():
+            w = human[sid]
+            pred = "model_a" if pa > 0.5 else "model_b" if pa < 0.5 else "tie"
+            hits.append(0.5 if pred == "tie" or w == "tie" else float(pred == w))
+        return float(np.mean(hits)), boot_ci(hits), len(hits)
+
     # ---- seed 001: every type x every aggregation, system level on the 5 models ----
     seed001 = {}
     if have("mt-pair"):
@@ -187,23 +195,38 @@ def main():
                 far = [ok for g, ok in gaps if g > cut]
                 seed001[f"{tname} | {method}"] = {"spearman": spearman(a, b), "kendall": kendall(a, b), "models": len(ms),
                                                    "close_pairs_agree": float(np.mean(close)), "far_pairs_agree": float(np.mean(far)) if far else None}
-        seed001["_position_consistency"] = {}
-        for folder in ["mt-pair", "human-pair-never", "human-pair-always"]:
-            if have(folder):
-                ps = folder_rows(os.path.join(runs, folder))
-                cons = [(p["p_a_first"] > 0.5) == (p["p_a_second"] > 0.5) and p["p_a_first"] != 0.5 for p in ps]
-                first = np.mean([x for p in ps for x in (p["p_a_first"], 1 - p["p_a_second"])])
-                seed001["_position_consistency"][folder] = {"pairs": len(ps), "consistent": float(np.mean(cons)), "p_first_shown_wins": float(first)}
+    # Base pairwise against the 5-point scale on the human pairs: each order's verdict distribution
+    # converted as the paper counts it (much better 6 wins, better 2, tie 1 each), in expectation and
+    # for the most likely verdict.
+    if have("human-pair-never") and have("human-pair-5point"):
+        share = lambda p: (6 * p[0] + 2 * p[1] + p[2]) / (6 * p[0] + 2 * p[1] + 2 * p[2] + 2 * p[3] + 6 * p[4])
+        onehot = lambda p: [1.0 if i == int(np.argmax(p)) else 0.0 for i in range(5)]
+        base = {p["session_id"]: p for p in folder_rows(os.path.join(runs, "human-pair-never"))}
+        five = {p["session_id"]: p for p in folder_rows(os.path.join(runs, "human-pair-5point"))}
+        common = sorted(set(base) & set(five))
+        variants = {
+            "base pairwise (A/B), expectation": {s: (base[s]["p_a_first"] + base[s]["p_a_second"]) / 2 for s in common},
+            "base pairwise (A/B), greedy": {s: (float(base[s]["p_a_first"] > 0.5) + float(base[s]["p_a_second"] > 0.5)) / 2 for s in common},
+            "5-point, expectation": {s: (share(five[s]["verdicts"][0]) + 1 - share(five[s]["verdicts"][1])) / 2 for s in common},
+            "5-point, greedy (most likely verdict)": {s: (share(onehot(five[s]["verdicts"][0])) + 1 - share(onehot(five[s]["verdicts"][1]))) / 2 for s in common},
+        }
+        seed001["_five_point"] = {}
+        for name, v in variants.items():
+            acc, ci, n = pair_accuracy(v)
+            seed001["_five_point"][name] = {"accuracy": acc, "ci": ci, "pairs": n}
+        seed001["_five_point_verdicts"] = {"mean distribution A first": np.mean([five[s]["verdicts"][0] for s in common], axis=0).tolist(),
+                                           "mean distribution A second": np.mean([five[s]["verdicts"][1] for s in common], axis=0).tolist()}
+    # Position consistency of every pairwise run made (a partial run of a slow judge has some only).
+    seed001["_position_consistency"] = {}
+    for folder in ["mt-pair", "human-pair-never", "human-pair-always", "human-pair-5point"]:
+        if have(folder):
+            ps = folder_rows(os.path.join(runs, folder))
+            cons = [(p["p_a_first"] > 0.5) == (p["p_a_second"] > 0.5) and p["p_a_first"] != 0.5 for p in ps]
+            first = np.mean([x for p in ps for x in (p["p_a_first"], 1 - p["p_a_second"])])
+            seed001["_position_consistency"][folder] = {"pairs": len(ps), "consistent": float(np.mean(cons)), "p_first_shown_wins": float(first)}
     report["seed001"] = seed001
 
     # ---- seed 002: checklist use on the human pairs, pairwise and direct ----
-    def pair_accuracy(pa_by_sid):
-        hits = []
-        for sid, pa in pa_by_sid.items():
-            w = human[sid]
-            pred = "model_a" if pa > 0.5 else "model_b" if pa < 0.5 else "tie"
-            hits.append(0.5 if pred == "tie" or w == "tie" else float(pred == w))
-        return float(np.mean(hits)), boot_ci(hits), len(hits)
 
     seed002 = {}
     if have("human-pair-never") and have("human-pair-always"):
@@ -333,6 +356,15 @@ def markdown(r):
     if pc:
         out.append("Position consistency (verdict kept when the two responses are swapped): " + "; ".join(
             f"{k}: {fmt(v['consistent'], 2)} of {v['pairs']} pairs, p(first shown wins) {fmt(v['p_first_shown_wins'], 2)}" for k, v in pc.items()) + "\n")
+    fp = r["seed001"].get("_five_point", {})
+    if fp:
+        out.append("**Seed 001 — base vs 5-point pairwise**, LLMBar MT-Bench human pairs (both orders averaged; 5-point verdicts converted to A's share of wins as the paper counts them):\n")
+        out.append("| type | accuracy [95% CI] | pairs |\n|---|---|---|")
+        for k, v in fp.items():
+            out.append(f"| {k} | {fmt(v['accuracy'])} [{fmt(v['ci'][0], 2)}, {fmt(v['ci'][1], 2)}] | {v['pairs']} |")
+        d = r["seed001"]["_five_point_verdicts"]
+        out.append("\nMean verdict distribution (1 = first shown much better … 5 = second shown much better): " + "; ".join(
+            f"{k}: " + ", ".join(f"{x:.2f}" for x in v) for k, v in d.items()) + "\n")
     for setting, rows in r["seed002"].items():
         out.append(f"**Seed 002 — checklist use, {setting} setting**, LLMBar MT-Bench human pairs:\n")
         out.append("| checklist | accuracy [95% CI] | checklist used |\n|---|---|---|")

@@ -34,6 +34,9 @@ for use in never always; do
   step "human pairs, pairwise, checklist $use"
   $rj grade --model "$judge" "${hq[@]}" --type pairwise --checklist "$use" --out "$out/human-pair-$use" "$@"
 done
+# Seed 001: the 5-point scale (Arena-Hard's) against base pairwise, on the same human pairs.
+step "human pairs, pairwise on the 5-point scale"
+$rj grade --model "$judge" "${hq[@]}" --type pairwise-5point --out "$out/human-pair-5point" "$@"
 # Seed 001 system level: pointwise checklist grading and all-pairs comparisons of the 5 models.
 step "MT-Bench, pointwise checklist grading"
 $rj grade --model "$judge" "${mq[@]}" --out "$out/mt-grade" "$@"

@@ -1,5 +1,5 @@
 // Browser test of the other evaluation designs (issue #13): the "Evaluation types" tab runs pairwise
-// comparisons (both orders) and Direct scores (an instruction level, perplexity) with the real wasm
+// comparisons (both orders; A/B and the 5-point scale) and Direct scores (an instruction level, perplexity) with the real wasm
 // engine and a real judge, stores them as it goes, ranks them with core — and each record equals what
 // the native CLI makes on the same inputs (`grade --type pairwise`, `direct`), each leaderboard what
 // `rocketjudge rank` computes from the page's download.
@@ -120,6 +120,21 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   const bad = await view({ type: 'pairwise', settings: { checklist: 'selective', k: -1 } }, {}).then(() => null, (e) => e.message);
   assert.match(bad || '', /non-negative/);
 
+  // ---- The 5-point scale (Arena-Hard's): each order's verdict distribution as natively.
+  await choose(page, 'design-type', 'five');
+  await page.waitForSelector('#design-empty');
+  await runDesign(page);
+  const five = jsonl(join(await download(page, 'pairs.jsonl'), 'pairs.jsonl'));
+  const natFive = native(['grade', '--type', 'pairwise-5point']);
+  assert.deepEqual(five.map(pkey).sort(), natFive.map(pkey).sort());
+  let worstVerdict = 0;
+  for (const p of five) {
+    const n = natFive.find((x) => pkey(x) === pkey(p));
+    assert.deepEqual([p.scale, p.prompt_version], ['5-point', 'pairwise-5point-v1']);
+    p.verdicts.flat().forEach((x, i) => { worstVerdict = Math.max(worstVerdict, Math.abs(x - n.verdicts.flat()[i])); });
+  }
+  assert.ok(worstVerdict <= 0.01, `5-point verdicts page vs native: max |Δ| ${worstVerdict}`);
+
   // ---- Direct at instruction level 2 (generic): each digit distribution as `rocketjudge direct` makes it.
   await choose(page, 'design-type', 'direct');
   await choose(page, 'design-instruction', 'generic');
@@ -138,7 +153,7 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
     return Math.abs(d.score - n.score);
   });
   assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);
-  console.log(`Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats`);
+  console.log(`5-point: max |Δ verdict p| = ${worstVerdict.toExponential(2)}; Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats`);
 
   // ---- After a reload the records are kept: running again makes nothing twice.
   await page.reload();

@@ -159,6 +159,27 @@ fn pairwise_comparisons_feed_every_aggregation() {
     }
     assert_eq!(rank_json(&refdir, &["--method", "bt"]).len(), 3);
 
+    // The 5-point scale (seed 001): each order's distribution over the five verdicts, converted to
+    // A's share of wins as the paper counts them (much better 6, better 2, tie 1 each).
+    let five = dir.path().join("five");
+    ok(grade(&q, &r, &five, &["--type", "pairwise-5point", "--reference", "gpt-4"]));
+    let share = |v: &Value| {
+        let p: Vec<f64> = v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "a distribution: {v}");
+        let a = 6.0 * p[0] + 2.0 * p[1] + p[2];
+        a / (a + p[2] + 2.0 * p[3] + 6.0 * p[4])
+    };
+    let five_lines = lines(&five.join("pairs.jsonl"));
+    assert_eq!(five_lines.len(), 5);
+    for p in &five_lines {
+        assert_eq!((p["scale"].as_str(), p["prompt_version"].as_str()), (Some("5-point"), Some("pairwise-5point-v1")));
+        assert!((f(p, "p_a_first") - share(&p["verdicts"][0])).abs() < 1e-9);
+        assert!((f(p, "p_a_second") - (1.0 - share(&p["verdicts"][1]))).abs() < 1e-9);
+    }
+    // Every aggregation takes them, re-decoded too (greedy: each order's most likely verdict).
+    assert_eq!(rank_json(&five, &["--method", "winrate", "--decoding", "greedy"]).len(), 3);
+    fails_with(grade(&q, &r, &five, &["--type", "pairwise", "--reference", "gpt-4"]), "5-point scale");
+
     // Resuming with other settings is refused; combinations that mean nothing are errors.
     fails_with(grade(&q, &r, &never, &["--type", "pairwise", "--checklist", "always"]), "use another --out folder");
     fails_with(grade(&q, &r, &dir.path().join("x1"), &["--reference", "gpt-4"]), "--reference applies to --type pairwise");

@@ -174,33 +174,41 @@ impl Decoding {
     }
 
     /// Decode a distribution over the scores 0..n (the Direct digits): the argmax, Σ d·p(d), or the
-    /// mean of N draws from `p_T ∝ p^(1/T)`.
+    /// mean of N draws from `p_T ∝ p^(1/T)` — the mean of [`Self::distribution`].
     pub fn score(&self, probabilities: &[f64], key: &str) -> f64 {
+        self.distribution(probabilities, key).iter().enumerate().map(|(d, p)| d as f64 * p).sum()
+    }
+
+    /// Decode a distribution over n answers into the distribution the decoding acts with: all mass on
+    /// the most likely answer (greedy), the distribution itself renormalised (expected), or the shares
+    /// of N draws from `p_T ∝ p^(1/T)` (sampled).
+    pub fn distribution(&self, probabilities: &[f64], key: &str) -> Vec<f64> {
+        let mut out = vec![0.0; probabilities.len()];
         match *self {
-            Decoding::Greedy => (0..probabilities.len()).max_by(|&a, &b| probabilities[a].total_cmp(&probabilities[b])).unwrap_or(0) as f64,
+            Decoding::Greedy => {
+                if let Some(best) = (0..probabilities.len()).max_by(|&a, &b| probabilities[a].total_cmp(&probabilities[b])) {
+                    out[best] = 1.0;
+                }
+            }
             Decoding::Expected => {
                 let z: f64 = probabilities.iter().sum();
-                probabilities.iter().enumerate().map(|(d, p)| d as f64 * p).sum::<f64>() / z
+                out.iter_mut().zip(probabilities).for_each(|(o, p)| *o = p / z);
             }
             Decoding::Sampled { samples, temperature, seed } => {
                 let tempered = tempered(probabilities, temperature);
                 let mut rng = Self::rng(seed, key);
-                let total: f64 = (0..samples)
-                    .map(|_| {
-                        let u = rng.uniform(0.0, 1.0);
-                        let mut acc = 0.0;
-                        for (d, p) in tempered.iter().enumerate() {
-                            acc += p;
-                            if u < acc {
-                                return d as f64;
-                            }
-                        }
-                        (tempered.len() - 1) as f64
-                    })
-                    .sum();
-                total / samples as f64
+                for _ in 0..samples {
+                    let u = rng.uniform(0.0, 1.0);
+                    let mut acc = 0.0;
+                    let drawn = tempered.iter().position(|p| {
+                        acc += p;
+                        u < acc
+                    });
+                    out[drawn.unwrap_or(tempered.len() - 1)] += 1.0 / samples as f64;
+                }
             }
         }
+        out
     }
 }
 

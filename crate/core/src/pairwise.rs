@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::decoding::Decoding;
 use crate::error::{invalid, FormatError, Result};
 use crate::formats::Lined;
+use crate::prompt::PairwiseScale;
 use crate::rank::{IndexBattle, PairRule, ScoreTable};
 use crate::stats;
 
@@ -65,11 +66,13 @@ impl Default for ChecklistUse {
 /// get at least 3 of 10 votes.
 pub const DEFAULT_PAIRWISE_K: f64 = 3.0;
 
-/// How a pairwise run compares: the checklist rule (with selective use's threshold `k`), the
+/// How a pairwise run compares: the verdict's scale, the checklist rule (with selective use's threshold `k`), the
 /// reference system (each model compared with it only; `None`: every two models) and the decoding.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PairSettings {
+    /// The verdict asked for: "A or B" (binary) or Arena-Hard's 5-point scale.
+    pub scale: PairwiseScale,
     pub checklist: ChecklistUse,
     pub k: Option<f64>,
     pub reference: Option<String>,
@@ -98,6 +101,8 @@ impl PairSettings {
     pub fn mismatch(&self, p: &PairJudgment, judge: &str) -> Option<String> {
         if p.judge != judge {
             Some(format!("compared by `{}`, but this run's judge is `{judge}`", p.judge))
+        } else if p.scale.unwrap_or_default() != self.scale {
+            Some(format!("made on the {} scale, but this run's is {}", p.scale.unwrap_or_default(), self.scale))
         } else if p.checklist_use != Some(self.checklist) {
             Some(format!(
                 "made with checklist use {}, but this run's is {}",
@@ -177,13 +182,27 @@ pub struct PairJudgment {
     /// Characters cut from the two responses to fit the judge's context (absent when they fit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated_chars: Option<usize>,
+    /// The verdict's scale (absent: binary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<PairwiseScale>,
+    /// 5-point scale: the judge's distribution over the verdicts "1" (the first shown much better) to
+    /// "5" (the second shown much better) in each order, as shown (A first, then B first). `p_a_first`
+    /// and `p_a_second` are their [`five_point_share`]s for A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<[[f64; 5]; 2]>,
 }
 
 impl PairJudgment {
-    /// The two orders' p(A better), decoded as the line records.
+    /// The two orders' p(A better), decoded as the line records (on the 5-point scale: each order's
+    /// verdict distribution decoded, then converted by [`five_point_share`]).
     pub fn decoded(&self) -> (f64, f64) {
         let d = self.decoding.unwrap_or_default();
-        let v = d.binary(&[self.p_a_first, self.p_a_second], &format!("{}/{}/{}", self.model_a, self.model_b, self.session_id));
+        let key = format!("{}/{}/{}", self.model_a, self.model_b, self.session_id);
+        if let Some([first, second]) = &self.verdicts {
+            let share = |v: &[f64; 5], order: &str| five_point_share(&d.distribution(v, &format!("{key}/{order}")));
+            return (share(first, "first"), 1.0 - share(second, "second"));
+        }
+        let v = d.binary(&[self.p_a_first, self.p_a_second], &key);
         (v[0], v[1])
     }
 
@@ -204,11 +223,26 @@ impl PairJudgment {
                 return Err(FormatError::new(file, line, field, format!("expected a probability in [0, 1], found {p}")));
             }
         }
+        if let Some(vs) = &self.verdicts {
+            if vs.iter().flatten().any(|p| !(0.0..=1.0).contains(p)) || vs.iter().any(|v| v.iter().sum::<f64>() <= 0.0) {
+                return Err(FormatError::new(file, line, "verdicts", "expected two distributions of five probabilities in [0, 1]"));
+            }
+        }
         if self.model_a == self.model_b {
             return Err(FormatError::new(file, line, "model_b", format!("a model compared with itself (`{}`)", self.model_a)));
         }
         Ok(())
     }
+}
+
+/// A 5-point verdict distribution (first shown much better … second shown much better) as the first
+/// shown response's share of wins under seed 001's conversion to base pairwise (App. A, after Li et
+/// al. 2024b): "much better" counts as 6 wins, "better" as 2, a tie as one win each — here in
+/// expectation over the distribution: (6p₁ + 2p₂ + p₃) / (6p₁ + 2p₂ + 2p₃ + 2p₄ + 6p₅).
+pub fn five_point_share(p: &[f64]) -> f64 {
+    let first = 6.0 * p[0] + 2.0 * p[1] + p[2];
+    let second = p[2] + 2.0 * p[3] + 6.0 * p[4];
+    first / (first + second)
 }
 
 /// Seed 002's inconsistency of a plain comparison: the votes the less-preferred response gets out of
@@ -308,7 +342,32 @@ mod tests {
             decoding: None,
             prompt_version: None,
             truncated_chars: None,
+            scale: None,
+            verdicts: None,
         }
+    }
+
+    #[test]
+    fn five_point_verdicts_convert_as_seed_001_counts_them() {
+        // "A much better" is 6 wins of 6; "A better" 2 of 2; a tie 1 of 2.
+        assert_eq!(five_point_share(&[1.0, 0.0, 0.0, 0.0, 0.0]), 1.0);
+        assert_eq!(five_point_share(&[0.0, 0.0, 1.0, 0.0, 0.0]), 0.5);
+        assert_eq!(five_point_share(&[0.0, 1.0, 0.0, 0.0, 1.0]), 2.0 / 8.0);
+        // Each order is decoded, then converted; the second order's share is B's, seen from A.
+        let p = PairJudgment {
+            scale: Some(PairwiseScale::FivePoint),
+            verdicts: Some([[0.1, 0.5, 0.2, 0.1, 0.1], [0.0, 0.2, 0.3, 0.4, 0.1]]),
+            ..pair("q", "x", "y", 0.0, 0.0)
+        };
+        let (first, second) = p.decoded();
+        assert!((first - five_point_share(&[0.1, 0.5, 0.2, 0.1, 0.1])).abs() < 1e-12);
+        assert!((second - (1.0 - five_point_share(&[0.0, 0.2, 0.3, 0.4, 0.1]))).abs() < 1e-12);
+        let greedy = PairJudgment { decoding: Some(Decoding::Greedy), ..p.clone() };
+        // Greedy: "A slightly better" shown first; "4", the second shown (A) slightly better, shown second.
+        assert_eq!(greedy.decoded(), (1.0, 1.0));
+        assert!(PairSettings { scale: PairwiseScale::FivePoint, ..Default::default() }
+            .mismatch(&PairJudgment { checklist_use: Some(ChecklistUse::Never), ..pair("q", "x", "y", 0.5, 0.5) }, "j")
+            .is_some());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::direct::{DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings};
-use rocketjudge_core::prompt::{DirectInstruction, PAIRWISE_CHECKLIST_PROMPT_VERSION, PAIRWISE_PROMPT_VERSION};
+use rocketjudge_core::prompt::{DirectInstruction, PairwiseScale};
 
 use crate::judge::{AnyJudge, Judge};
 use crate::EngineError;
@@ -27,19 +27,20 @@ impl AnyJudge {
         (model_b, b): (&str, &Response),
         settings: &PairSettings,
     ) -> Result<PairJudgment, EngineError> {
-        let both = async |judge: &mut AnyJudge, guided: bool| -> Result<(f64, f64, usize), EngineError> {
-            let ab = judge.compare(query, a, b, guided).await?;
-            let ba = judge.compare(query, b, a, guided).await?;
-            Ok((ab.p_a, 1.0 - ba.p_a, ab.truncated_chars.max(ba.truncated_chars)))
+        let both = async |judge: &mut AnyJudge, guided: bool| -> Result<(f64, f64, usize, Option<[[f64; 5]; 2]>), EngineError> {
+            let ab = judge.compare(query, a, b, guided, settings.scale).await?;
+            let ba = judge.compare(query, b, a, guided, settings.scale).await?;
+            let verdicts = ab.verdicts.zip(ba.verdicts).map(|(x, y)| [x, y]);
+            Ok((ab.p_a, 1.0 - ba.p_a, ab.truncated_chars.max(ba.truncated_chars), verdicts))
         };
         let (mut orders, mut inconsistency) = (None, None);
         if settings.checklist == ChecklistUse::Selective {
-            let (first, second, cut) = both(self, false).await?;
-            inconsistency = Some(pairwise::inconsistency(first, second));
-            orders = Some((first, second, cut));
+            let plain = both(self, false).await?;
+            inconsistency = Some(pairwise::inconsistency(plain.0, plain.1));
+            orders = Some(plain);
         }
         let guided = match orders {
-            Some((first, second, _)) => settings.guide(first, second),
+            Some((first, second, ..)) => settings.guide(first, second),
             None => settings.guide(0.5, 0.5),
         };
         if guided && query.checklist.is_empty() {
@@ -48,7 +49,7 @@ impl AnyJudge {
         if guided || orders.is_none() {
             orders = Some(both(self, guided).await?);
         }
-        let (first, second, cut) = orders.expect("compared above");
+        let (first, second, cut, verdicts) = orders.expect("compared above");
         Ok(PairJudgment {
             session_id: a.session_id.clone(),
             model_a: model_a.to_string(),
@@ -61,8 +62,10 @@ impl AnyJudge {
             inconsistency,
             reference: settings.reference.clone(),
             decoding: settings.decoding,
-            prompt_version: Some(if guided { PAIRWISE_CHECKLIST_PROMPT_VERSION } else { PAIRWISE_PROMPT_VERSION }.to_string()),
+            prompt_version: Some(settings.scale.prompt_version(guided).to_string()),
             truncated_chars: (cut > 0).then_some(cut),
+            scale: (settings.scale != PairwiseScale::Binary).then_some(settings.scale),
+            verdicts,
         })
     }
 

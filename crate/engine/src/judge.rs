@@ -19,9 +19,10 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
+use rocketjudge_core::pairwise::five_point_share;
 use rocketjudge_core::prompt::{
-    direct_prompt_at, format_history, grading_history, grading_prompt_for, pairwise_prompt, DirectInstruction, GradingPrompt, PromptStyle,
-    TRUNCATION_MARKER,
+    direct_prompt_at, format_history, grading_history, grading_prompt_for, pairwise_prompt, DirectInstruction, GradingPrompt,
+    PairwiseScale, PromptStyle, TRUNCATION_MARKER,
 };
 use serde::Serialize;
 
@@ -98,16 +99,22 @@ const NO: [&str; 6] = ["No", " No", "no", " no", "NO", " NO"];
 /// The answers of a pairwise comparison.
 const CHOICE_A: [&str; 2] = ["A", " A"];
 const CHOICE_B: [&str; 2] = ["B", " B"];
+/// The answers of a 5-point comparison, "1" (the first shown much better) to "5".
+const VERDICTS: [[&str; 2]; 5] = [["1", " 1"], ["2", " 2"], ["3", " 3"], ["4", " 4"], ["5", " 5"]];
 
 /// Which of two responses the judge prefers, read from its first answer token.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PairPreference {
     pub logit_a: f32,
     pub logit_b: f32,
-    /// p(A) / (p(A) + p(B)) = σ(logit_a − logit_b): the first-shown response is better.
+    /// p(A) / (p(A) + p(B)) = σ(logit_a − logit_b): the first-shown response is better; on the
+    /// 5-point scale the verdicts' [`five_point_share`](rocketjudge_core::pairwise::five_point_share).
     pub p_a: f64,
     /// Characters cut from the two responses together to fit the context (0 when both fit).
     pub truncated_chars: usize,
+    /// 5-point scale: the distribution over the verdicts "1" to "5" (`logit_a`/`logit_b` are then
+    /// the logits of "1" and "5").
+    pub verdicts: Option<[f64; 5]>,
 }
 
 /// What the judge reads for one response, as text: each item's whole prompt in the chat template,
@@ -229,20 +236,21 @@ impl PromptCodec {
 
     /// The tokens of a pairwise comparison of two answers to `query`, both cut by the same share of
     /// their length when together they do not fit `max_tokens`; and the characters cut.
-    /// With `checklist`, the query's checklist guides the verdict (seed 002).
+    /// With `checklist`, the query's checklist guides the verdict (seed 002); `scale` picks the verdict asked for.
     pub fn pairwise_tokens(
         &self,
         query: &Query,
         a: &str,
         b: &str,
         checklist: bool,
+        scale: PairwiseScale,
         max_tokens: usize,
     ) -> Result<(Vec<u32>, usize), EngineError> {
         // Earlier turns are the benchmark's own (the reference's), the same whichever response is
         // shown first: each response's own earlier turns would differ between the two.
         let history = query.history();
         let items = checklist.then_some(query.checklist.as_slice());
-        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items));
+        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale));
         let whole = encode(a, b)?;
         if whole.len() <= max_tokens {
             return Ok((whole, 0));
@@ -491,21 +499,54 @@ impl<B: Backend> ModelJudge<B> {
     }
 
     /// Which of two responses to `query` the judge prefers, in the order given (see
-    /// [`rocketjudge_core::prompt::pairwise_prompt`]); the best logit among "A"/" A" and "B"/" B".
+    /// [`rocketjudge_core::prompt::pairwise_prompt`]); the best logit among "A"/" A" and "B"/" B", or
+    /// on the 5-point scale among "1"/" 1" … "5"/" 5" for each verdict.
     /// With `checklist`, the query's checklist guides the verdict (seed 002).
-    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response, checklist: bool) -> Result<PairPreference, EngineError> {
-        let (ids_a, ids_b) = (single_tokens(&self.codec.tokenizer, &CHOICE_A)?, single_tokens(&self.codec.tokenizer, &CHOICE_B)?);
-        if ids_a.is_empty() || ids_b.is_empty() {
-            return Err(EngineError::Unsupported(
-                "this judge's tokenizer has no single-token \"A\" or \"B\" to answer a comparison with".into(),
-            ));
+    pub async fn compare(
+        &mut self,
+        query: &Query,
+        a: &Response,
+        b: &Response,
+        checklist: bool,
+        scale: PairwiseScale,
+    ) -> Result<PairPreference, EngineError> {
+        let choices: Vec<Vec<u32>> = match scale {
+            PairwiseScale::Binary => {
+                [CHOICE_A, CHOICE_B].iter().map(|c| single_tokens(&self.codec.tokenizer, c)).collect::<Result<_, _>>()?
+            }
+            PairwiseScale::FivePoint => VERDICTS.iter().map(|c| single_tokens(&self.codec.tokenizer, c)).collect::<Result<_, _>>()?,
+        };
+        if choices.iter().any(Vec::is_empty) {
+            return Err(EngineError::Unsupported(format!(
+                "this judge's tokenizer has no single-token answer for every verdict of a {scale} comparison"
+            )));
         }
-        let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), checklist, self.max_tokens)?;
-        let ids: Vec<u32> = ids_a.iter().chain(&ids_b).copied().collect();
+        let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), checklist, scale, self.max_tokens)?;
+        let ids: Vec<u32> = choices.iter().flatten().copied().collect();
         let logits = self.next_token_logits(&tokens, &ids).await?;
-        let best = |xs: &[f32]| xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let (logit_a, logit_b) = (best(&logits[..ids_a.len()]), best(&logits[ids_a.len()..]));
-        Ok(PairPreference { logit_a, logit_b, p_a: ItemGrade::from_logits(logit_a, logit_b).p_yes, truncated_chars })
+        let mut at = 0;
+        let best: Vec<f32> = choices
+            .iter()
+            .map(|c| {
+                at += c.len();
+                logits[at - c.len()..at].iter().copied().fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect();
+        let (logit_a, logit_b) = (best[0], best[best.len() - 1]);
+        if scale == PairwiseScale::Binary {
+            return Ok(PairPreference {
+                logit_a,
+                logit_b,
+                p_a: ItemGrade::from_logits(logit_a, logit_b).p_yes,
+                truncated_chars,
+                verdicts: None,
+            });
+        }
+        let max = best.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f64> = best.iter().map(|l| f64::from(l - max).exp()).collect();
+        let z: f64 = e.iter().sum();
+        let verdicts: [f64; 5] = std::array::from_fn(|i| e[i] / z);
+        Ok(PairPreference { logit_a, logit_b, p_a: five_point_share(&verdicts), truncated_chars, verdicts: Some(verdicts) })
     }
 
     /// Grade one item from scratch: the whole prompt in one pass, no prefix sharing (the reference
@@ -588,9 +629,17 @@ impl AnyJudge {
         each!(self, j => j.response_logprob(query, response).await)
     }
 
-    /// Which of two responses the judge prefers, in the order given (with the checklist to guide it).
-    pub async fn compare(&mut self, query: &Query, a: &Response, b: &Response, checklist: bool) -> Result<PairPreference, EngineError> {
-        each!(self, j => j.compare(query, a, b, checklist).await)
+    /// Which of two responses the judge prefers, in the order given (with the checklist to guide it),
+    /// on the verdict scale `scale`.
+    pub async fn compare(
+        &mut self,
+        query: &Query,
+        a: &Response,
+        b: &Response,
+        checklist: bool,
+        scale: PairwiseScale,
+    ) -> Result<PairPreference, EngineError> {
+        each!(self, j => j.compare(query, a, b, checklist, scale).await)
     }
 
     /// What the judge reads for a response in the wording `style`, as text.

@@ -614,7 +614,7 @@ impl JudgeHandle {
             let a: Response = from_js(first, "first response")?;
             let b: Response = from_js(second, "second response")?;
             let mut guard = borrow_judge(&inner)?;
-            to_js(&guard.compare(&q, &a, &b, false).await.map_err(err)?)
+            to_js(&guard.compare(&q, &a, &b, false, prompt::PairwiseScale::Binary).await.map_err(err)?)
         })
     }
 

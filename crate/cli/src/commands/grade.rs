@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::{self, jsonl, Judgment};
-use rocketjudge_core::prompt::{PromptStyle, GRADING_PROMPT_VERSION};
+use rocketjudge_core::prompt::{PairwiseScale, PromptStyle, GRADING_PROMPT_VERSION};
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
@@ -57,7 +57,8 @@ pub struct Args {
     prompt: PromptStyle,
     /// The evaluation type (seed 001): `pointwise` grades each response against its checklist;
     /// `pairwise` compares every two models' responses to a query, in both orders, into
-    /// `<out>/pairs.jsonl` (with --reference, each model with the reference's response only).
+    /// `<out>/pairs.jsonl` (with --reference, each model with the reference's response only);
+    /// `pairwise-5point` does so on Arena-Hard's 5-point scale (seed 001).
     #[arg(long = "type", value_enum, default_value_t = EvalType::Pointwise)]
     eval_type: EvalType,
     /// Pairwise against a reference system: the model every other model is compared with.
@@ -74,6 +75,10 @@ pub struct Args {
 pub enum EvalType {
     Pointwise,
     Pairwise,
+    /// Pairwise on Arena-Hard's 5-point scale (A much better … B much better), converted to win
+    /// shares as seed 001 does.
+    #[value(name = "pairwise-5point")]
+    Pairwise5Point,
 }
 
 /// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge` with
@@ -149,7 +154,7 @@ fn resume_trace(path: &Path, todo: &HashSet<(&str, &str)>) -> Result<()> {
 
 pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
-    let pairwise = a.eval_type == EvalType::Pairwise;
+    let pairwise = a.eval_type != EvalType::Pointwise;
     let (checklist, k) = a.checklist.rule(if pairwise { ChecklistUse::Never } else { ChecklistUse::Always }, DEFAULT_PAIRWISE_K)?;
     if !pairwise {
         if a.reference.is_some() {
@@ -182,7 +187,8 @@ pub fn run(a: Args) -> CliResult {
     }
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     if pairwise {
-        let settings = PairSettings { checklist, k, reference: a.reference.clone(), decoding };
+        let scale = if a.eval_type == EvalType::Pairwise5Point { PairwiseScale::FivePoint } else { PairwiseScale::Binary };
+        let settings = PairSettings { scale, checklist, k, reference: a.reference.clone(), decoding };
         return Ok(pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out)?);
     }
     judge.set_prompt_style(a.prompt);

@@ -2,7 +2,7 @@
 //! character, plus "▁Yes" and "▁No"): the prefix split, the truncation search and the digit score.
 
 use rocketjudge_core::formats::{Message, Query, Response, Role};
-use rocketjudge_core::prompt::{grading_prompt_for, PromptStyle, TRUNCATION_MARKER};
+use rocketjudge_core::prompt::{grading_prompt_for, PairwiseScale, PromptStyle, TRUNCATION_MARKER};
 
 use super::{DigitScore, PromptCodec};
 use crate::chat::ChatTemplate;
@@ -177,15 +177,15 @@ fn pairwise_tokens_keep_the_order_and_cut_both_to_fit() {
     let q = query(&["Is the number prime?"]);
     let long_a: String = (0..80).map(|i| format!("alpha{i} ")).collect();
     let long_b: String = (0..80).map(|i| format!("beta{i} ")).collect();
-    let (ab, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, 100_000).unwrap();
+    let (ab, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, PairwiseScale::Binary, 100_000).unwrap();
     assert_eq!(cut, 0);
-    let (ba, _) = c.pairwise_tokens(&q, &long_b, &long_a, false, 100_000).unwrap();
+    let (ba, _) = c.pairwise_tokens(&q, &long_b, &long_a, false, PairwiseScale::Binary, 100_000).unwrap();
     assert_ne!(ab, ba, "the order shown is part of the prompt");
-    let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, ab.len() - 80).unwrap();
+    let (fitted, cut) = c.pairwise_tokens(&q, &long_a, &long_b, false, PairwiseScale::Binary, ab.len() - 80).unwrap();
     assert!(fitted.len() <= ab.len() - 80 && cut > 0);
-    assert!(c.pairwise_tokens(&q, &long_a, &long_b, false, 10).is_err());
+    assert!(c.pairwise_tokens(&q, &long_a, &long_b, false, PairwiseScale::Binary, 10).is_err());
     // Checklist-guided (seed 002): the query's items are read before the verdict.
-    let (guided, _) = c.pairwise_tokens(&q, &long_a, &long_b, true, 100_000).unwrap();
+    let (guided, _) = c.pairwise_tokens(&q, &long_a, &long_b, true, PairwiseScale::Binary, 100_000).unwrap();
     let item = c.tokenizer.encode_plain("Is the number prime?").unwrap();
     assert!(guided.len() > ab.len() + item.len() && guided.windows(item.len()).any(|w| w == item.as_slice()));
     assert_eq!(guided[guided.len() - 8..], ab[ab.len() - 8..], "both end on the answer cue");
