@@ -33,10 +33,22 @@ function designOf(u) {
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
 
-/** Every loaded response with its query: what a design runs over (a checklist is needed only to use it). */
-function designJobs(ctx) {
+/**
+ * Every loaded response with its query: what a design runs over; with `checklist` (the design may put
+ * it in the prompt) only those whose query has one. Returns {jobs, without} (responses left out).
+ */
+function designJobs(ctx, checklist) {
   const byId = new Map((ctx.state.benchmark ? ctx.state.benchmark.queries : []).map((q) => [q.session_id, q]));
-  return ctx.state.responses.flatMap((r) => r.records.filter((x) => byId.has(x.session_id)).map((x) => ({ query: byId.get(x.session_id), response: x, model: r.model })));
+  const all = ctx.state.responses.flatMap((r) => r.records.filter((x) => byId.has(x.session_id)).map((x) => ({ query: byId.get(x.session_id), response: x, model: r.model })));
+  const jobs = checklist ? all.filter((j) => j.query.checklist && j.query.checklist.length) : all;
+  return { jobs, without: all.length - jobs.length };
+}
+
+/** Show the run's state in the tab (whichever copy of it is drawn now). */
+function showStatus(ui, text) {
+  ui.designStatus = text;
+  const el = document.getElementById('design-status');
+  if (el) el.textContent = text;
 }
 
 const select = (id, label, choices, value, onchange) => {
@@ -56,16 +68,15 @@ export const DESIGN_VIEWS = {
       placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many votes of 10 (default 3)' });
     k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
-    const status = h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || '');
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
     const run = async () => {
-      const jobs = designJobs(ctx);
-      if (!jobs.length) return ctx.notice('Load a benchmark and responses first.', 'error');
-      ui.designStatus = 'starting…';
-      status.textContent = ui.designStatus;
+      const { jobs, without } = designJobs(ctx, design.settings.checklist !== 'never');
+      if (!jobs.length) return ctx.notice('Load a benchmark and responses first (with checklists, to put them in the prompt).', 'error');
+      if (without) ctx.notice(`${without} responses answer queries without a checklist and are left out of this run.`, 'warn');
+      showStatus(ui, 'starting…');
       const off = [
-        ctx.engine.on('design-progress', (m) => { ui.designStatus = `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`; status.textContent = ui.designStatus; }),
+        ctx.engine.on('design-progress', (m) => showStatus(ui, `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`)),
         ctx.engine.on('design-error', (m) => ctx.notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error')),
       ];
       ui.designRunning = true;
@@ -90,7 +101,7 @@ export const DESIGN_VIEWS = {
     const buttons = h('div', { class: 'row' },
       h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
       h('button', { id: 'design-cancel', disabled: !ui.designRunning, onclick: () => ctx.engine.signal('cancel') }, 'Cancel'),
-      status);
+      h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || ''));
     const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders and are averaged (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
     if (!name) return mount(body, intro, form, buttons, h('p', { class: 'hint' }, 'Load a judge to run a design.'));
     let v;

@@ -157,6 +157,11 @@ async function stored() {
   return judgments;
 }
 
+/** Refuse a second run while one grades (the judge answers one call at a time). */
+function notWhileGrading() {
+  if (grading) throw Object.assign(new Error('the judge is busy with another run: wait for it to finish, or cancel it'), { kind: 'busy' });
+}
+
 /** Store a judgment (IndexedDB first, so a reload loses nothing that was reported). */
 async function keep(j) {
   await put('judgments', j);
@@ -417,6 +422,7 @@ const DESIGN_HANDLERS = {
    */
   async runDesign({ design, jobs }) {
     if (!judge) throw new Error('load a judge first');
+    notWhileGrading();
     const d = checkDesign(design);
     const name = judge.name();
     const tasks = d.type === 'pairwise'
@@ -582,6 +588,7 @@ const handlers = {
    */
   async grade({ jobs }) {
     if (!judge) throw new Error('load a judge first');
+    notWhileGrading();
     control = { paused: false, cancelled: false };
     grading = true;
     try {

@@ -14,7 +14,7 @@ use crate::judge::{AnyJudge, Judge};
 use crate::EngineError;
 
 fn no_checklist(query: &Query) -> EngineError {
-    EngineError::Input(format!("`{}` has no checklist to put in the prompt (use the checklist never)", query.session_id))
+    EngineError::Input(format!("`{}` has no checklist to put in the prompt (choose the checklist use `never`)", query.session_id))
 }
 
 impl AnyJudge {
@@ -39,10 +39,7 @@ impl AnyJudge {
             inconsistency = Some(pairwise::inconsistency(plain.0, plain.1));
             orders = Some(plain);
         }
-        let guided = match orders {
-            Some((first, second, ..)) => settings.guide(first, second),
-            None => settings.guide(0.5, 0.5),
-        };
+        let guided = orders.map_or(settings.checklist == ChecklistUse::Always, |(first, second, ..)| settings.guide(first, second));
         if guided && query.checklist.is_empty() {
             return Err(no_checklist(query));
         }
