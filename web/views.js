@@ -53,8 +53,31 @@ function view(ctx, judge, name, extra = {}) {
 const DECODINGS = {
   expected: ['Expected p(Yes) (exact)', null],
   greedy: ['Greedy (Yes/No per item)', { method: 'greedy' }],
-  sample: ['10 samples at T = 1', { method: 'sample', samples: 10, temperature: 1, seed: 0 }],
+  sample: ['N samples at temperature T', { method: 'sample', samples: 10, temperature: 1, seed: 0 }],
 };
+
+/** The decoding menu, and for sampling its number of samples, temperature and seed (core checks them). */
+function decodingControls(rerender) {
+  const chosen = ui.decoding ? ui.decoding.method : 'expected';
+  const menu = h('select', { id: 'rank-decoding', 'aria-label': 'Decoding', title: 'How each answer distribution becomes a number: the exact expectation, the most likely answer, or the mean of N answers sampled at temperature T' },
+    Object.entries(DECODINGS).map(([v, [label]]) => h('option', { value: v, selected: chosen === v }, label)));
+  menu.addEventListener('change', () => { ui.decoding = DECODINGS[menu.value][1]; rerender(); });
+  if (chosen !== 'sample') return [h('label', {}, 'Decoding ', menu)];
+  const number = (field, label, attrs) => {
+    const input = h('input', { type: 'number', id: `decoding-${field}`, 'aria-label': label, size: 5, value: ui.decoding[field], ...attrs });
+    input.addEventListener('change', () => {
+      // A value core would refuse is not applied (every view would show the error instead of results).
+      const v = Number(input.value);
+      const ok = input.value !== '' && (field === 'temperature' ? v > 0 && Number.isFinite(v) : Number.isInteger(v) && v >= (field === 'samples' ? 1 : 0));
+      input.setCustomValidity(ok ? '' : field === 'temperature' ? 'a temperature above 0' : field === 'samples' ? 'a whole number of samples, at least 1' : 'a whole number, 0 or more');
+      if (!input.reportValidity()) return;
+      ui.decoding = { ...ui.decoding, [field]: v };
+      rerender();
+    });
+    return h('label', {}, `${label} `, input);
+  };
+  return [h('label', {}, 'Decoding ', menu), number('samples', 'N', { min: 1, step: 1 }), number('temperature', 'T', { min: 0, step: 'any' }), number('seed', 'seed', { min: 0, step: 1 })];
+}
 
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
 
@@ -73,16 +96,13 @@ const VIEWS = {
     const method = h('select', { id: 'rank-method', 'aria-label': 'Ranking method' },
       ui.methods.map((v) => h('option', { value: v, selected: m === v }, METHOD_LABELS[v] || v)));
     method.addEventListener('change', () => { ui.settings = { ...ui.settings, method: method.value }; renderResults(body.parentElement, ctx); });
-    const chosen = Object.keys(DECODINGS).find((k) => JSON.stringify(DECODINGS[k][1]) === JSON.stringify(ui.decoding)) || 'expected';
-    const decoding = h('select', { id: 'rank-decoding', 'aria-label': 'Decoding', title: 'How each checklist answer becomes a number: the exact expectation p(Yes), the most likely answer, or the mean of 10 sampled answers' },
-      Object.entries(DECODINGS).map(([v, [label]]) => h('option', { value: v, selected: chosen === v }, label)));
-    decoding.addEventListener('change', () => { ui.decoding = DECODINGS[decoding.value][1]; renderResults(body.parentElement, ctx); });
+    const decoding = decodingControls(() => renderResults(body.parentElement, ctx));
     const ranking = await view(ctx, judge, 'leaderboard', { settings: ui.settings });
     ctx.lastRanking = ranking;
     const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
     const plot = h('div', { class: 'chart', id: 'ci-plot', role: 'img', 'aria-label': 'Ratings with 95% confidence intervals' });
     mount(body,
-      h('div', { class: 'row' }, h('label', {}, 'Method ', method), h('label', {}, 'Decoding ', decoding),
+      h('div', { class: 'row' }, h('label', {}, 'Method ', method), ...decoding,
         h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`)),
       ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
       h('table', { class: 'leaderboard', id: 'leaderboard' },

@@ -98,8 +98,27 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   greedyBoard.forEach((r) => assert.ok(Math.abs(r.score - greedyRanked.find((x) => x.model === r.model).score) <= 0.5, `greedy ${r.model}: page ${r.score}`));
   const badDecoding = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, decoding: { method: 'greedy', samples: 3 } }).then(() => null, (e) => e.message), JUDGE);
   assert.match(badDecoding || '', /applies only to the `sample` decoding/);
-  await page.selectOption('#rank-decoding', 'expected');
-  await page.waitForFunction(() => document.querySelector('#rank-decoding')?.value === 'expected');
+  // Sampling with the user's N and T: the same seeded draws as `rank --decoding sample`.
+  // (Each change redraws the tab: wait for a new leaderboard and the control `id` holding `value`.)
+  const redrawn = async (change, id, value = null) => {
+    const old = await page.$('#leaderboard');
+    await change();
+    await page.waitForFunction(([o, i, v]) => {
+      const el = document.querySelector(i);
+      return !o.isConnected && document.querySelector('#leaderboard tbody tr') && el && (v === null || el.value === v);
+    }, [old, id, value]);
+  };
+  await redrawn(() => page.selectOption('#rank-decoding', 'sample'), '#decoding-samples');
+  for (const [field, value] of [['samples', '7'], ['temperature', '0.5']]) {
+    await redrawn(async () => {
+      await page.fill(`#decoding-${field}`, value);
+      await page.locator(`#decoding-${field}`).dispatchEvent('change');
+    }, `#decoding-${field}`, value);
+  }
+  const sampleBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+  const sampleRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'sample', '--samples', '7', '--temperature', '0.5', '--sample-seed', '0', '--format', 'json']));
+  sampleBoard.forEach((r) => assert.ok(Math.abs(r.score - sampleRanked.find((x) => x.model === r.model).score) <= 0.5, `sampled ${r.model}: page ${r.score}`));
+  await redrawn(() => page.selectOption('#rank-decoding', 'expected'), '#rank-decoding', 'expected');
   // Other exports parse with the CLI's readers.
   const battles = await exportFile(page, 'export-battles', 'browser-battles.json');
   const b = JSON.parse(readFileSync(battles, 'utf8'));
@@ -121,6 +140,7 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
     assert.ok(Math.abs(c.win_rate - points / pair.length) < 1e-12, `${row} vs ${col}: ${c.win_rate} vs ${points / pair.length}`);
   }
   await page.click('#tab-heatmap');
+  await page.waitForSelector('#win-rates tr', { state: 'attached' });
   assert.equal(await page.locator('#win-rates tr').count(), 12);
   // The category table comes from core too: one row per model, the categories the queries name.
   const cats = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'categories', judge, categories: { '101_turn1': 'coding' } }), JUDGE);
