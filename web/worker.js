@@ -157,11 +157,6 @@ async function stored() {
   return judgments;
 }
 
-/** Refuse a second run while one grades (the judge answers one call at a time). */
-function notWhileGrading() {
-  if (grading) throw Object.assign(new Error('the judge is busy with another run: wait for it to finish, or cancel it'), { kind: 'busy' });
-}
-
 /** Store a judgment (IndexedDB first, so a reload loses nothing that was reported). */
 async function keep(j) {
   await put('judgments', j);
@@ -229,6 +224,42 @@ async function onJudge(call) {
 /** Grade one response (see onJudge). `options`: see JudgeHandle.grade. */
 function gradeOne(query, response, model, options = null) {
   return onJudge((j) => j.grade(query, response, model, options));
+}
+
+/**
+ * A run of the judge over `n` items (`grade`, `runDesign`): `call(judge, i)` for each, one at a time
+ * (through onJudge), with pause and cancel honoured between items and the run marked as grading, so a
+ * second run is refused meanwhile. `done(i, result)` stores and reports an item; a failed call goes to
+ * `failed(i, message)` and the run goes on, unless the engine had to restart without its judge.
+ * Returns {done (items passed), cancelled?, stopped?}.
+ */
+async function judgeRun(n, call, done, failed) {
+  // The judge answers one call at a time: a second run is refused, not interleaved.
+  if (grading) throw Object.assign(new Error('the judge is busy with another run: wait for it to finish, or cancel it'), { kind: 'busy' });
+  control = { paused: false, cancelled: false };
+  grading = true;
+  try {
+    for (let i = 0; i < n; i++) {
+      while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
+      if (control.cancelled) return { done: i, cancelled: true };
+      let result;
+      try {
+        result = await onJudge((j) => call(j, i));
+      } catch (e) {
+        await recoverIfTrapped(e);
+        failed(i, describeError(e));
+        if (!judge) return { done: i, stopped: describeError(e) };
+        continue;
+      }
+      await done(i, result);
+      // Let pause/cancel messages in between items.
+      await new Promise((r) => setTimeout(r, 0));
+    }
+  } finally {
+    grading = false;
+    loseDeviceRequested = false;
+  }
+  return { done: n };
 }
 
 /**
@@ -422,7 +453,6 @@ const DESIGN_HANDLERS = {
    */
   async runDesign({ design, jobs }) {
     if (!judge) throw new Error('load a judge first');
-    notWhileGrading();
     const d = checkDesign(design);
     const name = judge.name();
     const tasks = d.type === 'pairwise'
@@ -432,36 +462,23 @@ const DESIGN_HANDLERS = {
     const store = await designsStored();
     const todo = tasks.filter((t) => !store.has(t.key));
     const before = tasks.length - todo.length;
-    control = { paused: false, cancelled: false };
-    grading = true;
-    try {
-      for (let i = 0; i < todo.length; i++) {
-        while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
-        if (control.cancelled) return { done: before + i, total: tasks.length, cancelled: true };
-        const { a, b, key } = todo[i];
-        let record;
-        try {
-          record = await onJudge((j) => (b
-            ? j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings)
-            : j.direct(a.query, a.response, a.model, d.settings)));
-        } catch (e) {
-          await recoverIfTrapped(e);
-          post({ type: 'design-error', session_id: a.response.session_id, model: b ? `${a.model} vs ${b.model}` : a.model, error: describeError(e) });
-          if (!judge) return { done: before + i, total: tasks.length, stopped: describeError(e) };
-          continue;
-        }
+    const r = await judgeRun(todo.length,
+      (j, i) => {
+        const { a, b } = todo[i];
+        return b ? j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings) : j.direct(a.query, a.response, a.model, d.settings);
+      },
+      async (i, record) => {
         // `null`: an empty response has no perplexity; kept, so a rerun does not ask again.
-        const r = { key, judge: name, design: d.id, record };
-        await put('designs', r);
-        store.set(key, r);
+        const kept = { key: todo[i].key, judge: name, design: d.id, record };
+        await put('designs', kept);
+        store.set(kept.key, kept);
         post({ type: 'design-progress', done: before + i + 1, total: tasks.length });
-        await new Promise((res) => setTimeout(res, 0));
-      }
-    } finally {
-      grading = false;
-      loseDeviceRequested = false;
-    }
-    return { done: tasks.length, total: tasks.length };
+      },
+      (i, error) => {
+        const { a, b } = todo[i];
+        post({ type: 'design-error', session_id: a.response.session_id, model: b ? `${a.model} vs ${b.model}` : a.model, error });
+      });
+    return { ...r, done: before + r.done, total: tasks.length };
   },
 
   /**
@@ -588,15 +605,25 @@ const handlers = {
    */
   async grade({ jobs }) {
     if (!judge) throw new Error('load a judge first');
-    notWhileGrading();
-    control = { paused: false, cancelled: false };
-    grading = true;
-    try {
-      return await gradeJobs(jobs);
-    } finally {
-      grading = false;
-      loseDeviceRequested = false;
-    }
+    const started = performance.now();
+    let items = 0;
+    const startedOn = judgeInfo.backendKind;
+    const r = await judgeRun(jobs.length,
+      (j, i) => j.grade(jobs[i].query, jobs[i].response, jobs[i].model, null),
+      async (i, result) => {
+        await keep(result.judgment);
+        items += result.items.length;
+        const secs = (performance.now() - started) / 1000;
+        post({
+          type: 'graded', judgment: result.judgment,
+          detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars, backend: judgeInfo.backendKind },
+          done: i + 1, total: jobs.length, itemsPerSec: items / secs, etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
+        });
+      },
+      (i, error) => post({ type: 'grade-error', session_id: jobs[i].response.session_id, model: jobs[i].model, error }));
+    if (r.cancelled) return { graded: r.done, cancelled: true };
+    if (r.stopped) return { graded: r.done, stopped: r.stopped };
+    return startedOn === judgeInfo.backendKind ? { graded: r.done } : { graded: r.done, movedTo: judgeInfo.backendKind };
   },
 
   /**
@@ -683,38 +710,6 @@ const handlers = {
     return wasm.rankDefaults();
   },
 };
-
-/** The grade loop (see `grade`). */
-async function gradeJobs(jobs) {
-  const started = performance.now();
-  let items = 0;
-  const startedOn = judgeInfo.backendKind;
-  for (let i = 0; i < jobs.length; i++) {
-    while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
-    if (control.cancelled) return { graded: i, cancelled: true };
-    const { query, response, model } = jobs[i];
-    let result;
-    try {
-      result = await gradeOne(query, response, model);
-    } catch (e) {
-      await recoverIfTrapped(e);
-      post({ type: 'grade-error', session_id: response.session_id, model, error: describeError(e) });
-      if (!judge) return { graded: i, stopped: describeError(e) };
-      continue;
-    }
-    await keep(result.judgment);
-    items += result.items.length;
-    const secs = (performance.now() - started) / 1000;
-    post({
-      type: 'graded', judgment: result.judgment,
-      detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars, backend: judgeInfo.backendKind },
-      done: i + 1, total: jobs.length, itemsPerSec: items / secs, etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
-    });
-    // Let pause/cancel messages in between responses.
-    await new Promise((r) => setTimeout(r, 0));
-  }
-  return startedOn === judgeInfo.backendKind ? { graded: jobs.length } : { graded: jobs.length, movedTo: judgeInfo.backendKind };
-}
 
 self.onmessage = async (ev) => {
   const msg = ev.data;

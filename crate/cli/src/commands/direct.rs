@@ -44,10 +44,10 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
-    if a.instruction == DirectInstruction::Perplexity && (decoding.is_some() || checklist != ChecklistUse::Never) {
-        bail!("--instruction perplexity has no prompt and no answer to decode: --checklist and --decoding do not apply");
-    }
-    let settings = DirectSettings { instruction: a.instruction, checklist, k, decoding };
+    // Core refuses what means nothing (perplexity has no prompt for a checklist, no answer to decode).
+    let settings = DirectSettings { instruction: a.instruction, checklist, k, decoding }
+        .checked()
+        .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --decoding)", a.instruction))?;
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
