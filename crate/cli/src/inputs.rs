@@ -59,12 +59,25 @@ pub fn files_in(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// A judgments file as far as its last complete line: `grade` appends a line per response, so a file
+/// of a run still going (or killed mid-write) may end in an unfinished one, which is left out with a
+/// note (the run finishes or cuts it; nothing here writes).
+fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
+    let mut bytes = read(f)?;
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() && !bytes[complete..].iter().all(u8::is_ascii_whitespace) {
+        eprintln!("note: {}: leaving out an unfinished last line ({} bytes; a run still writing?)", f.display(), bytes.len() - complete);
+        bytes.truncate(complete);
+    }
+    Ok(bytes)
+}
+
 /// All judgments in a folder (one file per model, RocketEval layout) or a single file.
 pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
     let mut out = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        let bytes = read(&f)?;
+        let bytes = read_judgment_lines(&f)?;
         if pairwise::looks_like_pair_judgments(&bytes) {
             bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
         }
@@ -92,7 +105,7 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
     let mut pointwise = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        let bytes = read(&f)?;
+        let bytes = read_judgment_lines(&f)?;
         if pairwise::looks_like_pair_judgments(&bytes) {
             pairs.extend(pairwise::read_pair_judgments(&name, &bytes)?.into_iter().map(|r| r.value));
         } else {

@@ -7,6 +7,7 @@ mod commands;
 mod inputs;
 mod judges;
 mod knobs;
+mod live;
 mod models;
 mod net;
 mod output;
@@ -32,6 +33,7 @@ enum Command {
     Serve(commands::serve::Args),
     Site(commands::site::Args),
     Rank(commands::rank::Args),
+    Replay(commands::replay::Args),
     Score(commands::score::Args),
     Calibrate(commands::calibrate::Args),
     Meta(commands::meta::Args),
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => commands::serve::run(a),
         Command::Site(a) => commands::site::run(a),
         Command::Rank(a) => commands::rank::run(a),
+        Command::Replay(a) => commands::replay::run(a),
         Command::Score(a) => commands::score::run(a),
         Command::Calibrate(a) => commands::calibrate::run(a),
         Command::Meta(a) => commands::meta::run(a),

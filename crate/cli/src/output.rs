@@ -128,6 +128,30 @@ impl OutputFolder {
     }
 }
 
+/// Put the lines of a finished run's `file` in `order` (record keys, e.g. session ids, as `key` reads
+/// them from a line): a run graded in any order ends with the same bytes. Lines whose key is not in
+/// `order` follow, as they were. Nothing is written when the file is already in order; otherwise it
+/// is replaced atomically, so a kill leaves the old file or the new one.
+pub fn reorder_lines(file: &Path, order: &[&str], key: impl Fn(&[u8]) -> Option<String>) -> Result<()> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    };
+    let rank: std::collections::HashMap<&str, usize> = order.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut lines: Vec<(usize, &[u8])> = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .map(|l| (key(l).and_then(|k| rank.get(k.as_str()).copied()).unwrap_or(usize::MAX), l))
+        .collect();
+    // Stable: lines without a place keep theirs, after the others.
+    lines.sort_by_key(|(r, _)| *r);
+    let sorted: Vec<u8> = lines.into_iter().flat_map(|(_, l)| l.iter().copied()).collect();
+    if sorted == bytes {
+        return Ok(());
+    }
+    replace_atomically(file, &sorted)
+}
+
 /// Replace `path` with `bytes` through a temporary file in the same folder, a rename and an fsync
 /// of the folder: a reader or a crash sees the old file or the new one, never a mix.
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -171,6 +195,17 @@ mod tests {
         std::fs::write(&f, "{\"id\":\"a\"}\nnot json\n").unwrap();
         let e = OutputFolder::resume(&f, read, |r: &Rec| r.id.clone()).unwrap_err().to_string();
         assert!(e.contains("m.jsonl:2"), "{e}");
+    }
+
+    #[test]
+    fn reorder_puts_lines_in_order_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("m.jsonl");
+        std::fs::write(&f, "{\"id\":\"c\"}\n{\"id\":\"x\"}\n{\"id\":\"a\"}\n{\"id\":\"b\"}\n").unwrap();
+        let key = |l: &[u8]| serde_json::from_slice::<Rec>(l).ok().map(|r| r.id);
+        reorder_lines(&f, &["a", "b", "c"], key).unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"id\":\"a\"}\n{\"id\":\"b\"}\n{\"id\":\"c\"}\n{\"id\":\"x\"}\n");
+        reorder_lines(&dir.path().join("none.jsonl"), &["a"], key).unwrap();
     }
 
     #[test]

@@ -176,8 +176,8 @@ fn read_out(out: &Path) -> BTreeMap<String, JudgmentFile> {
     for e in std::fs::read_dir(out).unwrap().flatten() {
         let p = e.path();
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if name.starts_with(".rocketjudge") && name.ends_with(".lock") {
-            continue; // the folder's lock file (see crate::output)
+        if name.starts_with(".rocketjudge") && name.ends_with(".lock") || name == "grading-order.tsv" {
+            continue; // the folder's lock file (see crate::output), the record of the grading order
         }
         assert!(!name.starts_with('.'), "{name}: a temporary file was left behind");
         let bytes = std::fs::read(&p).unwrap();

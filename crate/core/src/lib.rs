@@ -15,6 +15,9 @@
 //! | a response → one Direct 0–9 score or its perplexity (the baseline, with seed 002–004 knobs) | [`direct`] |
 //! | two responses → p(A better), both orders → battles and win shares | [`pairwise`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
+//! | a partial run's leaderboard: separated or too-close pairs, settled or not | [`settle`] |
+//! | the order a run grades in (interleaved, model by model, adaptive) | [`schedule`] |
+//! | a complete run replayed in each order: how soon each ranks right and settles | [`replay`] |
 //! | compare a ranking or judgments to a reference | [`meta`] |
 //! | refit the supervised scorer on a user's labels, rankings before and after | [`calibrate`] |
 //! | bias probes: response transforms and the summary of their effect | [`probe`] |
@@ -41,8 +44,11 @@ pub mod pairwise;
 pub mod probe;
 pub mod prompt;
 pub mod rank;
+pub mod replay;
 pub mod report;
+pub mod schedule;
 pub mod score;
+pub mod settle;
 pub mod stats;
 
 pub use error::{Error, FormatError, Result};

@@ -14,8 +14,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::formats::{self, jsonl, Judgment};
+use rocketjudge_core::formats::{self, jsonl, Judgment, Lined};
 use rocketjudge_core::prompt::{PairwiseScale, PromptStyle, GRADING_PROMPT_VERSION};
+use rocketjudge_core::schedule::{Order, Schedule, DEFAULT_ORDER_SEED};
+use rocketjudge_core::settle::{self, SettleRule, DEFAULT_MIN_QUERIES};
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
@@ -23,7 +25,8 @@ use rocketjudge_engine::judge::Judge;
 use super::pairs;
 use super::score::safe_file_name;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
-use crate::output::{replace_atomically, OutputFolder};
+use crate::live::Live;
+use crate::output::{reorder_lines, replace_atomically, OutputFolder};
 use crate::shard::{Shard, ShardRecord};
 use crate::{inputs, judges, CliResult};
 use rocketjudge_core::decoding::Decoding;
@@ -68,6 +71,25 @@ pub struct Args {
     checklist: ChecklistFlags,
     #[command(flatten)]
     decoding: DecodingFlags,
+    /// The order responses are graded in. `interleaved` (the default): the queries in a seeded random
+    /// order, stratified by category, every model's response to a query before the next query, so a
+    /// partial run ranks every model; `model`: model by model, in file order; `adaptive`: interleaved
+    /// until every model has a few grades, then the pairs still too close to call first. A finished
+    /// run's files are the same whatever the order.
+    #[arg(long, value_parser = PossibleValuesParser::new(Order::NAMES).try_map(|s| s.parse::<Order>()))]
+    order: Option<Order>,
+    /// The seed of the interleaved query order.
+    #[arg(long, default_value_t = DEFAULT_ORDER_SEED)]
+    order_seed: u64,
+    /// Stop once the ranking is settled: every adjacent pair of the live leaderboard ordered the same
+    /// way in at least LEVEL of the bootstrap replicates (default 0.95), on at least 10 shared
+    /// queries. What is left stays pending: the same command without --until grades it.
+    #[arg(long, value_name = "settled[:LEVEL]", value_parser = |s: &str| SettleRule::parse_until(s).map_err(|e| e.to_string()))]
+    until: Option<SettleRule>,
+    /// The fewest queries two models must share before the live leaderboard counts their order as
+    /// separated (--until and the adaptive order).
+    #[arg(long, default_value_t = DEFAULT_MIN_QUERIES)]
+    min_queries: usize,
 }
 
 /// Seed 001's evaluation types.
@@ -81,12 +103,11 @@ pub enum EvalType {
     Pairwise5Point,
 }
 
-/// The sessions already judged in `path` (resume; see `OutputFolder::resume`), all by `judge` with
-/// the prompt wording `style` and the decoding `decoding`.
-fn resume_file(path: &Path, judge: &str, style: PromptStyle, decoding: Option<Decoding>) -> Result<HashSet<String>> {
+/// The judgments already in `path` (resume; see `OutputFolder::resume`), all by `judge` with the
+/// prompt wording `style` and the decoding `decoding`.
+fn resume_file(path: &Path, judge: &str, style: PromptStyle, decoding: Option<Decoding>) -> Result<Vec<Lined<Judgment>>> {
     let rows = OutputFolder::resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
-    let mut done = HashSet::new();
-    for r in rows {
+    for r in &rows {
         if r.value.judge != judge {
             bail!(
                 "{}:{}: judged by `{}`, but this run's judge is `{judge}`; use another --out folder",
@@ -113,9 +134,8 @@ fn resume_file(path: &Path, judge: &str, style: PromptStyle, decoding: Option<De
                 decoding.unwrap_or_default().label()
             );
         }
-        done.insert(r.value.session_id);
     }
-    Ok(done)
+    Ok(rows)
 }
 
 /// Make a trace file agree with the judgments on disk before grading resumes: drop a torn last line
@@ -167,6 +187,12 @@ pub fn run(a: Args) -> CliResult {
         bail!("--prompt words the checklist-grading prompt; --type pairwise uses the comparison prompt");
     } else if a.shard.is_some() || a.trace.is_some() {
         bail!("--shard and --trace apply to pointwise grading");
+    } else if a.order.is_some() || a.until.is_some() {
+        bail!("--order and --until apply to pointwise grading (a pairwise run compares query by query)");
+    }
+    let order = a.order.unwrap_or_default();
+    if a.shard.is_some() && (a.until.is_some() || order == Order::Adaptive) {
+        bail!("--until and --order adaptive need the whole run's ranking, which a shard does not see; use them without --shard");
     }
     // Plain comparisons need no checklist: queries without one are fine then (as for `direct`).
     let allow = a.allow_problems || (pairwise && checklist == ChecklistUse::Never);
@@ -199,17 +225,28 @@ pub fn run(a: Args) -> CliResult {
             None => a.io.out.join(format!("{}.jsonl", safe_file_name(model))),
         }
     };
-    let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
+    let mut resumed: BTreeMap<String, Vec<Lined<Judgment>>> = BTreeMap::new();
     for w in &work {
-        if !done.contains_key(&w.model) {
-            done.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt, decoding)?);
+        if !resumed.contains_key(&w.model) {
+            resumed.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt, decoding)?);
         }
     }
-    let todo: Vec<&inputs::Work> = work.iter().copied().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    let graded: HashSet<(&str, &str)> =
+        resumed.iter().flat_map(|(m, rows)| rows.iter().map(move |r| (m.as_str(), r.value.session_id.as_str()))).collect();
+    let mut done: Vec<bool> = work.iter().map(|w| graded.contains(&(w.model.as_str(), w.response.session_id.as_str()))).collect();
+    let todo: Vec<&inputs::Work> = work.iter().zip(&done).filter(|(_, d)| !**d).map(|(w, _)| *w).collect();
     let already = work.len() - todo.len();
-    if already > 0 {
-        eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.io.out.display());
-    }
+    let rule = SettleRule { min_queries: a.min_queries, ..a.until.unwrap_or_default() }.checked()?;
+    let mut live = Live::new(&work, resumed.values().flatten(), rule)?;
+    drop(graded);
+    let schedule = Schedule::new(&live.jobs, order, a.order_seed, live.rule.min_queries);
+    eprintln!(
+        "{} responses to grade ({already} of {} already graded in {}), {order} order{}",
+        todo.len(),
+        work.len(),
+        a.io.out.display(),
+        if order == Order::Model { String::new() } else { format!(" (seed {})", a.order_seed) }
+    );
     let mut trace = match &a.trace {
         Some(p) => {
             resume_trace(p, &todo.iter().map(|w| (w.model.as_str(), w.response.session_id.as_str())).collect())?;
@@ -217,11 +254,23 @@ pub fn run(a: Args) -> CliResult {
         }
         None => None,
     };
+    // The order this run grades in, a line per response (a shard's order is its own, not recorded).
+    let mut record = match a.shard {
+        Some(_) => None,
+        None => Some(OrderRecord::open(&a.io.out, &format!("order {order}, seed {}, {} responses to grade", a.order_seed, todo.len()))?),
+    };
     let tokens = judge.answer_tokens();
     let start = Instant::now();
-    let (mut items_done, mut truncated) = (0usize, 0usize);
+    let (mut items_done, mut truncated, mut n) = (0usize, 0usize, 0usize);
     let tty = std::io::stderr().is_terminal();
-    for (n, w) in todo.iter().enumerate() {
+    let mut settled_early = false;
+    live.refresh(None);
+    while let Some(i) = schedule.next(&done, live.standing.as_ref()) {
+        if a.until.is_some() && live.standing.as_ref().is_some_and(|s| s.settled) {
+            settled_early = true;
+            break;
+        }
+        let w = work[i];
         let prepared = judge.prepare(w.query, w.response).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
         let grades =
             pollster::block_on(judge.grade_prepared(&prepared)).with_context(|| format!("{} on `{}`", w.model, w.response.session_id))?;
@@ -251,33 +300,65 @@ pub fn run(a: Args) -> CliResult {
             t.sync_data()?;
         }
         out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&j))?;
+        if let Some(r) = record.as_mut() {
+            r.graded(&w.model, &w.response.session_id)?;
+        }
+        done[i] = true;
+        n += 1;
         items_done += grades.len();
         let secs = start.elapsed().as_secs_f64();
-        let rate = items_done as f64 / secs;
-        let left = (todo.len() - n - 1) as f64 * secs / (n + 1) as f64;
+        let pace = secs / n as f64;
+        if n == 1 {
+            eprintln!(
+                "{}the first response took {pace:.1} s here: about {} for the {} to grade",
+                if tty { "\r\x1b[K" } else { "" },
+                settle::duration(pace * todo.len() as f64),
+                todo.len()
+            );
+        }
         let line = format!(
             "[{}/{}] {} {}: {:.2} items/s, {:.1} s per response, ETA {}",
-            n + 1 + already,
+            n + already,
             work.len(),
             w.model,
             w.response.session_id,
-            rate,
-            secs / (n + 1) as f64,
-            eta(left)
+            items_done as f64 / secs,
+            pace,
+            settle::duration((todo.len() - n) as f64 * pace)
         );
         if tty {
             eprint!("\r\x1b[K{line}");
-        } else if n % 10 == 0 || n + 1 == todo.len() {
+        } else if n % 10 == 1 || n == todo.len() {
             eprintln!("{line}");
         }
+        live.add(&j);
+        if live.due() || n == todo.len() {
+            live.refresh(Some(pace));
+            if let Some(text) = live.report(n == todo.len()) {
+                eprintln!("{}{text}", if tty { "\r\x1b[K" } else { "" });
+            }
+        }
     }
-    if tty && !todo.is_empty() {
+    if tty && n > 0 {
         eprintln!();
     }
     if truncated > 0 {
         eprintln!("note: {truncated} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)");
     }
-    eprintln!("graded {} responses ({items_done} items) in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), a.io.out.display());
+    eprintln!("graded {n} responses ({items_done} items) in {:.1} s into {}", start.elapsed().as_secs_f64(), a.io.out.display());
+    if settled_early {
+        let left = done.iter().filter(|d| !**d).count();
+        let s = live.standing.as_ref().map(|s| s.sentence(None)).unwrap_or_default();
+        eprintln!("stopped: {s}; {left} responses left pending (the same command without --until grades them)");
+        return Ok(());
+    }
+    // A finished run: each model's file in file order, whatever order it was graded in.
+    for (model, rows) in work.iter().fold(BTreeMap::<&str, Vec<&str>>::new(), |mut m, w| {
+        m.entry(w.model.as_str()).or_default().push(w.response.session_id.as_str());
+        m
+    }) {
+        reorder_lines(&out_path(model), &rows, session_of)?;
+    }
     if let Some(s) = a.shard {
         let j = &a.io.judge;
         let settings = format!("judge={judge_name} backend={} precision={:?} max_tokens={}", j.backend, j.precision, j.max_tokens);
@@ -287,11 +368,40 @@ pub fn run(a: Args) -> CliResult {
     Ok(())
 }
 
-fn eta(secs: f64) -> String {
-    let s = secs.round() as u64;
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
-    } else {
-        format!("{}m{:02}s", s / 60, s % 60)
+/// `grading-order.tsv` in the output folder: which response each run graded when, a line each
+/// (`model<TAB>session_id`), after a `# ` line per run naming its order and seed. For people and
+/// audits; resuming reads the judgments, never this.
+struct OrderRecord {
+    file: std::fs::File,
+}
+
+impl OrderRecord {
+    const NAME: &'static str = "grading-order.tsv";
+
+    fn open(dir: &Path, header: &str) -> Result<Self> {
+        let path = dir.join(Self::NAME);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        // A line cut by a kill is ended before this run's lines.
+        let torn = std::fs::read(&path).map(|b| b.last().is_some_and(|&c| c != b'\n')).unwrap_or(false);
+        writeln!(file, "{}# {header}", if torn { "\n" } else { "" }).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(OrderRecord { file })
     }
+
+    fn graded(&mut self, model: &str, session: &str) -> Result<()> {
+        writeln!(self.file, "{model}\t{session}").context("cannot write the grading order")
+    }
+}
+
+/// The session of a judgment line (for putting a finished run's lines in order).
+fn session_of(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Key {
+        session_id: String,
+    }
+    serde_json::from_slice::<Key>(line).ok().map(|k| k.session_id)
 }

@@ -11,6 +11,7 @@ pub mod meta;
 pub mod models;
 pub mod pairs;
 pub mod rank;
+pub mod replay;
 pub mod score;
 pub mod serve;
 pub mod site;

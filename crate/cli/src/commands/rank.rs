@@ -11,7 +11,9 @@ use serde::Serialize;
 
 use super::{text_table, Format};
 use crate::knobs::DecodingFlags;
+use crate::live::verdict_cell;
 use crate::{inputs, CliResult};
+use rocketjudge_core::settle::{SettleRule, Standing};
 
 /// Rank models from their graded responses.
 ///
@@ -99,6 +101,16 @@ struct Row<'a> {
     lower: Option<f64>,
     upper: Option<f64>,
     rank: usize,
+    /// This model against the next one down: the share of bootstrap replicates ordering them so, and
+    /// whether that separates them (`grade --until settled`'s rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vs_next: Option<VsNext>,
+}
+
+#[derive(Serialize)]
+struct VsNext {
+    share: f64,
+    separated: bool,
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -110,7 +122,7 @@ pub fn run(a: Args) -> CliResult {
         (None, Some(s)) => inputs::Judged::Scores(inputs::labels(s)?),
         (None, None) => unreachable!("clap requires one of --judgments and --scores"),
     };
-    let ranking = match judged {
+    let (ranking, graded) = match judged {
         inputs::Judged::Pairs(pairs) => {
             if let Some(c) = pairwise::position_consistency(&pairs) {
                 eprintln!(
@@ -119,10 +131,14 @@ pub fn run(a: Args) -> CliResult {
                 );
             }
             let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs)?;
-            rank::rank_comparisons(&table, battles, &opts)?
+            (rank::rank_comparisons(&table, battles, &opts)?, None)
         }
-        inputs::Judged::Scores(scores) => rank::rank(&ScoreTable::new(&scores)?, &opts)?,
+        inputs::Judged::Scores(scores) => (rank::rank(&ScoreTable::new(&scores)?, &opts)?, Some(scores.len())),
     };
+    // Which neighbours the bootstrap separates (a folder still being graded included).
+    let models: Vec<String> = ranking.entries.iter().map(|e| e.model.clone()).collect();
+    let standing = (!ranking.adjacent.is_empty())
+        .then(|| Standing::from_ranking(Some(ranking.clone()), graded.unwrap_or(0), &models, None, None, SettleRule::default()));
     for e in &ranking.entries {
         for n in &e.notes {
             eprintln!("note: {}: {n}", e.model);
@@ -131,8 +147,20 @@ pub fn run(a: Args) -> CliResult {
     if ranking.order_dependent {
         eprintln!("note: online Elo depends on the order of the battles (queries in name order); use bt for an order-free rating");
     }
-    let rows: Vec<Row> =
-        ranking.entries.iter().map(|e| Row { model: &e.model, score: e.score, lower: e.lower, upper: e.upper, rank: e.rank }).collect();
+    let pair = |i: usize| standing.as_ref().and_then(|s| s.pairs.get(i));
+    let rows: Vec<Row> = ranking
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| Row {
+            model: &e.model,
+            score: e.score,
+            lower: e.lower,
+            upper: e.upper,
+            rank: e.rank,
+            vs_next: pair(i).map(|p| VsNext { share: p.pair.share, separated: p.separated }),
+        })
+        .collect();
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
         Format::Csv => print!("{}", report::ranking_csv(&ranking.entries)),
@@ -142,10 +170,18 @@ pub fn run(a: Args) -> CliResult {
             let body: Vec<Vec<String>> = ranking
                 .entries
                 .iter()
-                .map(|e| vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string()])
+                .enumerate()
+                .map(|(i, e)| {
+                    let next = pair(i).map(verdict_cell).unwrap_or_default();
+                    vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string(), next]
+                })
                 .collect();
-            print!("{}", text_table(&["model", "rank", opts.method.as_str(), "95% lower", "95% upper", "responses"], &body));
+            print!("{}", text_table(&["model", "rank", opts.method.as_str(), "95% lower", "95% upper", "responses", "vs next"], &body));
         }
+    }
+    // Graded responses (not comparisons): how settled the ranking is, in a sentence.
+    if let (Some(s), Some(_)) = (&standing, graded) {
+        eprintln!("{}", s.sentence(None));
     }
     Ok(())
 }

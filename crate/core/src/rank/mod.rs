@@ -284,6 +284,27 @@ pub struct Ranking {
     /// Online Elo depends on the order of battles; every other method does not.
     pub order_dependent: bool,
     pub entries: Vec<RankedModel>,
+    /// Each adjacent pair of `entries` (best first) and how often the bootstrap orders it this way;
+    /// empty without bootstrap replicates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adjacent: Vec<AdjacentPair>,
+}
+
+/// Two models next to each other on the leaderboard, seen through the bootstrap.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct AdjacentPair {
+    /// The model ranked higher (by the point estimate).
+    pub above: String,
+    pub below: String,
+    /// Share of the bootstrap replicates that rate `above` strictly higher than `below`.
+    pub share: f64,
+    /// Replicates that rated both.
+    pub replicates: usize,
+    /// The mean and standard deviation of `above`'s rating minus `below`'s over those replicates.
+    pub mean_gap: f64,
+    pub sd_gap: f64,
+    /// Queries on which both models have a score.
+    pub common: usize,
 }
 
 /// Rank the models of `table` (pointwise scores; battles by the options' pair rule).
@@ -304,7 +325,8 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
     let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
     let point = estimate(table, &per_session, &all_sessions, opts)?;
 
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); n];
+    // Each replicate's ratings of every model (NaN: not rated in that replicate).
+    let mut replicates: Vec<Vec<f64>> = Vec::with_capacity(opts.bootstrap);
     if opts.bootstrap > 0 {
         let mut rng = Rng::new(opts.seed);
         let unique = unique_battles(&per_session);
@@ -322,14 +344,11 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
             };
             // A resample without comparisons (tiny inputs) has no estimate; it is skipped, not faked.
             if let Ok(ratings) = est {
-                for (m, v) in ratings.iter().enumerate() {
-                    if v.is_finite() {
-                        samples[m].push(*v);
-                    }
-                }
+                replicates.push(ratings);
             }
         }
     }
+    let samples: Vec<Vec<f64>> = (0..n).map(|m| replicates.iter().map(|r| r[m]).filter(|v| v.is_finite()).collect()).collect();
 
     let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
     let mut battles_per_model = vec![0usize; n];
@@ -364,7 +383,31 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
     for e in entries.iter_mut() {
         e.rank = 1 + scores.iter().filter(|&&s| s > e.score).count();
     }
-    Ok(Ranking { method: opts.method, order_dependent: opts.method == Method::Elo, entries })
+    let index: HashMap<&str, usize> = table.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let adjacent = if replicates.is_empty() {
+        Vec::new()
+    } else {
+        entries.windows(2).map(|w| adjacent_pair(table, &replicates, index[w[0].model.as_str()], index[w[1].model.as_str()])).collect()
+    };
+    Ok(Ranking { method: opts.method, order_dependent: opts.method == Method::Elo, entries, adjacent })
+}
+
+/// How the bootstrap replicates order models `a` (ranked above) and `b`.
+fn adjacent_pair(table: &ScoreTable, replicates: &[Vec<f64>], a: usize, b: usize) -> AdjacentPair {
+    let gaps: Vec<f64> = replicates.iter().map(|r| r[a] - r[b]).filter(|g| g.is_finite()).collect();
+    let above = gaps.iter().filter(|&&g| g > 0.0).count();
+    let mean_gap = if gaps.is_empty() { f64::NAN } else { stats::mean(&gaps) };
+    let sd_gap =
+        if gaps.len() < 2 { f64::NAN } else { (gaps.iter().map(|g| (g - mean_gap).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64).sqrt() };
+    AdjacentPair {
+        above: table.models[a].clone(),
+        below: table.models[b].clone(),
+        share: if gaps.is_empty() { 0.0 } else { above as f64 / gaps.len() as f64 },
+        replicates: gaps.len(),
+        mean_gap,
+        sd_gap,
+        common: (0..table.sessions.len()).filter(|&s| table.get(a, s).is_some() && table.get(b, s).is_some()).count(),
+    }
 }
 
 struct Estimate {
