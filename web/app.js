@@ -21,6 +21,9 @@ const state = {
   responses: [],        // [{file, model, format, records, problems}]
   judgments: new Map(), // key(judge, model, session) -> judgment
   grading: { running: false, paused: false, done: 0, total: 0, itemsPerSec: 0, etaSec: NaN, errors: [] },
+  run: { order: 'interleaved', until: false }, // how the next run grades (core's schedule), and whether it stops when settled
+  standing: null,       // the live leaderboard of the loaded judge's grades of this run (core's settle)
+  pace: null,           // seconds per response this judge took on this device (the last run's)
   reference: null,      // {name, entries}
   notices: [],
   gpu: null,            // {available, name, f16}
@@ -141,6 +144,7 @@ async function loadJudge(choice, file, url, backend, precision = 'int8') {
   try {
     state.judge = await engine.request('loadJudge', { source, backend, maxTokens: 4096, options: { precision } });
     await db.put('settings', { choice, backend, precision }, 'judge');
+    state.pace = (await db.get('settings', paceKey()).catch(() => null))?.secsPerResponse ?? null;
     notice(`Judge ${state.judge.name} loaded on ${state.judge.backend}.`);
   } catch (e) {
     notice(`Could not load the judge: ${e.message}`, 'error');
@@ -312,6 +316,35 @@ function renderResponses() {
 
 // ------------------------------------------------------------------ 4. grade
 
+/** The run: every model's responses to queries with a checklist (graded or not), for the live leaderboard. */
+function runScope() {
+  const withChecklist = new Set((state.benchmark ? state.benchmark.queries : []).filter((q) => q.checklist && q.checklist.length).map((q) => q.session_id));
+  const models = [];
+  const sessions = new Set();
+  let total = 0;
+  for (const r of state.responses) {
+    for (const resp of r.records) {
+      if (!withChecklist.has(resp.session_id)) continue;
+      if (!models.includes(r.model)) models.push(r.model);
+      sessions.add(resp.session_id);
+      total += 1;
+    }
+  }
+  return { models, sessions: [...sessions], total };
+}
+
+/** The key under which this device's pace with the loaded judge is kept. */
+const paceKey = () => state.judge && `pace:${state.judge.name}@${state.judge.backend}`;
+
+/** The loaded judge's standing on this run from the stored grades (when not grading). */
+async function refreshStanding() {
+  if (!state.judge || state.grading.running) return;
+  const scope = runScope();
+  state.standing = scope.total ? await engine.request('standing', { judge: state.judge.name, scope, secsPerResponse: state.pace }).catch(() => null) : null;
+  renderGrade();
+}
+
+/** The responses still to grade, model by model in file order (the worker grades them in the run's order). */
 function pendingJobs() {
   if (!state.benchmark || !state.judge) return [];
   const byId = new Map(state.benchmark.queries.map((q) => [q.session_id, q]));
@@ -333,15 +366,18 @@ async function startGrading() {
   if (!jobs.length) return notice('Nothing left to grade.');
   state.grading = { running: true, paused: false, done: 0, total: jobs.length, itemsPerSec: 0, etaSec: NaN, errors: [] };
   renderGrade();
+  const { order, until } = state.run;
   try {
-    const r = await engine.request('grade', { jobs });
+    const r = await engine.request('grade', { jobs, order, seed: 0, scope: runScope(), until: until ? 'settled' : null });
     if (r.cancelled) notice(`Grading cancelled after ${r.graded} responses; what was graded is kept.`);
     else if (r.stopped) notice(`Grading stopped: ${r.stopped}`, 'error');
+    else if (r.settled) notice(`Stopped: ${r.sentence}. ${r.left} responses are left; press Grade to grade them too.`);
     else notice(`Graded ${r.graded} responses.`);
   } catch (e) {
     notice(`Grading failed: ${e.message}`, 'error');
   }
   state.grading.running = false;
+  if (state.pace) await db.put('settings', { secsPerResponse: state.pace }, paceKey());
   renderAll();
 }
 
@@ -349,28 +385,73 @@ engine.on('graded', (m) => {
   const j = m.judgment;
   state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
   Object.assign(state.grading, { done: m.done, total: m.total, itemsPerSec: m.itemsPerSec, etaSec: m.etaSec });
+  state.pace = m.secsPerResponse;
   throttle('grade', renderGrade, 200);
-  throttle('results', () => { renderResponses(); renderResultsPanel(); }, 1500);
+  // The result views wait for the run to end (the worker answers them between responses); the live
+  // leaderboard in the Grade card is what changes meanwhile.
+  throttle('responses', renderResponses, 1500);
 });
+engine.on('standing', (m) => { state.standing = m.standing; throttle('grade', renderGrade, 200); });
 engine.on('grade-error', (m) => { state.grading.errors.push(m); notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error'); });
+
+/** The time a run of `n` responses should take at this device's measured pace. */
+function estimate(n) {
+  if (!state.pace) return 'the time per response is measured on the first one';
+  return `about ${duration(state.pace * n)} at ${fmt(state.pace, 1)} s per response measured here`;
+}
+
+const ORDERS = [
+  ['interleaved', 'Query by query (every model ranked early)'],
+  ['adaptive', 'Close pairs first (adaptive)'],
+  ['model', 'Model by model'],
+];
 
 function renderGrade() {
   const g = state.grading;
   const jobs = g.running ? [] : pendingJobs();
   const ready = state.judge && state.benchmark && state.responses.length;
+  const order = h('select', { id: 'grade-order', 'aria-label': 'Grading order', disabled: g.running,
+    title: 'Query by query: the queries in a seeded random order balanced across categories, every model graded on a query before the next, so the leaderboard ranks every model from the start. Adaptive: query by query until each model has 10 grades, then the pairs still too close to call first. Model by model: each model\'s file in turn.' },
+  ORDERS.map(([v, label]) => h('option', { value: v, selected: state.run.order === v }, label)));
+  order.addEventListener('change', () => { state.run.order = order.value; });
+  const until = h('input', { type: 'checkbox', id: 'grade-until', checked: state.run.until, disabled: g.running });
+  until.addEventListener('change', () => { state.run.until = until.checked; renderGrade(); });
   mount($('#grade'),
     h('div', { class: 'row' },
       h('button', { id: 'start-grading', class: 'primary', disabled: !ready || g.running || jobs.length === 0, onclick: startGrading },
         g.running ? 'Grading…' : !ready ? 'Grade' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
       h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); } }, g.paused ? 'Resume' : 'Pause'),
-      h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel')),
+      h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel'),
+      h('label', {}, 'Order ', order),
+      h('label', { title: 'Stop once every adjacent pair of the live leaderboard is ordered the same way in at least 95% of bootstrap replicates, on at least 10 shared queries. What is left stays; Grade continues it.' }, until, ' Stop when the ranking is settled')),
     !ready ? h('p', { class: 'hint' }, 'Load a judge, a benchmark and at least one model\'s responses.') : null,
+    ready && !g.running && jobs.length ? h('p', { class: 'hint', id: 'grade-estimate' }, `${jobs.length} response${jobs.length === 1 ? '' : 's'} to grade: ${estimate(jobs.length)}${state.run.until ? '; the run stops earlier once the ranking is settled' : ''}.`) : null,
     g.running || g.done ? h('div', { class: 'progress-block' },
       h('label', { for: 'grade-progress' }, `${g.done} of ${g.total} responses · ${fmt(g.itemsPerSec, 2)} items/s · ETA ${duration(g.etaSec)}${g.paused ? ' · paused' : ''}`),
       h('progress', { id: 'grade-progress', max: g.total || 1, value: g.done })) : null,
-    !g.running && state.judge && jobs.length && [...state.judgments.values()].some((j) => j.judge === state.judge.name)
+    !g.running && !g.done && state.judge && jobs.length && [...state.judgments.values()].some((j) => j.judge === state.judge.name)
       ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.') : null,
-    !state.judge && storedJudge() ? h('p', { class: 'hint' }, `${[...state.judgments.values()].filter((j) => j.judge === storedJudge()).length} responses were graded earlier by ${storedJudge()}; load that judge to grade the rest.`) : null);
+    !state.judge && storedJudge() ? h('p', { class: 'hint' }, `${[...state.judgments.values()].filter((j) => j.judge === storedJudge()).length} responses were graded earlier by ${storedJudge()}; load that judge to grade the rest.`) : null,
+    renderStanding(state.standing));
+}
+
+/** The live leaderboard: per model its grades so far and rating, per adjacent pair separated or too close. */
+function renderStanding(s) {
+  if (!s || !s.entries.length) return s ? h('p', { class: 'hint', id: 'standing-sentence' }, s.sentence) : null;
+  const verdict = (p) => {
+    if (!p) return '';
+    const share = `${Math.round(p.share * 100)}%`;
+    if (p.separated) return `separated from the next (${share} of replicates)`;
+    return `too close to call (${share})${p.more != null ? `: about ${p.more} more per model` : ''}`;
+  };
+  return h('div', { class: 'standing', id: 'standing' },
+    h('h3', {}, 'Live leaderboard'),
+    h('table', { class: 'leaderboard', id: 'standing-table' },
+      h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'model'), h('th', { class: 'num' }, 'graded'), h('th', { class: 'num' }, 'rating'), h('th', { class: 'num' }, '95% CI'), h('th', {}, 'vs next'))),
+      h('tbody', {}, s.entries.map((e, i) => h('tr', { class: s.pairs[i] ? (s.pairs[i].separated ? 'separated' : 'too-close') : '' },
+        h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num' }, e.responses), h('td', { class: 'num' }, fmt(e.score, 0)),
+        h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, 0)} – ${fmt(e.upper, 0)}`), h('td', { class: 'verdict' }, verdict(s.pairs[i])))))),
+    h('p', { class: 'hint', id: 'standing-sentence' }, `${s.sentence[0].toUpperCase()}${s.sentence.slice(1)}. Bradley–Terry on every graded response (each pair compared on the queries both were graded on); intervals and verdicts from 1000 bootstrap resamples of the queries.`));
 }
 
 // ------------------------------------------------------------------ 5. results
@@ -416,6 +497,7 @@ function renderAll() {
   renderResponses();
   renderGrade();
   renderResultsPanel();
+  refreshStanding();
 }
 
 async function boot() {

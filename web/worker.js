@@ -190,6 +190,23 @@ const VIEWS = {
 };
 
 /**
+ * The live leaderboard (core's `settle`) of `judge`'s stored grades of the run in `scope` ({models,
+ * sessions, total}), its sentence with the run's `pace` ({secsPerResponse?, elapsed?}); null when it
+ * cannot be computed (a standing is information, never a reason to stop grading).
+ */
+async function runStanding(judgeName, scope, pace) {
+  const models = new Set(scope.models);
+  const sessions = new Set(scope.sessions);
+  const js = (await judgmentsOf(judgeName)).filter((j) => models.has(j.model_test) && sessions.has(j.session_id));
+  try {
+    return wasm.standing(js, { models: scope.models, total: scope.total, queries: sessions.size, pace }, null);
+  } catch (e) {
+    post({ type: 'notice', text: `The live leaderboard could not be computed: ${describeError(e)}` });
+    return null;
+  }
+}
+
+/**
  * The GPU failed in the middle of grading: say so, drop the WebGPU judge and load the same model on
  * the CPU. What was graded is already stored; the caller grades the failed response again.
  */
@@ -231,9 +248,10 @@ function gradeOne(query, response, model, options = null) {
  * (through onJudge), with pause and cancel honoured between items and the run marked as grading, so a
  * second run is refused meanwhile. `done(i, result)` stores and reports an item; a failed call goes to
  * `failed(i, message)` and the run goes on, unless the engine had to restart without its judge.
- * Returns {done (items passed), cancelled?, stopped?}.
+ * `stop()`, asked before each item, ends the run early (a settled ranking).
+ * Returns {done (items passed), cancelled?, stopped?, settled?}.
  */
-async function judgeRun(n, call, done, failed) {
+async function judgeRun(n, call, done, failed, stop = null) {
   // The judge answers one call at a time: a second run is refused, not interleaved.
   if (grading) throw Object.assign(new Error('the judge is busy with another run: wait for it to finish, or cancel it'), { kind: 'busy' });
   control = { paused: false, cancelled: false };
@@ -242,6 +260,7 @@ async function judgeRun(n, call, done, failed) {
     for (let i = 0; i < n; i++) {
       while (control.paused && !control.cancelled) await new Promise((r) => setTimeout(r, 100));
       if (control.cancelled) return { done: i, cancelled: true };
+      if (stop && stop()) return { done: i, settled: true };
       let result;
       try {
         result = await onJudge((j) => call(j, i));
@@ -600,30 +619,61 @@ const handlers = {
   },
 
   /**
-   * Grade jobs one after another: [{query, response, model}]. Each judgment is written to IndexedDB
-   * before it is reported, so a reload loses at most the response in flight.
+   * Grade a run: `jobs` ([{query, response, model}]: the responses still to grade, model by model in
+   * file order) in `order` (core's schedule: `interleaved`, `model` or `adaptive`) from `seed`.
+   * `scope` ({models, sessions, total}: the whole run, what is graded included) gives the live
+   * leaderboard, posted as {type: 'standing'} at the start and after every query's worth of responses;
+   * with `until: 'settled'` the run stops once that leaderboard is settled. Each judgment is written
+   * to IndexedDB before it is reported, so a reload loses at most the response in flight.
    */
-  async grade({ jobs }) {
+  async grade({ jobs, order = 'interleaved', seed = 0, scope = null, until = null }) {
     if (!judge) throw new Error('load a judge first');
     const started = performance.now();
     let items = 0;
     const startedOn = judgeInfo.backendKind;
+    const { rule } = wasm.runChoices();
+    const keys = jobs.map((j) => ({ model: j.model, session_id: j.response.session_id, category: j.query.category ?? null }));
+    const done = new Uint8Array(jobs.length);
+    // The job of each step, chosen once (a step retried on the CPU after a GPU failure keeps its job).
+    const picked = [];
+    let live = scope ? await runStanding(judge.name(), scope, {}) : null;
+    if (live) post({ type: 'standing', standing: live });
+    const pick = (i) => (picked[i] ??= wasm.nextJob(keys, order, seed, done, order === 'adaptive' ? live : null, rule.minQueries));
     const r = await judgeRun(jobs.length,
-      (j, i) => j.grade(jobs[i].query, jobs[i].response, jobs[i].model, null),
+      (j, i) => { const k = pick(i); return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null); },
       async (i, result) => {
+        done[picked[i]] = 1;
         await keep(result.judgment);
         items += result.items.length;
         const secs = (performance.now() - started) / 1000;
         post({
           type: 'graded', judgment: result.judgment,
           detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars, backend: judgeInfo.backendKind },
-          done: i + 1, total: jobs.length, itemsPerSec: items / secs, etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
+          done: i + 1, total: jobs.length, itemsPerSec: items / secs, secsPerResponse: secs / (i + 1), etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
         });
+        if (scope && ((i + 1) % scope.models.length === 0 || i + 1 === jobs.length)) {
+          live = await runStanding(judge.name(), scope, { secsPerResponse: secs / (i + 1), elapsed: secs });
+          if (live) post({ type: 'standing', standing: live });
+        }
       },
-      (i, error) => post({ type: 'grade-error', session_id: jobs[i].response.session_id, model: jobs[i].model, error }));
-    if (r.cancelled) return { graded: r.done, cancelled: true };
-    if (r.stopped) return { graded: r.done, stopped: r.stopped };
-    return startedOn === judgeInfo.backendKind ? { graded: r.done } : { graded: r.done, movedTo: judgeInfo.backendKind };
+      (i, error) => {
+        // No job chosen: the schedule itself failed, which ends the run.
+        if (picked[i] === undefined) throw new Error(`the grading order failed: ${error}`);
+        // Not graded in this run: skipped, so the schedule moves on.
+        done[picked[i]] = 1;
+        post({ type: 'grade-error', session_id: jobs[picked[i]].response.session_id, model: jobs[picked[i]].model, error });
+      },
+      () => until === 'settled' && !!live && live.settled);
+    const base = { graded: r.done, ...(live ? { sentence: live.sentence } : {}) };
+    if (r.cancelled) return { ...base, cancelled: true };
+    if (r.stopped) return { ...base, stopped: r.stopped };
+    if (r.settled) return { ...base, settled: true, left: jobs.length - r.done };
+    return startedOn === judgeInfo.backendKind ? base : { ...base, movedTo: judgeInfo.backendKind };
+  },
+
+  /** The live leaderboard of `judge`'s stored grades of a run (`scope` as for `grade`), or null. */
+  async standing({ judge: name, scope, secsPerResponse = null }) {
+    return runStanding(name, scope, secsPerResponse ? { secsPerResponse } : {});
   },
 
   /**

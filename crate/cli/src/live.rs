@@ -9,7 +9,7 @@ use rocketjudge_core::formats::{Judgment, Lined, Score};
 use rocketjudge_core::rank::{RankOptions, RankSettings, ScoreTable};
 use rocketjudge_core::schedule::Job;
 use rocketjudge_core::score::judgment_score;
-use rocketjudge_core::settle::{PairVerdict, SettleRule, Standing};
+use rocketjudge_core::settle::{Pace, PairVerdict, SettleRule, Standing};
 
 use crate::commands::text_table;
 use crate::inputs::Work;
@@ -30,7 +30,7 @@ pub struct Live {
     opts: RankOptions,
     /// Responses graded since the last refresh; a refresh is due after one query's worth (one per model).
     since: usize,
-    pace: Option<f64>,
+    pace: Pace,
     printed: Option<(Instant, bool)>,
 }
 
@@ -55,7 +55,7 @@ impl Live {
             .filter_map(|j| score_of(j))
             .collect();
         let opts = RankSettings::default().options()?;
-        Ok(Live { jobs, rule, standing: None, models, queries, scores, opts, since: 0, pace: None, printed: None })
+        Ok(Live { jobs, rule, standing: None, models, queries, scores, opts, since: 0, pace: Pace::default(), printed: None })
     }
 
     /// A judgment just graded.
@@ -69,10 +69,10 @@ impl Live {
         self.since >= self.models.len()
     }
 
-    /// Recompute the standing; `pace`: seconds per response measured so far.
-    pub fn refresh(&mut self, pace: Option<f64>) {
+    /// Recompute the standing; `pace`: what this run measured of its speed so far.
+    pub fn refresh(&mut self, pace: Pace) {
         self.since = 0;
-        self.pace = pace.or(self.pace);
+        self.pace = pace;
         self.standing = ScoreTable::new(&self.scores)
             .and_then(|t| Standing::new(&t, &self.models, Some(self.jobs.len()), Some(self.queries), &self.opts, self.rule))
             .ok();

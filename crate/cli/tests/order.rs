@@ -1,5 +1,6 @@
 //! Grading orders and stopping when settled (issue #26), with the SmolLM2 test judge on two models:
-//! GPT-4's twelve shortest MT-Bench demo answers and a model that refuses every query.
+//! GPT-4's twelve shortest MT-Bench demo answers and a model that refuses every query
+//! (`tests/fixtures/settle`).
 //!
 //! - A complete run's judgment files are byte for byte the same in every order (model by model,
 //!   interleaved, adaptive), and so is its ranking.
@@ -13,42 +14,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
 mod common;
 use common::{jsonl_files, model_path, root};
 
-/// GPT-4's twelve shortest demo answers, and a refuser's answers to the same queries.
-fn two_models(dir: &Path) -> (PathBuf, PathBuf) {
-    let bench = root().join("benchmarks/mt-bench");
-    let mut rows: Vec<Value> =
-        std::fs::read_to_string(bench.join("demo/gpt-4.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    rows.sort_by_key(|r| r.to_string().len());
-    rows.truncate(12);
-    let ids: Vec<String> = rows.iter().map(|r| r["session_id"].as_str().unwrap().to_string()).collect();
-    let queries: String = std::fs::read_to_string(bench.join("queries.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| ids.iter().any(|id| serde_json::from_str::<Value>(l).unwrap()["session_id"] == id.as_str()))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let q = dir.join("queries.jsonl");
-    std::fs::write(&q, queries).unwrap();
-    let r = dir.join("responses");
-    std::fs::create_dir(&r).unwrap();
-    let lines = |rows: &[Value]| rows.iter().map(|v| format!("{v}\n")).collect::<String>();
-    std::fs::write(r.join("gpt-4.jsonl"), lines(&rows)).unwrap();
-    let refuser: Vec<Value> = rows
-        .iter()
-        .map(|v| {
-            let mut v = v.clone();
-            v["generator"] = "refuser".into();
-            v["output"] = serde_json::json!(["I cannot help with that."]);
-            v
-        })
-        .collect();
-    std::fs::write(r.join("refuser.jsonl"), lines(&refuser)).unwrap();
-    (q, r)
+/// `tests/fixtures/settle`: GPT-4's twelve shortest demo answers and a refuser's (see its README).
+fn two_models() -> (PathBuf, PathBuf) {
+    let fix = root().join("tests/fixtures/settle");
+    (fix.join("queries.jsonl"), fix.join("responses"))
 }
 
 fn rj() -> Command {
@@ -101,7 +73,7 @@ fn graded_order(out: &Path) -> Vec<(String, String)> {
 fn every_order_ends_alike_and_until_settled_stops_early_then_completes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (q, r) = two_models(d);
+    let (q, r) = two_models();
 
     let by_model = d.join("model");
     grade(&q, &r, &by_model, &["--order", "model"]);

@@ -166,8 +166,10 @@ impl Standing {
     }
 
     /// The run in one sentence: settled, or what is still too close and about how much more it needs.
-    /// `secs_per_response`: this device's measured pace, for a time estimate.
-    pub fn sentence(&self, secs_per_response: Option<f64>) -> String {
+    /// `pace`: seconds per response measured on this device (for the time estimate) and the seconds
+    /// the run has graded so far (said when it settles).
+    pub fn sentence(&self, pace: Pace) -> String {
+        let secs_per_response = pace.secs_per_response;
         let of = match self.total {
             Some(t) => format!("{} of {t} responses", self.graded),
             None => format!("{} responses", self.graded),
@@ -177,8 +179,12 @@ impl Standing {
             _ => String::new(),
         };
         if self.settled {
+            let took = match pace.elapsed {
+                Some(t) if t.is_finite() && t > 0.0 => format!(" ({})", duration(t)),
+                _ => String::new(),
+            };
             return format!(
-                "ranking settled after {of}: every adjacent pair is separated in ≥ {:.0}% of bootstrap replicates",
+                "ranking settled after {of}{took}: every adjacent pair is separated in ≥ {:.0}% of bootstrap replicates",
                 self.rule.level * 100.0
             );
         }
@@ -193,7 +199,8 @@ impl Standing {
         let close = self.too_close();
         if close > 0 {
             let graded_per_model = self.graded.div_ceil(self.entries.len().max(1));
-            let room = self.queries.map_or(usize::MAX, |q| q.saturating_sub(graded_per_model));
+            // Unknown benchmark size (`rank` on a folder): estimates beyond doubling the run say little.
+            let room = self.queries.map_or(graded_per_model, |q| q.saturating_sub(graded_per_model));
             // Pairs whose estimate fits in what the benchmark has left, and the others.
             let within: Vec<usize> = self.pairs.iter().filter(|p| !p.separated).filter_map(|p| p.more).filter(|&r| r <= room).collect();
             let mut s = format!("{close} pair{} still too close", if close == 1 { "" } else { "s" });
@@ -205,12 +212,22 @@ impl Standing {
             }
             let rest = close - within.len();
             if rest > 0 {
-                s += &format!(" ({rest} show{} no sign of separating within this benchmark)", if rest == 1 { "s" } else { "" });
+                let within = if self.queries.is_some() { "within this benchmark" } else { "within twice the responses graded so far" };
+                s += &format!(" ({rest} show{} no sign of separating {within})", if rest == 1 { "s" } else { "" });
             }
             parts.push(s);
         }
         format!("{of} graded; {}", parts.join("; "))
     }
+}
+
+/// What a run measured of its own speed, for [`Standing::sentence`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Pace {
+    pub secs_per_response: Option<f64>,
+    /// Seconds spent grading so far.
+    pub elapsed: Option<f64>,
 }
 
 /// A duration for people: `45 s`, `12 min`, `2 h 05 min`.
@@ -290,7 +307,9 @@ mod tests {
         let t = ScoreTable::new(&scores(&[2.0, 5.0, 8.0], 40, 1)).unwrap();
         let s = Standing::new(&t, &models(3), Some(120), Some(40), &opts(), SettleRule::default()).unwrap();
         assert!(s.settled, "{s:?}");
-        assert!(s.sentence(Some(10.0)).starts_with("ranking settled after 120 of 120 responses"));
+        assert!(s
+            .sentence(Pace { secs_per_response: Some(10.0), elapsed: Some(600.0) })
+            .starts_with("ranking settled after 120 of 120 responses (10 min)"));
         // m1 answers exactly as m0 does: every replicate ties them.
         let mut v = scores(&[5.0, 5.0, 8.0], 40, 2);
         let m0: Vec<f64> = v.iter().filter(|s| s.model_test == "m0").map(|s| s.score).collect();
@@ -302,9 +321,9 @@ mod tests {
         assert!(s.pairs[0].separated && !s.pairs[1].separated, "{:?}", s.pairs);
         assert_eq!((s.pairs[1].pair.share, s.pairs[1].more), (0.0, None));
         assert!(
-            s.sentence(None).ends_with("1 pair still too close (1 shows no sign of separating within this benchmark)"),
+            s.sentence(Pace::default()).ends_with("1 pair still too close (1 shows no sign of separating within this benchmark)"),
             "{}",
-            s.sentence(None)
+            s.sentence(Pace::default())
         );
     }
 
@@ -324,7 +343,7 @@ mod tests {
         let s = Standing::new(&t, &models(3), Some(90), Some(30), &opts(), SettleRule::default()).unwrap();
         assert_eq!(s.unranked, vec!["m2".to_string()]);
         assert!(!s.settled);
-        assert!(s.sentence(None).contains("1 model not ranked yet"), "{}", s.sentence(None));
+        assert!(s.sentence(Pace::default()).contains("1 model not ranked yet"), "{}", s.sentence(Pace::default()));
         let one = ScoreTable::new(&scores(&[2.0], 5, 4)).unwrap();
         let s = Standing::new(&one, &models(2), Some(10), Some(5), &opts(), SettleRule::default()).unwrap();
         assert!(s.entries.is_empty() && !s.settled);

@@ -10,6 +10,7 @@
 mod agreement;
 mod designs;
 mod educator;
+mod progress;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -289,7 +290,7 @@ pub fn parse_checklist_reply(reply: &str) -> Result<JsValue, JsValue> {
 
 // ---------------------------------------------------------------- scores and rankings
 
-fn judgment_scores(judgments: JsValue) -> Result<(Vec<formats::Score>, Vec<Problem>), JsValue> {
+pub(crate) fn judgment_scores(judgments: JsValue) -> Result<(Vec<formats::Score>, Vec<Problem>), JsValue> {
     let js: Vec<Judgment> = from_js(judgments, "judgments")?;
     let lined: Vec<Lined<Judgment>> = js.into_iter().map(|value| Lined { line: 0, value }).collect();
     Ok(scores_from_judgments("judgments", &lined))

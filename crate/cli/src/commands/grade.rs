@@ -17,7 +17,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::{self, jsonl, Judgment, Lined};
 use rocketjudge_core::prompt::{PairwiseScale, PromptStyle, GRADING_PROMPT_VERSION};
 use rocketjudge_core::schedule::{Order, Schedule, DEFAULT_ORDER_SEED};
-use rocketjudge_core::settle::{self, SettleRule, DEFAULT_MIN_QUERIES};
+use rocketjudge_core::settle::{self, Pace, SettleRule, DEFAULT_MIN_QUERIES};
 use serde_json::json;
 
 use rocketjudge_engine::judge::Judge;
@@ -264,7 +264,7 @@ pub fn run(a: Args) -> CliResult {
     let (mut items_done, mut truncated, mut n) = (0usize, 0usize, 0usize);
     let tty = std::io::stderr().is_terminal();
     let mut settled_early = false;
-    live.refresh(None);
+    live.refresh(Pace::default());
     while let Some(i) = schedule.next(&done, live.standing.as_ref()) {
         if a.until.is_some() && live.standing.as_ref().is_some_and(|s| s.settled) {
             settled_early = true;
@@ -333,7 +333,7 @@ pub fn run(a: Args) -> CliResult {
         }
         live.add(&j);
         if live.due() || n == todo.len() {
-            live.refresh(Some(pace));
+            live.refresh(Pace { secs_per_response: Some(pace), elapsed: Some(secs) });
             if let Some(text) = live.report(n == todo.len()) {
                 eprintln!("{}{text}", if tty { "\r\x1b[K" } else { "" });
             }
@@ -348,7 +348,8 @@ pub fn run(a: Args) -> CliResult {
     eprintln!("graded {n} responses ({items_done} items) in {:.1} s into {}", start.elapsed().as_secs_f64(), a.io.out.display());
     if settled_early {
         let left = done.iter().filter(|d| !**d).count();
-        let s = live.standing.as_ref().map(|s| s.sentence(None)).unwrap_or_default();
+        let pace = Pace { secs_per_response: None, elapsed: Some(start.elapsed().as_secs_f64()) };
+        let s = live.standing.as_ref().map(|s| s.sentence(pace)).unwrap_or_default();
         eprintln!("stopped: {s}; {left} responses left pending (the same command without --until grades them)");
         return Ok(());
     }

@@ -13,7 +13,7 @@ use super::{text_table, Format};
 use crate::knobs::DecodingFlags;
 use crate::live::verdict_cell;
 use crate::{inputs, CliResult};
-use rocketjudge_core::settle::{SettleRule, Standing};
+use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 
 /// Rank models from their graded responses.
 ///
@@ -181,7 +181,7 @@ pub fn run(a: Args) -> CliResult {
     }
     // Graded responses (not comparisons): how settled the ranking is, in a sentence.
     if let (Some(s), Some(_)) = (&standing, graded) {
-        eprintln!("{}", s.sentence(None));
+        eprintln!("{}", s.sentence(Pace::default()));
     }
     Ok(())
 }

@@ -396,9 +396,10 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
 fn adjacent_pair(table: &ScoreTable, replicates: &[Vec<f64>], a: usize, b: usize) -> AdjacentPair {
     let gaps: Vec<f64> = replicates.iter().map(|r| r[a] - r[b]).filter(|g| g.is_finite()).collect();
     let above = gaps.iter().filter(|&&g| g > 0.0).count();
-    let mean_gap = if gaps.is_empty() { f64::NAN } else { stats::mean(&gaps) };
+    // Zero, not NaN, without replicates: no gap shown (and the numbers survive a JSON round trip).
+    let mean_gap = if gaps.is_empty() { 0.0 } else { stats::mean(&gaps) };
     let sd_gap =
-        if gaps.len() < 2 { f64::NAN } else { (gaps.iter().map(|g| (g - mean_gap).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64).sqrt() };
+        if gaps.len() < 2 { 0.0 } else { (gaps.iter().map(|g| (g - mean_gap).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64).sqrt() };
     AdjacentPair {
         above: table.models[a].clone(),
         below: table.models[b].clone(),
