@@ -124,7 +124,8 @@ fn every_order_ends_alike_and_until_settled_stops_early_then_completes() {
 
     // The same command without --until grades the rest only, and ends as the model-by-model run.
     let err = grade(&q, &r, &inter, &[]);
-    assert!(err.contains(&format!("{} responses to grade ({stopped} of 24 already graded", 24 - stopped)), "{err}");
+    assert!(err.contains(&format!("resuming: {stopped} of 24 responses are already graded")), "{err}");
+    assert!(err.contains(&format!("{} responses to grade, interleaved order (seed 0)", 24 - stopped)), "{err}");
     assert_eq!(jsonl_files(&inter), want, "a completed interleaved run differs from the model-by-model run");
 
     let adaptive = d.join("adaptive");

@@ -24,7 +24,7 @@ use crate::settle::{SettleRule, Standing};
 pub struct Checkpoint {
     /// Responses revealed so far.
     pub graded: usize,
-    /// Spearman's ρ of the partial ratings with the complete run's (NaN while fewer than two are rated).
+    /// Spearman's ρ of the partial ratings with the complete run's (NaN while none is rated).
     pub spearman: f64,
     /// Adjacent pairs separated, of `pairs` (the models of the run less one).
     pub separated: usize,
@@ -51,6 +51,20 @@ impl Replay {
             None => self.checkpoints.first().map(|c| c.graded),
             Some(i) => self.checkpoints.get(i + 1).map(|c| c.graded),
         }
+    }
+
+    /// Responses after which as many adjacent pairs are separated as in the complete run, to the end:
+    /// the run is as settled as it will get (a pair the complete run cannot separate never counts).
+    /// `None` when the complete run separates no pair.
+    pub fn responses_to_final_separation(&self) -> Option<usize> {
+        let last = self.checkpoints.last().filter(|c| c.separated > 0)?;
+        let i = self.checkpoints.iter().rposition(|c| c.separated < last.separated).map_or(0, |i| i + 1);
+        Some(self.checkpoints[i].graded)
+    }
+
+    /// Spearman's ρ at the first checkpoint with at least `share` of the run graded.
+    pub fn spearman_at(&self, share: f64) -> f64 {
+        self.checkpoints.iter().find(|c| c.graded as f64 >= share * self.total as f64).map_or(f64::NAN, |c| c.spearman)
     }
 
     /// The first checkpoint at which the run counts as settled (where `--until settled` stops).
@@ -105,7 +119,8 @@ pub fn replay(jobs: &[Job], scores: &[f64], order: Order, seed: u64, o: &ReplayO
         let separated: Vec<_> = s.pairs.iter().filter(|p| p.separated).collect();
         checkpoints.push(Checkpoint {
             graded: revealed.len(),
-            spearman: if partial.len() >= 2 { spearman(&x, &y) } else { f64::NAN },
+            // One rated model against the rest tied below it is a ranking too; none is not.
+            spearman: if partial.is_empty() { f64::NAN } else { spearman(&x, &y) },
             separated: separated.len(),
             pairs: models.len() - 1,
             settled: s.settled,
@@ -173,5 +188,9 @@ mod tests {
         assert_eq!(r.responses_to_spearman(0.99), Some(40));
         let never = Replay { checkpoints: vec![c(10, 0.5), c(20, f64::NAN)], ..r };
         assert_eq!(never.responses_to_spearman(0.9), None);
+        assert!((r.spearman_at(0.5) - 0.5).abs() < 1e-12 && (r.spearman_at(0.55) - 0.92).abs() < 1e-12);
+        let sep = |graded, separated| Checkpoint { graded, spearman: 1.0, separated, pairs: 3, settled: false, false_separations: 0 };
+        let s = Replay { checkpoints: vec![sep(10, 0), sep(20, 2), sep(30, 1), sep(40, 2), sep(50, 2)], ..never };
+        assert_eq!(s.responses_to_final_separation(), Some(40));
     }
 }

@@ -238,13 +238,13 @@ pub fn run(a: Args) -> CliResult {
     let already = work.len() - todo.len();
     let rule = SettleRule { min_queries: a.min_queries, ..a.until.unwrap_or_default() }.checked()?;
     let mut live = Live::new(&work, resumed.values().flatten(), rule)?;
-    drop(graded);
     let schedule = Schedule::new(&live.jobs, order, a.order_seed, live.rule.min_queries);
+    if already > 0 {
+        eprintln!("resuming: {already} of {} responses are already graded in {}", work.len(), a.io.out.display());
+    }
     eprintln!(
-        "{} responses to grade ({already} of {} already graded in {}), {order} order{}",
+        "{} responses to grade, {order} order{}",
         todo.len(),
-        work.len(),
-        a.io.out.display(),
         if order == Order::Model { String::new() } else { format!(" (seed {})", a.order_seed) }
     );
     let mut trace = match &a.trace {

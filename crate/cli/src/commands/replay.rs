@@ -73,6 +73,13 @@ struct Summary {
     to_spearman_09: Vec<Option<usize>>,
     /// Responses at which the run first counts as settled, per seed.
     to_settled: Vec<Option<usize>>,
+    /// Adjacent pairs the complete run separates, of `pairs`.
+    separated_at_end: usize,
+    pairs: usize,
+    /// Responses from which as many pairs are separated as in the complete run, per seed.
+    to_final_separation: Vec<Option<usize>>,
+    /// ρ with the complete ranking when a quarter of the run is graded, per seed.
+    spearman_at_quarter: Vec<f64>,
     /// ρ with the complete ranking where it settled, per seed.
     spearman_at_settled: Vec<Option<f64>>,
     /// Separation declarations (pairs × checkpoints) and how many the complete run reverses.
@@ -92,6 +99,10 @@ impl Summary {
             responses: runs[0].total,
             to_spearman_09: runs.iter().map(|r| r.responses_to_spearman(0.9)).collect(),
             to_settled: runs.iter().map(|r| stop(r).map(|c| c.graded)).collect(),
+            separated_at_end: runs[0].checkpoints.last().map_or(0, |c| c.separated),
+            pairs: runs[0].checkpoints.last().map_or(0, |c| c.pairs),
+            to_final_separation: runs.iter().map(|r| r.responses_to_final_separation()).collect(),
+            spearman_at_quarter: runs.iter().map(|r| r.spearman_at(0.25)).collect(),
             spearman_at_settled: runs.iter().map(|r| stop(r).map(|c| c.spearman)).collect(),
             separations: runs.iter().flat_map(|r| &r.checkpoints).map(|c| c.separated).sum(),
             false_separations: runs.iter().flat_map(|r| &r.checkpoints).map(|c| c.false_separations).sum(),
@@ -212,10 +223,17 @@ pub fn run(a: Args) -> CliResult {
                 .iter()
                 .map(|s| {
                     let rho: Vec<f64> = s.spearman_at_settled.iter().flatten().copied().collect();
+                    let quarter: Vec<f64> = s.spearman_at_quarter.iter().copied().filter(|x| x.is_finite()).collect();
                     vec![
                         s.order.to_string(),
                         s.seeds.to_string(),
+                        if quarter.is_empty() { "–".into() } else { format!("{:.2}", stats::median(&quarter)) },
                         responses_cell(&s.to_spearman_09, s.responses),
+                        if s.separated_at_end == 0 {
+                            format!("– (0 of {} at the end)", s.pairs)
+                        } else {
+                            format!("{} ({} of {})", responses_cell(&s.to_final_separation, s.responses), s.separated_at_end, s.pairs)
+                        },
                         responses_cell(&s.to_settled, s.responses),
                         if rho.is_empty() { "–".into() } else { format!("{:.2}", stats::median(&rho)) },
                         rate(s.false_separations, s.separations),
@@ -229,7 +247,9 @@ pub fn run(a: Args) -> CliResult {
                     &[
                         "order",
                         "seeds",
+                        "ρ at 25%",
                         "responses to ρ ≥ 0.9 (kept)",
+                        "to final separation",
                         "responses to settled",
                         "ρ when settled",
                         "false separations",
