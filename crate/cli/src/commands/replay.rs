@@ -85,7 +85,8 @@ struct Summary {
     /// Separation declarations (pairs × checkpoints) and how many the complete run reverses.
     separations: usize,
     false_separations: usize,
-    /// The same, counting only the pairs separated where the run settled (where `--until` stops).
+    /// The same, counting only the pairs separated where the run settled before its end (where
+    /// `--until settled` stops it).
     separated_at_stop: usize,
     false_at_stop: usize,
 }
@@ -93,6 +94,8 @@ struct Summary {
 impl Summary {
     fn of(order: Order, runs: &[Replay]) -> Summary {
         let stop = |r: &Replay| r.settled_at().cloned();
+        // Where `--until settled` ends a run early (a run settled only at its end stops nothing).
+        let early = |r: &Replay| r.settled_at().filter(|c| c.graded < r.total).cloned();
         Summary {
             order,
             seeds: runs.len(),
@@ -106,8 +109,8 @@ impl Summary {
             spearman_at_settled: runs.iter().map(|r| stop(r).map(|c| c.spearman)).collect(),
             separations: runs.iter().flat_map(|r| &r.checkpoints).map(|c| c.separated).sum(),
             false_separations: runs.iter().flat_map(|r| &r.checkpoints).map(|c| c.false_separations).sum(),
-            separated_at_stop: runs.iter().filter_map(stop).map(|c| c.separated).sum(),
-            false_at_stop: runs.iter().filter_map(stop).map(|c| c.false_separations).sum(),
+            separated_at_stop: runs.iter().filter_map(early).map(|c| c.separated).sum(),
+            false_at_stop: runs.iter().filter_map(early).map(|c| c.false_separations).sum(),
         }
     }
 }
