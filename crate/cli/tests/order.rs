@@ -10,6 +10,7 @@
 //!   queries, so at a query boundary after 20 or 22 of 24 responses); `rank` on that partial folder agrees
 //!   that it is settled, and also reads a folder whose last line is still being written; the same
 //!   command without `--until` then grades only what is left and ends with the complete run's bytes.
+//! - `replay` of the complete run stops the interleaved order (seed 0) where the real run stopped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,6 +128,25 @@ fn every_order_ends_alike_and_until_settled_stops_early_then_completes() {
     assert!(err.contains(&format!("resuming: {stopped} of 24 responses are already graded")), "{err}");
     assert!(err.contains(&format!("{} responses to grade, interleaved order (seed 0)", 24 - stopped)), "{err}");
     assert_eq!(jsonl_files(&inter), want, "a completed interleaved run differs from the model-by-model run");
+
+    // `replay` of the complete run reproduces where the interleaved run stopped (same scores, same
+    // standing after every query's worth, same seed), and every order ends at the complete ranking.
+    let o = rj()
+        .arg("replay")
+        .arg("--judgments")
+        .arg(&by_model)
+        .arg("--queries")
+        .arg(&q)
+        .args(["--seeds", "2", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summaries: Vec<serde_json::Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let orders: Vec<&str> = summaries.iter().map(|s| s["order"].as_str().unwrap()).collect();
+    assert_eq!(orders, ["model", "interleaved", "adaptive"]);
+    let interleaved = &summaries[1];
+    assert_eq!(interleaved["to_settled"][0].as_u64(), Some(stopped as u64), "{interleaved}");
+    assert_eq!(interleaved["false_separations"], 0);
 
     let adaptive = d.join("adaptive");
     grade(&q, &r, &adaptive, &["--order", "adaptive", "--min-queries", "2"]);
