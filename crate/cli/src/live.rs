@@ -50,10 +50,8 @@ impl Live {
         }
         let queries = jobs.iter().map(|j| j.session_id.as_str()).collect::<HashSet<_>>().len();
         let in_run: HashSet<(&str, &str)> = jobs.iter().map(|j| (j.model.as_str(), j.session_id.as_str())).collect();
-        let scores = resumed
-            .filter(|j| in_run.contains(&(j.value.model_test.as_str(), j.value.session_id.as_str())))
-            .filter_map(|j| score_of(j))
-            .collect();
+        let scores =
+            resumed.filter(|j| in_run.contains(&(j.value.model_test.as_str(), j.value.session_id.as_str()))).filter_map(score_of).collect();
         let opts = RankSettings::default().options()?;
         Ok(Live { jobs, rule, standing: None, models, queries, scores, opts, since: 0, pace: Pace::default(), printed: None })
     }

@@ -46,7 +46,7 @@ pub struct Replay {
 impl Replay {
     /// Responses after which Spearman's ρ reaches `target` and stays there to the end.
     pub fn responses_to_spearman(&self, target: f64) -> Option<usize> {
-        let last_below = self.checkpoints.iter().rposition(|c| !(c.spearman >= target));
+        let last_below = self.checkpoints.iter().rposition(|c| c.spearman.is_nan() || c.spearman < target);
         match last_below {
             None => self.checkpoints.first().map(|c| c.graded),
             Some(i) => self.checkpoints.get(i + 1).map(|c| c.graded),
@@ -107,7 +107,7 @@ pub fn replay(jobs: &[Job], scores: &[f64], order: Order, seed: u64, o: &ReplayO
     while let Some(i) = schedule.next(&done, standing.as_ref()) {
         done[i] = true;
         revealed.push(score(i));
-        if revealed.len() % o.every != 0 && revealed.len() != jobs.len() {
+        if !revealed.len().is_multiple_of(o.every) && revealed.len() != jobs.len() {
             continue;
         }
         let s = Standing::new(&ScoreTable::new(&revealed)?, &models, Some(jobs.len()), Some(queries), &o.rank, o.rule)?;

@@ -26,8 +26,10 @@ use crate::stats::Rng;
 
 crate::named_enum!(
     /// The order of a grading run.
+    #[derive(Default)]
     pub enum Order, "the grading order" {
         /// Query by query in a seeded, category-stratified random order (the default).
+        #[default]
         Interleaved = "interleaved",
         /// Model by model, in file order.
         Model = "model",
@@ -35,12 +37,6 @@ crate::named_enum!(
         Adaptive = "adaptive",
     }
 );
-
-impl Default for Order {
-    fn default() -> Self {
-        Order::Interleaved
-    }
-}
 
 /// The seed of the query order when none is given.
 pub const DEFAULT_ORDER_SEED: u64 = 0;

@@ -176,14 +176,9 @@ pub fn run(a: Args) -> CliResult {
             category: categories.get(&s.session_id).cloned().flatten(),
         })
         .collect();
-    if a.queries.is_some() {
+    if let Some(q) = &a.queries {
         if let Some(j) = jobs.iter().find(|j| !categories.contains_key(&j.session_id)) {
-            bail!(
-                "{}: no query `{}` (scored for {}); give the queries the run graded",
-                a.queries.as_ref().unwrap().display(),
-                j.session_id,
-                j.model
-            );
+            bail!("{}: no query `{}` (scored for {}); give the queries the run graded", q.display(), j.session_id, j.model);
         }
     }
     let values: Vec<f64> = rows.iter().map(|s| s.score).collect();
