@@ -368,7 +368,7 @@ async function startGrading() {
   renderGrade();
   const { order, until } = state.run;
   try {
-    const r = await engine.request('grade', { jobs, order, seed: 0, scope: runScope(), until: until ? 'settled' : null });
+    const r = await engine.request('grade', { jobs, order, scope: runScope(), until: until ? 'settled' : null });
     if (r.cancelled) notice(`Grading cancelled after ${r.graded} responses; what was graded is kept.`);
     else if (r.stopped) notice(`Grading stopped: ${r.stopped}`, 'error');
     else if (r.settled) notice(`Stopped: ${r.sentence}. ${r.left} responses are left; press Grade to grade them too.`);
@@ -451,7 +451,7 @@ function renderStanding(s) {
       h('tbody', {}, s.entries.map((e, i) => h('tr', { class: s.pairs[i] ? (s.pairs[i].separated ? 'separated' : 'too-close') : '' },
         h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num' }, e.responses), h('td', { class: 'num' }, fmt(e.score, 0)),
         h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, 0)} – ${fmt(e.upper, 0)}`), h('td', { class: 'verdict' }, verdict(s.pairs[i])))))),
-    h('p', { class: 'hint', id: 'standing-sentence' }, `${s.sentence[0].toUpperCase()}${s.sentence.slice(1)}. Bradley–Terry on every graded response (each pair compared on the queries both were graded on); intervals and verdicts from 1000 bootstrap resamples of the queries.`));
+    h('p', { class: 'hint', id: 'standing-sentence' }, `${s.sentence[0].toUpperCase()}${s.sentence.slice(1)}. Bradley–Terry on every graded response (each pair compared on the queries both were graded on); intervals and verdicts from 1000 bootstrap resamples of the queries; separated: ordered alike in ≥ ${Math.round(s.rule.level * 100)}% of them, on ≥ ${s.rule.minQueries} shared queries.`));
 }
 
 // ------------------------------------------------------------------ 5. results

@@ -620,18 +620,21 @@ const handlers = {
 
   /**
    * Grade a run: `jobs` ([{query, response, model}]: the responses still to grade, model by model in
-   * file order) in `order` (core's schedule: `interleaved`, `model` or `adaptive`) from `seed`.
+   * file order) in `order` (core's schedule: `interleaved`, `model` or `adaptive`) from `seed` (core's
+   * default when absent).
    * `scope` ({models, sessions, total}: the whole run, what is graded included) gives the live
    * leaderboard, posted as {type: 'standing'} at the start and after every query's worth of responses;
    * with `until: 'settled'` the run stops once that leaderboard is settled. Each judgment is written
    * to IndexedDB before it is reported, so a reload loses at most the response in flight.
    */
-  async grade({ jobs, order = 'interleaved', seed = 0, scope = null, until = null }) {
+  async grade({ jobs, order = 'interleaved', seed = null, scope = null, until = null }) {
     if (!judge) throw new Error('load a judge first');
     const started = performance.now();
     let items = 0;
     const startedOn = judgeInfo.backendKind;
-    const { rule } = wasm.runChoices();
+    const defaults = wasm.runChoices();
+    const { rule } = defaults;
+    seed ??= defaults.seed;
     const keys = jobs.map((j) => ({ model: j.model, session_id: j.response.session_id, category: j.query.category ?? null }));
     const done = new Uint8Array(jobs.length);
     // The job of each step, chosen once (a step retried on the CPU after a GPU failure keeps its job).

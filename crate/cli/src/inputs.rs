@@ -64,7 +64,7 @@ pub fn files_in(path: &Path) -> Result<Vec<PathBuf>> {
 /// note (the run finishes or cuts it; nothing here writes).
 fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
     let mut bytes = read(f)?;
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let complete = crate::output::complete_len(&bytes);
     if complete < bytes.len() && !bytes[complete..].iter().all(u8::is_ascii_whitespace) {
         eprintln!("note: {}: leaving out an unfinished last line ({} bytes; a run still writing?)", f.display(), bytes.len() - complete);
         bytes.truncate(complete);

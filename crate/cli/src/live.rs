@@ -90,7 +90,7 @@ impl Live {
         self.printed = Some((Instant::now(), s.settled));
         Some(format!(
             "live leaderboard (Bradley–Terry, 95% bootstrap intervals over queries):\n{}{}",
-            standing_table(s, 0),
+            standing_table(s),
             s.sentence(self.pace)
         ))
     }
@@ -118,20 +118,20 @@ pub fn verdict_cell(p: &PairVerdict) -> String {
     }
 }
 
-/// The standing's leaderboard: rank, model, rating with its interval, responses graded, and the
-/// verdict on the pair it forms with the next model.
-pub fn standing_table(s: &Standing, digits: usize) -> String {
+/// The standing's leaderboard: rank, model, Bradley–Terry rating with its interval, responses graded,
+/// and the verdict on the pair it forms with the next model.
+fn standing_table(s: &Standing) -> String {
     let rows: Vec<Vec<String>> = s
         .entries
         .iter()
         .enumerate()
         .map(|(i, e)| {
             let ci = match (e.lower, e.upper) {
-                (Some(l), Some(u)) => format!("{l:.digits$} – {u:.digits$}"),
+                (Some(l), Some(u)) => format!("{l:.0} – {u:.0}"),
                 _ => "–".into(),
             };
             let next = s.pairs.get(i).map(verdict_cell).unwrap_or_default();
-            vec![e.rank.to_string(), e.model.clone(), format!("{:.digits$}", e.score), ci, e.responses.to_string(), next]
+            vec![e.rank.to_string(), e.model.clone(), format!("{:.0}", e.score), ci, e.responses.to_string(), next]
         })
         .collect();
     text_table(&["#", "model", "rating", "95% CI", "graded", "vs next"], &rows)

@@ -83,8 +83,7 @@ impl OutputFolder {
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
         };
         let name = file.display().to_string();
-        // Everything up to the last newline is complete; a tail without one was cut by a kill.
-        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let complete = complete_len(&bytes);
         if complete < bytes.len() {
             eprintln!("{name}: discarding an unfinished last line ({} bytes) from an interrupted run", bytes.len() - complete);
             let f = OpenOptions::new().write(true).open(file).with_context(|| format!("cannot write {name}"))?;
@@ -126,6 +125,12 @@ impl OutputFolder {
         f.sync_data().with_context(|| format!("cannot write {}", file.display()))?;
         Ok(())
     }
+}
+
+/// How many bytes of an appended-to JSONL file are complete lines: everything up to the last
+/// newline; a tail without one was cut by a kill (or is still being written).
+pub fn complete_len(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
 /// Put the lines of a finished run's `file` in `order` (record keys, e.g. session ids, as `key` reads

@@ -10,16 +10,15 @@ use wasm_bindgen::prelude::*;
 
 use crate::{err, from_js, judgment_scores, settings, to_js};
 
-/// The orders and the settling rule's defaults: `{orders, seed, rule: {level, minQueries}}`.
+/// The defaults of a run: the order's `seed` and the settling `rule` (`{level, minQueries}`).
 #[wasm_bindgen(js_name = runChoices)]
 pub fn run_choices() -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
     struct C {
-        orders: &'static [&'static str],
         seed: u64,
         rule: SettleRule,
     }
-    to_js(&C { orders: Order::NAMES, seed: DEFAULT_ORDER_SEED, rule: SettleRule::default() })
+    to_js(&C { seed: DEFAULT_ORDER_SEED, rule: SettleRule::default() })
 }
 
 /// The next job of a run: `jobs` ([{model, session_id, category?}], model by model in file order),
