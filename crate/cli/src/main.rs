@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success, 1 failure, 2 usage error, 3 malformed or inconsistent input, 4 I/O error.
 
+mod app;
 mod commands;
 mod inputs;
 mod judges;

@@ -1,98 +1,69 @@
 //! `rocketjudge serve`: the app on 127.0.0.1, as any static host would serve it, plus the judge
 //! models of the local cache under `/models/<name>.gguf`.
 //!
-//! Every response carries the Content-Security-Policy of the app (the same policy `index.html`
-//! declares in a meta tag for static hosting): scripts, workers and connections only to this origin
-//! and the model hosts given with --model-origin. Nothing the page holds can be sent anywhere else.
+//! Built on hyper (HTTP/1.1, through axum's router and middleware) with tower-http's `ServeFile`
+//! for the file semantics (ranges, 416, conditional requests, HEAD). What this module adds:
+//! - **A closed set of files** ([`crate::app::is_app_file`]): the page, `web/`, the wasm packages,
+//!   the bundled benchmark and the models; never a dotfile, `.git`, `target/` or a source file, and
+//!   never a file a symlink takes outside `--dir`.
+//! - **Loopback Host names only** (plus `--host` and `--allow-host`): a page on another site that
+//!   rebinds its DNS name to 127.0.0.1 gets 403, so it cannot read what is served here.
+//! - **Bounded connections**: a deadline for each request head (also the idle limit between
+//!   requests), a write timeout (a client that stops reading is dropped), and a cap on open
+//!   connections beyond which a new one is answered 503 and closed, on two worker threads.
+//! - **The policy on every response** ([`crate::app::header_policy`], the same `web/csp.js` the pages
+//!   and `sw.js` use), cross-origin isolation (COOP/COEP), nosniff, no referrer, no caching.
 
-use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::net::{IpAddr, TcpListener, TcpStream};
-use std::path::{Component, Path, PathBuf};
+use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+use tower_http::services::ServeFile;
+use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::{models, CliResult};
+use crate::{app, models, CliResult};
 
 /// Serve the web app (index.html, web/, pkg/, benchmarks/) and the cached judge models.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Folder to serve (the repository root, or a built copy of the site).
+    /// Folder to serve (the repository root, or a built copy of the site). Only the app's files in it
+    /// are served.
     #[arg(long, default_value = ".")]
     dir: PathBuf,
+    /// Port to listen on (0: any free one, named in the first line printed).
     #[arg(long, default_value_t = 8080)]
     port: u16,
     /// Address to listen on. Loopback by default: the page is for you.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
+    /// A host name the server answers to besides localhost, the loopback addresses and --host (a
+    /// name this machine has on your network, with --host 0.0.0.0). Repeat for more.
+    #[arg(long)]
+    allow_host: Vec<String>,
     /// Extra origins the page may download models from (added to connect-src), e.g. https://huggingface.co.
     #[arg(long)]
     model_origin: Vec<String>,
-}
-
-/// The policy of the app. `extra` origins are allowed for model downloads only (connect-src).
-pub fn content_security_policy(extra: &[String]) -> String {
-    let connect = std::iter::once("'self'".to_string()).chain(extra.iter().cloned()).collect::<Vec<_>>().join(" ");
-    format!(
-        "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src {connect}; \
-         img-src 'self' data: blob:; style-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; \
-         form-action 'none'; frame-ancestors 'none'"
-    )
-}
-
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "json" => "application/json",
-        "jsonl" => "application/jsonl; charset=utf-8",
-        "wasm" => "application/wasm",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "md" | "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
-
-/// Map a URL path to a file under `root`, refusing anything that would leave it.
-fn resolve(root: &Path, url_path: &str) -> Option<PathBuf> {
-    let path = url_path.split(['?', '#']).next().unwrap_or("/");
-    let decoded = percent_decode(path)?;
-    if let Some(name) = decoded.strip_prefix("/models/").and_then(|n| n.strip_suffix(".gguf")) {
-        if !models::manifest().models.iter().any(|m| m.name == name) {
-            return None;
-        }
-        let p = models::model_file(name);
-        return p.is_file().then_some(p);
-    }
-    let rel = Path::new(decoded.trim_start_matches('/'));
-    if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-        return None;
-    }
-    let mut p = root.join(rel);
-    if p.is_dir() {
-        p = p.join("index.html");
-    }
-    p.is_file().then_some(p)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    /// Seconds a client has to send a whole request head; also how long an idle connection stays open.
+    #[arg(long, default_value_t = 20, hide = true)]
+    head_timeout: u64,
+    /// Seconds a response may wait for the client to read before the connection is dropped.
+    #[arg(long, default_value_t = 60, hide = true)]
+    write_timeout: u64,
+    /// Open connections served at once; more are answered 503.
+    #[arg(long, default_value_t = 128, hide = true)]
+    max_connections: usize,
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -100,200 +71,221 @@ pub fn run(a: Args) -> CliResult {
     if !root.join("index.html").is_file() {
         bail!("{} has no index.html", root.display());
     }
-    let listener = TcpListener::bind((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
-    let csp = content_security_policy(&a.model_origin);
-    eprintln!("serving {} on http://{}:{}/ (Ctrl-C to stop)", root.display(), a.host, a.port);
-    let site = Arc::new(Site { root, csp });
-    for stream in listener.incoming().flatten() {
-        let site = site.clone();
-        std::thread::spawn(move || site.connection(stream));
+    if a.max_connections == 0 || a.head_timeout == 0 || a.write_timeout == 0 {
+        bail!("--max-connections, --head-timeout and --write-timeout must be at least 1");
     }
-    Ok(())
+    let listener = std::net::TcpListener::bind((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
+    listener.set_nonblocking(true)?;
+    if !a.host.is_loopback() {
+        eprintln!(
+            "warning: listening on {} reaches beyond this computer: anyone who can connect may use the page and download the judge models. \
+             Leave out --host to listen on 127.0.0.1 only.",
+            a.host
+        );
+    }
+    let site = Arc::new(Site { root, hosts: allowed_hosts(a.host, &a.allow_host) });
+    let limits = Limits {
+        head: Duration::from_secs(a.head_timeout),
+        write: Duration::from_secs(a.write_timeout),
+        connections: a.max_connections,
+    };
+    let port = listener.local_addr()?.port();
+    eprintln!("serving {} on http://{}/ (Ctrl-C to stop)", site.root.display(), url_host(a.host, port));
+    // Two threads answer every connection; file reads run on a small pool beside them.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).max_blocking_threads(8).enable_all().build()?;
+    runtime.block_on(async move { accept(TcpListener::from_std(listener)?, router(site, &a.model_origin), limits).await })
 }
 
-/// What is served, and with which policy.
+fn url_host(ip: IpAddr, port: u16) -> String {
+    match ip {
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+    }
+}
+
+/// What the server allows a connection.
+struct Limits {
+    head: Duration,
+    write: Duration,
+    connections: usize,
+}
+
+/// Accept connections forever, each served on its own task while a slot is free.
+async fn accept(listener: TcpListener, app: Router, limits: Limits) -> CliResult {
+    let slots = Arc::new(Semaphore::new(limits.connections));
+    let mut warned = false;
+    loop {
+        let stream = match listener.accept().await {
+            Ok((s, _)) => s,
+            Err(e) => {
+                // Out of file descriptors or memory: say so once, wait, go on (never exit).
+                if !warned {
+                    eprintln!("warning: cannot accept a connection ({e}); refusing new ones until resources free up");
+                    warned = true;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            refuse(&stream);
+            continue;
+        };
+        let app = app.clone();
+        let (head, write) = (limits.head, limits.write);
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _ = stream.set_nodelay(true);
+            let mut io = tokio_io_timeout::TimeoutStream::new(stream);
+            io.set_write_timeout(Some(write));
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(head)
+                .max_buf_size(64 * 1024)
+                .serve_connection(TokioIo::new(Box::pin(io)), service)
+                .await;
+        });
+    }
+}
+
+/// Answer a connection beyond the cap with 503 without waiting for it (one non-blocking write),
+/// then close it.
+fn refuse(stream: &TcpStream) {
+    const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 37\r\nRetry-After: 1\r\nConnection: close\r\n\r\ntoo many connections; try again soon\n";
+    let _ = stream.try_write(BUSY);
+}
+
+/// The host names a request may carry: loopback names, `--host` and `--allow-host`.
+fn allowed_hosts(host: IpAddr, extra: &[String]) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"].map(String::from).to_vec();
+    if !host.is_unspecified() {
+        hosts.push(match host {
+            IpAddr::V6(v6) => format!("[{v6}]"),
+            IpAddr::V4(v4) => v4.to_string(),
+        });
+    }
+    hosts.extend(extra.iter().map(|h| h.to_ascii_lowercase()));
+    hosts
+}
+
+/// What is served.
 struct Site {
     root: PathBuf,
-    csp: String,
+    hosts: Vec<String>,
 }
-
-/// A connection left idle this long is closed (browsers keep a few open between requests).
-const IDLE: Duration = Duration::from_secs(120);
 
 impl Site {
-    /// Answer the requests of one connection, in order, on its own thread: a large download that the
-    /// browser reads slowly holds up nothing else. (tiny_http, used before, could leave a new
-    /// connection queued behind idle keep-alive ones, and a page load waited minutes for it.)
-    fn connection(&self, stream: TcpStream) {
-        let _ = stream.set_read_timeout(Some(IDLE));
-        let Ok(write) = stream.try_clone() else { return };
-        let mut reader = BufReader::new(stream);
-        let mut out = BufWriter::new(write);
-        while let Some(req) = read_request(&mut reader) {
-            let keep = req.keep_alive;
-            if self.respond(&req, &mut out).and_then(|_| out.flush()).is_err() || !keep {
-                break;
-            }
-        }
+    /// Whether a `Host` header names this server: an allowed name, with any port.
+    fn host_allowed(&self, value: &str) -> bool {
+        let value = value.to_ascii_lowercase();
+        let name = match value.rsplit_once(':') {
+            Some((n, port)) if !n.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (n.ends_with(']') || !n.contains(':')) => n,
+            _ => value.as_str(),
+        };
+        self.hosts.iter().any(|h| h == name)
     }
 
-    fn respond(&self, req: &HttpRequest, out: &mut impl Write) -> std::io::Result<()> {
-        if req.method != "GET" && req.method != "HEAD" {
-            return self.simple(out, 405, "Method Not Allowed", "method not allowed", req);
+    /// The file for a request path, or None when it is not one of the app's files here: the path is
+    /// percent-decoded, checked against the closed set, and resolved through symlinks, which must
+    /// stay inside the served folder and land on an app file. `/models/NAME.gguf` of a manifest
+    /// judge not in the folder comes from the local model cache.
+    fn file_for(&self, url_path: &str) -> Option<PathBuf> {
+        let decoded = percent_encoding::percent_decode_str(url_path).decode_utf8().ok()?;
+        let rel = decoded.strip_prefix('/')?;
+        let rel = if rel.is_empty() { "index.html" } else { rel };
+        if rel.contains('\\') || rel.contains('\0') || !app::is_app_file(rel) {
+            return None;
         }
-        let Some(path) = resolve(&self.root, &req.target) else {
-            return self.simple(out, 404, "Not Found", "not found", req);
-        };
-        let Ok(mut f) = std::fs::File::open(&path) else {
-            return self.simple(out, 500, "Internal Server Error", "cannot read file", req);
-        };
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        let range = req.range.as_deref().and_then(|r| parse_range(r, len));
-        let (status, start, n) = match range {
-            Some((a, b)) => (206, a, b - a + 1),
-            None => (200, 0, len),
-        };
-        let mut head = self.head(status, if status == 206 { "Partial Content" } else { "OK" }, content_type(&path), n, req.keep_alive);
-        head.push_str("Accept-Ranges: bytes\r\n");
-        if let Some((a, b)) = range {
-            head.push_str(&format!("Content-Range: bytes {a}-{b}/{len}\r\n"));
+        let path = self.root.join(rel);
+        if let Ok(real) = path.canonicalize() {
+            let inside = real.strip_prefix(&self.root).ok()?;
+            let inside = inside.to_str()?;
+            return (real.is_file() && app::is_app_file(inside)).then_some(real);
         }
-        head.push_str("\r\n");
-        out.write_all(head.as_bytes())?;
-        if req.method == "GET" {
-            f.seek(SeekFrom::Start(start))?;
-            std::io::copy(&mut f.take(n), out)?;
-        }
-        Ok(())
-    }
-
-    /// A short text response.
-    fn simple(&self, out: &mut impl Write, status: u16, reason: &str, body: &str, req: &HttpRequest) -> std::io::Result<()> {
-        let mut head = self.head(status, reason, "text/plain; charset=utf-8", body.len() as u64, req.keep_alive);
-        head.push_str("\r\n");
-        out.write_all(head.as_bytes())?;
-        if req.method != "HEAD" {
-            out.write_all(body.as_bytes())?;
-        }
-        Ok(())
-    }
-
-    /// Status line and the headers every response carries.
-    fn head(&self, status: u16, reason: &str, content_type: &str, len: u64, keep_alive: bool) -> String {
-        format!(
-            "HTTP/1.1 {status} {reason}\r\nContent-Security-Policy: {}\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n\
-             Cross-Origin-Opener-Policy: same-origin\r\nCross-Origin-Embedder-Policy: require-corp\r\nCache-Control: no-cache\r\n\
-             Content-Type: {content_type}\r\nContent-Length: {len}\r\nConnection: {}\r\n",
-            self.csp,
-            if keep_alive { "keep-alive" } else { "close" }
-        )
+        let name = rel.strip_prefix("models/")?.strip_suffix(".gguf")?;
+        models::manifest().models.iter().any(|m| m.name == name).then(|| models::model_file(name)).filter(|p| p.is_file())
     }
 }
 
-/// The parts of a request this server uses.
-struct HttpRequest {
-    method: String,
-    target: String,
-    range: Option<String>,
-    keep_alive: bool,
+/// The app: files from the closed set, behind the Host check, with the headers every response carries.
+fn router(site: Arc<Site>, model_origins: &[String]) -> Router {
+    let headers: [(header::HeaderName, String); 6] = [
+        (header::CONTENT_SECURITY_POLICY, app::header_policy(model_origins)),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff".into()),
+        (header::REFERRER_POLICY, "no-referrer".into()),
+        (header::HeaderName::from_static("cross-origin-opener-policy"), "same-origin".into()),
+        (header::HeaderName::from_static("cross-origin-embedder-policy"), "require-corp".into()),
+        (header::CACHE_CONTROL, "no-cache".into()),
+    ];
+    let mut r = Router::new().fallback(serve_file).layer(middleware::from_fn_with_state(site.clone(), check_host)).with_state(site);
+    for (name, value) in headers {
+        r = r.layer(SetResponseHeaderLayer::overriding(name, HeaderValue::from_str(&value).expect("a valid header value")));
+    }
+    r
 }
 
-/// Read one request head (request line and headers; GET and HEAD carry no body). `None` at the end
-/// of the connection, on a malformed head, or after a body of another method (which is answered 405
-/// and the connection closed).
-fn read_request(r: &mut impl BufRead) -> Option<HttpRequest> {
-    let mut line = String::new();
-    // Bound the head: a request line or header longer than this ends the connection.
-    let mut read_line = |line: &mut String| -> Option<()> {
-        line.clear();
-        let n = r.by_ref().take(16 * 1024).read_line(line).ok()?;
-        (n > 0 && line.ends_with('\n')).then_some(())
+fn text(status: StatusCode, body: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+}
+
+/// Refuse a request whose Host is not this server's (DNS rebinding).
+async fn check_host(State(site): State<Arc<Site>>, req: Request, next: Next) -> Response {
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
+    match host {
+        Some(h) if site.host_allowed(h) => next.run(req).await,
+        _ => text(StatusCode::FORBIDDEN, "this server answers only to localhost, its loopback addresses and the names given to --host/--allow-host\n"),
+    }
+}
+
+async fn serve_file(State(site): State<Arc<Site>>, req: Request) -> Response {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    let Some(path) = site.file_for(req.uri().path()) else {
+        return text(StatusCode::NOT_FOUND, "not found\n");
     };
-    read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let (method, target, version) = (parts.next()?.to_string(), parts.next()?.to_string(), parts.next()?.to_string());
-    let mut req = HttpRequest { method, target, range: None, keep_alive: version == "HTTP/1.1" };
-    let mut body = false;
-    for _ in 0..100 {
-        read_line(&mut line)?;
-        let h = line.trim_end();
-        if h.is_empty() {
-            if body {
-                req.keep_alive = false;
-            }
-            return Some(req);
-        }
-        let (name, value) = h.split_once(':')?;
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
-            "range" => req.range = Some(value.to_string()),
-            "connection" if value.eq_ignore_ascii_case("close") => req.keep_alive = false,
-            "connection" if value.eq_ignore_ascii_case("keep-alive") => req.keep_alive = true,
-            "content-length" | "transfer-encoding" => body = true,
-            _ => {}
-        }
+    match ServeFile::new(path).oneshot(req).await {
+        Ok(r) => r.map(Body::new),
+        Err(e) => match e {},
     }
-    None
-}
-
-/// `bytes=a-b`, `bytes=a-` or `bytes=-n` within a file of `len` bytes.
-fn parse_range(r: &str, len: u64) -> Option<(u64, u64)> {
-    let spec = r.strip_prefix("bytes=")?;
-    let (a, b) = spec.split_once('-')?;
-    let (start, end) = match (a.trim(), b.trim()) {
-        ("", n) => (len.checked_sub(n.parse().ok()?)?, len.checked_sub(1)?),
-        (a, "") => (a.parse().ok()?, len.checked_sub(1)?),
-        (a, b) => (a.parse().ok()?, b.parse::<u64>().ok()?.min(len.checked_sub(1)?)),
-    };
-    (start <= end && end < len).then_some((start, end))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn paths_cannot_escape_the_root() {
-        let dir = std::env::temp_dir();
-        assert!(resolve(&dir, "/../etc/passwd").is_none());
-        assert!(resolve(&dir, "/%2e%2e/etc/passwd").is_none());
-        assert!(resolve(&dir, "/models/../../x.gguf").is_none());
-        assert!(resolve(&dir, "/models/not-a-model.gguf").is_none());
+    fn site_at(root: &std::path::Path) -> Site {
+        Site { root: root.canonicalize().unwrap(), hosts: allowed_hosts("127.0.0.1".parse().unwrap(), &[]) }
     }
 
     #[test]
-    fn request_heads_keep_alive_and_end_where_they_should() {
-        let mut r = std::io::Cursor::new(
-            b"GET /a.js HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n\r\nHEAD / HTTP/1.1\r\nConnection: close\r\n\r\n".to_vec(),
-        );
-        let a = read_request(&mut r).unwrap();
-        assert_eq!((a.method.as_str(), a.target.as_str(), a.range.as_deref(), a.keep_alive), ("GET", "/a.js", Some("bytes=0-9"), true));
-        let b = read_request(&mut r).unwrap();
-        assert_eq!((b.method.as_str(), b.keep_alive), ("HEAD", false));
-        assert!(read_request(&mut r).is_none(), "end of the connection");
-        let http10 = read_request(&mut std::io::Cursor::new(b"GET / HTTP/1.0\r\n\r\n".to_vec())).unwrap();
-        assert!(!http10.keep_alive);
-        let post = read_request(&mut std::io::Cursor::new(b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc".to_vec())).unwrap();
-        assert!(!post.keep_alive, "a body is never read: the connection closes after the 405");
-        // A head that never ends, or a line beyond the bound, ends the connection.
-        assert!(read_request(&mut std::io::Cursor::new(b"GET / HTTP/1.1\r\nHost: x".to_vec())).is_none());
-        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000));
-        assert!(read_request(&mut std::io::Cursor::new(long.into_bytes())).is_none());
+    fn host_names_are_loopback_or_given() {
+        let s = site_at(&std::env::temp_dir());
+        for ok in ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:8080", "LOCALHOST:80", "[::1]"] {
+            assert!(s.host_allowed(ok), "{ok}");
+        }
+        for no in ["attacker.example", "attacker.example:8080", "127.0.0.1.attacker.example", "localhost.:80", "", "::1", "10.0.0.2:8080"] {
+            assert!(!s.host_allowed(no), "{no}");
+        }
+        let lan = Site { root: PathBuf::new(), hosts: allowed_hosts("0.0.0.0".parse().unwrap(), &["judge.lan".into()]) };
+        assert!(lan.host_allowed("judge.lan:8080") && !lan.host_allowed("0.0.0.0:8080"));
     }
 
     #[test]
-    fn ranges() {
-        assert_eq!(parse_range("bytes=0-99", 1000), Some((0, 99)));
-        assert_eq!(parse_range("bytes=900-", 1000), Some((900, 999)));
-        assert_eq!(parse_range("bytes=-100", 1000), Some((900, 999)));
-        assert_eq!(parse_range("bytes=5-2", 1000), None);
-        assert_eq!(parse_range("bytes=0-5000", 1000), Some((0, 999)));
-    }
-
-    #[test]
-    fn policy_allows_only_self_and_given_origins() {
-        let p = content_security_policy(&["https://huggingface.co".into()]);
-        assert!(p.contains("connect-src 'self' https://huggingface.co;"));
-        assert!(p.starts_with("default-src 'none';"));
+    fn paths_resolve_inside_the_closed_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("web")).unwrap();
+        std::fs::write(root.join("index.html"), "<p>").unwrap();
+        std::fs::write(root.join("web/app.js"), "").unwrap();
+        let s = site_at(root);
+        assert!(s.file_for("/").unwrap().ends_with("index.html"));
+        assert!(s.file_for("/web/app.js").is_some() && s.file_for("/web/%61pp.js").is_some());
+        for no in ["/../etc/passwd", "/%2e%2e/etc/passwd", "/web/..%2f..%2fetc/passwd", "/models/../../x.gguf", "/models/not-a-model.gguf", "/web%5capp.js", "/web/app.js%00"] {
+            assert!(s.file_for(no).is_none(), "{no}");
+        }
     }
 }

@@ -19,16 +19,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use crate::app;
 use crate::models::{self, manifest::MANIFEST};
 use crate::CliResult;
 
 /// What marks a folder as made by this command (it may then be replaced).
 const MARKER: &str = ".rocketjudge-site.json";
 
-/// The files of the app, relative to the repository root (after `scripts/build-web.sh`).
-/// The pages, each with its Content-Security-Policy meta tag.
-const PAGES: [&str; 2] = ["index.html", "bench.html"];
-const APP: &[&str] = &["index.html", "bench.html", "sw.js", "web", "pkg", "pkg-threads", "benchmarks/mt-bench", "README.md"];
 
 /// Build the app as a static site.
 ///
@@ -90,13 +87,15 @@ pub fn run(a: Args) -> CliResult {
     std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     let name = a.out.file_name().and_then(|n| n.to_str()).context("--out must name a folder")?;
     let building = parent.join(format!(".{name}.building"));
-    if building.exists() {
-        std::fs::remove_dir_all(&building).with_context(|| format!("cannot remove {}", building.display()))?;
-    }
-    for rel in APP {
-        let src = app.join(rel);
-        if src.exists() {
-            copy_tree(&src, &building.join(rel))?;
+    let old = parent.join(format!(".{name}.old"));
+    clear_own(&building)?;
+    clear_own(&old)?;
+    // Marked at once: a build interrupted here leaves a folder the next run knows it may remove.
+    std::fs::create_dir_all(&building).with_context(|| format!("cannot create {}", building.display()))?;
+    std::fs::write(building.join(MARKER), r#"{"building": true}"#)?;
+    for rel in app::FILES {
+        if app.join(rel).exists() {
+            copy_app(&app, Path::new(rel), &building)?;
         }
     }
     // GitHub Pages: serve files as they are (no Jekyll).
@@ -128,8 +127,8 @@ pub fn run(a: Args) -> CliResult {
     std::fs::create_dir_all(building.join("models"))?;
     std::fs::write(building.join("models/manifest.json"), serde_json::to_string_pretty(&manifest)?)?;
     if let Some(b) = &base {
-        for page in PAGES {
-            allow_model_origin(&building.join(page), &b.origin().ascii_serialization())?;
+        for file in app::PAGES.iter().chain([&app::POLICY_FILE]) {
+            app::allow_origin_in_file(&building.join(file), &b.origin().ascii_serialization())?;
         }
     }
     let marker = json!({ "built_by": format!("rocketjudge {}", env!("CARGO_PKG_VERSION")), "models": a.models, "part_mb": a.part_mb, "model_base": a.model_base });
@@ -137,8 +136,6 @@ pub fn run(a: Args) -> CliResult {
 
     // Swap the finished folder in; the old one (made by this command, checked above) goes.
     if a.out.exists() {
-        let old = parent.join(format!(".{name}.old"));
-        let _ = std::fs::remove_dir_all(&old);
         std::fs::rename(&a.out, &old).with_context(|| format!("cannot move the old {} aside", a.out.display()))?;
         std::fs::rename(&building, &a.out).with_context(|| format!("cannot move the new site into {}", a.out.display()))?;
         std::fs::remove_dir_all(&old).with_context(|| format!("cannot remove {}", old.display()))?;
@@ -174,6 +171,17 @@ fn check_target(out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Remove a folder this command left beside --out (`.NAME.building`, `.NAME.old`): only when it is
+/// empty or carries the marker; anything else there is refused, and nothing is changed.
+fn clear_own(dir: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else { return Ok(()) };
+    let ours = meta.is_dir() && (dir.join(MARKER).is_file() || std::fs::read_dir(dir)?.next().is_none());
+    if !ours {
+        bail!("{} is in the way and was not made by `rocketjudge site`; move it elsewhere (nothing was changed)", dir.display());
+    }
+    std::fs::remove_dir_all(dir).with_context(|| format!("cannot remove {}", dir.display()))
+}
+
 /// Cut `file` into `<dir>/<name>.gguf.partNNN` of at most `max` bytes; returns [{url, size}].
 fn split(file: &Path, dir: &Path, name: &str, max: u64) -> Result<Vec<Value>> {
     std::fs::create_dir_all(dir)?;
@@ -207,30 +215,44 @@ fn split(file: &Path, dir: &Path, name: &str, max: u64) -> Result<Vec<Value>> {
     Ok(parts)
 }
 
-/// Add `origin` to the connect-src of a page's Content-Security-Policy meta tag.
-fn allow_model_origin(index: &Path, origin: &str) -> Result<()> {
-    let html = std::fs::read_to_string(index)?;
-    let needle = "connect-src 'self'";
-    if html.matches(needle).count() != 1 {
-        bail!("{}: cannot find the policy's `{needle}` to add {origin} to", index.display());
-    }
-    std::fs::write(index, html.replace(needle, &format!("{needle} {origin}")))?;
-    Ok(())
-}
-
-fn copy_tree(src: &Path, dst: &Path) -> Result<()> {
-    if src.is_dir() {
-        std::fs::create_dir_all(dst).with_context(|| format!("cannot create {}", dst.display()))?;
-        for e in std::fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
-            let e = e?;
-            copy_tree(&e.path(), &dst.join(e.file_name()))?;
+/// Copy the app's file or folder `rel` from `app` into `out`, keeping only the app's files
+/// ([`app::is_app_file`]: no hidden ones). A symlink is followed only to a file inside `app` (and
+/// copied as a file); one that leads elsewhere, or to a folder, is skipped with a warning naming it.
+fn copy_app(app: &Path, rel: &Path, out: &Path) -> Result<()> {
+    let src = app.join(rel);
+    let Some(rel_str) = rel.to_str() else {
+        eprintln!("warning: skipped {}: not a UTF-8 name", src.display());
+        return Ok(());
+    };
+    let meta = std::fs::symlink_metadata(&src).with_context(|| format!("cannot read {}", src.display()))?;
+    if meta.is_dir() {
+        for e in std::fs::read_dir(&src).with_context(|| format!("cannot read {}", src.display()))? {
+            copy_app(app, &rel.join(e?.file_name()), out)?;
         }
-    } else {
-        if let Some(p) = dst.parent() {
-            std::fs::create_dir_all(p)?;
-        }
-        std::fs::copy(src, dst).with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
+        return Ok(());
     }
+    if !app::is_app_file(rel_str) {
+        return Ok(());
+    }
+    if meta.file_type().is_symlink() {
+        let target = src.canonicalize().ok();
+        match target.filter(|t| t.starts_with(app) && t.is_file()) {
+            Some(_) => {}
+            None => {
+                let to = std::fs::read_link(&src).map(|t| t.display().to_string()).unwrap_or_default();
+                eprintln!("warning: skipped {}: a symlink to {to}, which is not a file inside {}", src.display(), app.display());
+                return Ok(());
+            }
+        }
+    } else if !meta.is_file() {
+        eprintln!("warning: skipped {}: not a regular file", src.display());
+        return Ok(());
+    }
+    let dst = out.join(rel);
+    if let Some(p) = dst.parent() {
+        std::fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+    }
+    std::fs::copy(&src, &dst).with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
     Ok(())
 }
 
@@ -283,7 +305,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("index.html");
         std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../index.html"), &index).unwrap();
-        allow_model_origin(&index, "https://models.example").unwrap();
+        app::allow_origin_in_file(&index, "https://models.example").unwrap();
         assert!(std::fs::read_to_string(&index).unwrap().contains("connect-src 'self' https://models.example;"));
     }
 }

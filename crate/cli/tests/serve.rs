@@ -1,0 +1,305 @@
+//! `rocketjudge serve` as a hostile local client meets it, on loopback: only the app's files answer
+//! (no dotfile, `.git`, `target/`, source file, or file a symlink takes outside the folder, under
+//! any spelling of the path), only loopback Host names, ranges as RFC 9110 says, the policy headers
+//! on every response, and bounded connections (a head deadline, a write timeout, a cap answered 503)
+//! so that no client can take the server down or hold it. Every wait is a bounded loop.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `rocketjudge serve` on a free loopback port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        Self::start_with(Command::new(env!("CARGO_BIN_EXE_rocketjudge")), dir, extra)
+    }
+
+    fn start_with(mut cmd: Command, dir: &Path, extra: &[&str]) -> Server {
+        let mut child = cmd.args(["serve", "--port", "0", "--dir"]).arg(dir).args(extra).stderr(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.rsplit_once("127.0.0.1:").and_then(|(_, p)| p.split('/').next()?.parse().ok()).unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server { child, port }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s
+    }
+
+    /// Send `raw` and read the whole answer (the request asks to close).
+    fn raw(&self, raw: &str) -> Answer {
+        let mut s = self.connect();
+        s.write_all(raw.as_bytes()).unwrap();
+        let mut bytes = Vec::new();
+        let _ = s.read_to_end(&mut bytes);
+        Answer::parse(&bytes)
+    }
+
+    fn get(&self, path: &str, headers: &[(&str, &str)]) -> Answer {
+        let mut req = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            req.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
+        }
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        self.raw(&(req + "\r\n"))
+    }
+
+    /// Whether the process still runs.
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn parse(bytes: &[u8]) -> Answer {
+        let split = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(bytes.len());
+        let head = String::from_utf8_lossy(&bytes[..split]).to_string();
+        let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        Answer { status, head, body: bytes.get(split + 4..).unwrap_or_default().to_vec() }
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+}
+
+/// A served folder shaped like the repository: the app's files and the things that must never be
+/// served beside them.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let files: &[(&str, &[u8])] = &[
+        ("index.html", INDEX),
+        ("web/app.js", b"export const app = 1;\n"),
+        ("web/.env", b"SECRET=1"),
+        ("pkg/x_bg.wasm", b"\0asm\x01\0\0\0"),
+        ("benchmarks/mt-bench/queries.jsonl", b"{}\n"),
+        ("models/manifest.json", b"{\"models\": []}"),
+        (".git/config", b"[core]"),
+        ("Cargo.toml", b"[workspace]"),
+        ("target/release/rocketjudge", b"ELF"),
+        ("crate/cli/src/main.rs", b"fn main() {}"),
+        ("scripts/app.sh", b"#!/bin/sh"),
+    ];
+    for (path, bytes) in files {
+        let p = r.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    std::os::unix::fs::symlink("/etc", r.join("web/etclink")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", r.join("web/passwd.js")).unwrap();
+    std::os::unix::fs::symlink(r.join("Cargo.toml"), r.join("web/cargo.js")).unwrap();
+    std::os::unix::fs::symlink(r.join(".git"), r.join("web/git")).unwrap();
+    std::os::unix::fs::symlink(r.join("web/app.js"), r.join("web/alias.js")).unwrap();
+    dir
+}
+
+const INDEX: &[u8] = b"<!doctype html><title>app</title>";
+
+const POLICY_HEADERS: [&str; 5] =
+    ["content-security-policy", "x-content-type-options", "cross-origin-opener-policy", "cross-origin-embedder-policy", "referrer-policy"];
+
+#[test]
+fn only_the_apps_files_answer_whatever_the_spelling_of_the_path() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    for ok in ["/", "/index.html", "/web/app.js", "/web/%61pp.js", "/web/alias.js", "/pkg/x_bg.wasm", "/benchmarks/mt-bench/queries.jsonl", "/models/manifest.json"] {
+        let a = server.get(ok, &[]);
+        assert_eq!(a.status, 200, "{ok}: {}", a.head);
+    }
+    assert_eq!(server.get("/pkg/x_bg.wasm", &[]).header("content-type").as_deref(), Some("application/wasm"), "wasm streams only with its type");
+    let refused = [
+        "/.git/config", "/.git/", "/Cargo.toml", "/target/release/rocketjudge", "/crate/cli/src/main.rs", "/scripts/app.sh", "/web/.env",
+        "/web/%2eenv", "/web/etclink/passwd", "/web/passwd.js", "/web/cargo.js", "/web/git/config", "/../Cargo.toml", "/web/../Cargo.toml",
+        "/web/..%2fCargo.toml", "/web/%2e%2e/Cargo.toml", "/web/%2e%2e%2fCargo.toml", "/%2e%2e/%2e%2e/etc/passwd", "/web/..\\Cargo.toml",
+        "/web%5c..%5cCargo.toml", "//etc/passwd", "/web//app.js", "/web/app.js%00", "/web/app.js%00.html", "/./Cargo.toml", "/web/./app.js",
+        "/%2fetc/passwd", "/web/%c0%ae%c0%ae/Cargo.toml", "/models/../Cargo.toml", "/models/not-a-model.gguf", "/models/x.bin", "/web",
+        "/etc/passwd", "/index.html/", "/benchmarks/other.txt",
+    ];
+    for no in refused {
+        let a = server.get(no, &[]);
+        assert!(a.status == 404 || a.status == 400, "{no} answered {}", a.head);
+        assert!(!String::from_utf8_lossy(&a.body).contains("root:") && !String::from_utf8_lossy(&a.body).contains("[workspace]"), "{no} leaked");
+    }
+    // Absolute-form and odd request targets.
+    for target in ["http://127.0.0.1/Cargo.toml", "*", "Cargo.toml"] {
+        let a = server.raw(&format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+        assert_ne!(a.status, 200, "{target}: {}", a.head);
+    }
+}
+
+#[test]
+fn only_loopback_host_names_are_answered() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    let port = server.port;
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}"), "localhost".into()] {
+        assert_eq!(server.get("/", &[("Host", &host)]).status, 200, "{host}");
+    }
+    for host in [format!("attacker.example:{port}"), "attacker.example".into(), format!("127.0.0.1.nip.io:{port}"), format!("localhost.attacker.example:{port}")] {
+        let a = server.get("/", &[("Host", &host)]);
+        assert_eq!(a.status, 403, "{host}: {}", a.head);
+        assert!(!String::from_utf8_lossy(&a.body).contains("<title>app"), "{host} read the page");
+    }
+    assert_eq!(server.raw("GET / HTTP/1.0\r\n\r\n").status, 403, "no Host at all");
+    let named = Server::start(dir.path(), &["--allow-host", "judge.lan"]);
+    assert_eq!(named.get("/", &[("Host", "judge.lan:8080")]).status, 200);
+}
+
+#[test]
+fn ranges_methods_and_errors_carry_the_policy() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    let part = server.get("/index.html", &[("Range", "bytes=2-4")]);
+    assert_eq!((part.status, part.body.as_slice()), (206, &b"doc"[..]));
+    assert_eq!(part.header("content-range"), Some(format!("bytes 2-4/{}", INDEX.len())));
+    for range in ["bytes=1000-2000", "bytes=0-1,4-5", "bytes=-0"] {
+        let a = server.get("/index.html", &[("Range", range)]);
+        assert_eq!(a.status, 416, "{range}: {}", a.head);
+    }
+    let post = server.raw(&format!("POST /index.html HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", server.port));
+    assert_eq!(post.status, 405);
+    let answers = [
+        server.get("/", &[]),
+        server.get("/Cargo.toml", &[]),
+        server.get("/", &[("Host", "attacker.example")]),
+        server.get("/index.html", &[("Range", "bytes=1000-")]),
+        post,
+    ];
+    let csp = answers[0].header("content-security-policy").unwrap();
+    assert!(csp.starts_with("default-src 'none';") && csp.contains("connect-src 'self';"), "{csp}");
+    for a in &answers {
+        for h in POLICY_HEADERS {
+            assert!(a.header(h).is_some(), "HTTP {} has no {h}: {}", a.status, a.head);
+        }
+        assert_eq!(a.header("content-security-policy").unwrap(), csp, "one policy on every response");
+    }
+    let origin = Server::start(dir.path(), &["--model-origin", "https://models.example"]);
+    assert!(origin.get("/", &[]).header("content-security-policy").unwrap().contains("connect-src 'self' https://models.example;"));
+}
+
+/// Whether the server has closed `s` (reads end) within `limit`.
+fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let start = Instant::now();
+    let mut buf = [0u8; 4096];
+    while start.elapsed() < limit {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+#[test]
+fn a_slow_or_idle_client_is_cut_at_the_head_deadline() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &["--head-timeout", "2"]);
+    // One header line every 0.5 s: the head would take 6 s; the deadline is for the whole head.
+    let mut slow = server.connect();
+    slow.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    let start = Instant::now();
+    let mut sent_all = true;
+    for i in 0..12 {
+        std::thread::sleep(Duration::from_millis(500));
+        if slow.write_all(format!("X-Slow-{i}: 1\r\n").as_bytes()).is_err() {
+            sent_all = false;
+            break;
+        }
+    }
+    let _ = slow.write_all(b"Host: 127.0.0.1\r\n\r\n");
+    let mut rest = Vec::new();
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = slow.read_to_end(&mut rest);
+    let answer = Answer::parse(&rest);
+    assert_ne!(answer.status, 200, "a head sent over {:?} was served (sent whole: {sent_all})", start.elapsed());
+    // A connection that sends nothing, or stays idle after a request, is closed too.
+    let mut idle = server.connect();
+    assert!(closed_within(&mut idle, Duration::from_secs(8)), "an idle connection stayed open");
+    let mut kept = server.connect();
+    kept.write_all(format!("GET /web/app.js HTTP/1.1\r\nHost: localhost:{}\r\n\r\n", server.port).as_bytes()).unwrap();
+    assert!(closed_within(&mut kept, Duration::from_secs(8)), "a keep-alive connection stayed open while idle");
+}
+
+#[test]
+fn connections_beyond_the_cap_get_503_and_a_stalled_reader_is_dropped() {
+    let dir = tree();
+    // A file far larger than the socket buffers, so a client that does not read stalls the write.
+    std::fs::write(dir.path().join("web/big.bin"), vec![7u8; 64 << 20]).unwrap();
+    let mut server = Server::start(dir.path(), &["--max-connections", "2", "--write-timeout", "2", "--head-timeout", "30"]);
+    let mut stalled = server.connect();
+    stalled.write_all(format!("GET /web/big.bin HTTP/1.1\r\nHost: localhost:{}\r\n\r\n", server.port).as_bytes()).unwrap();
+    let _held = server.connect();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = server.get("/", &[]);
+    assert_eq!(busy.status, 503, "a third connection: {}", busy.head);
+    assert!(busy.header("retry-after").is_some());
+    // The stalled download is dropped after the write timeout, freeing its slot.
+    let start = Instant::now();
+    let mut served = false;
+    while start.elapsed() < Duration::from_secs(15) && !served {
+        std::thread::sleep(Duration::from_millis(250));
+        served = server.get("/", &[]).status == 200;
+    }
+    assert!(served, "the slot of a client that stopped reading was never freed");
+    assert!(closed_within(&mut stalled, Duration::from_secs(10)), "the stalled connection is closed");
+    assert!(server.alive());
+}
+
+#[test]
+fn a_flood_of_idle_connections_under_a_400_mb_address_limit_leaves_the_server_answering() {
+    let dir = tree();
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_rocketjudge")]);
+    let mut server = Server::start_with(cmd, dir.path(), &[]);
+    let flood: Vec<TcpStream> = (0..300).map(|_| server.connect()).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(server.alive(), "the server died under 300 idle connections");
+    let mut refused = 0;
+    for mut s in flood.into_iter().rev().take(20) {
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 12];
+        if s.read_exact(&mut buf).is_ok() && &buf == b"HTTP/1.1 503" {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 20, "connections beyond the cap are answered 503");
+    // The flood closed: the server answers again.
+    let start = Instant::now();
+    let mut ok = false;
+    while start.elapsed() < Duration::from_secs(10) && !ok {
+        ok = server.get("/", &[]).status == 200;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(ok && server.alive());
+}
