@@ -1,6 +1,7 @@
 // The app as a static site (issue #17): `rocketjudge site` builds the folder, Python's plain
 // http.server serves it (no COOP/COEP or CSP headers, as GitHub Pages), and Chromium grades in it:
-// the service worker makes the page cross-origin isolated (so the threaded engine runs), the judge
+// the service worker makes the page cross-origin isolated (so the threaded engine runs) and puts the
+// worker under the app's Content-Security-Policy (issue #28), the judge
 // arrives in parts that the page joins and checks against the manifest's SHA-256, and the grades
 // agree with the native CLI's.
 
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startStaticServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, int8Band, compareGrades } from './harness.mjs';
+import { ROOT, startStaticServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, int8Band, compareGrades } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'llama-13b'];
@@ -68,6 +69,19 @@ test('served by a plain static server: cross-origin isolated by the service work
   await until(page, () => !!globalThis.__rocketjudgeEngine, 'the engine');
   const init = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
   assert.equal(init.isolated, true, 'the engine worker is cross-origin isolated too');
+  // The worker runs under the app's one policy (web/csp.js), which the service worker adds to its
+  // script: a request to another origin is a connect-src violation there, not a plain network error.
+  const worker = page.workers().find((w) => w.url().endsWith('/web/worker.js'));
+  const violation = await worker.evaluate(() => new Promise((resolve) => {
+    self.addEventListener('securitypolicyviolation', (e) => resolve({ directive: e.effectiveDirective, policy: e.originalPolicy }), { once: true });
+    fetch('https://blocked.example/model.gguf').catch((e) => setTimeout(() => resolve({ none: String(e) }), 1000));
+  }));
+  const csp = {};
+  new Function('self', readFileSync(join(ROOT, 'web/csp.js'), 'utf8'))(csp);
+  assert.deepEqual(violation, { directive: 'connect-src', policy: `${csp.ROCKETJUDGE_CSP.policy}; ${csp.ROCKETJUDGE_CSP.headerOnly}` });
+  const probe = (u) => u.includes('blocked.example');
+  log.requests = log.requests.filter((u) => !probe(u));
+  log.errors = log.errors.filter((e) => !probe(e));
   await loadFixtures(page, MODELS);
   const info = await loadJudge(page, JUDGE, 'cpu');
   assert.match(info, /cpu/);

@@ -121,4 +121,14 @@ mod tests {
             assert!(!is_app_file(no), "{no}");
         }
     }
+
+    #[test]
+    fn a_model_origin_joins_the_policy_file_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("csp.js");
+        std::fs::write(&file, POLICY_JS).unwrap();
+        allow_origin_in_file(&file, "https://models.example").unwrap();
+        assert!(std::fs::read_to_string(&file).unwrap().contains("connect-src 'self' https://models.example;"));
+        assert!(allow_origin_in_file(&dir.path().join("missing.js"), "https://x").is_err());
+    }
 }

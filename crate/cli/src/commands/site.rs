@@ -308,4 +308,56 @@ mod tests {
         app::allow_origin_in_file(&index, "https://models.example").unwrap();
         assert!(std::fs::read_to_string(&index).unwrap().contains("connect-src 'self' https://models.example;"));
     }
+
+    #[test]
+    fn only_app_files_inside_the_tree_are_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (app, out) = (dir.path().join("app"), dir.path().join("out"));
+        std::fs::create_dir_all(app.join("web/sub")).unwrap();
+        std::fs::write(app.join("web/app.js"), "app").unwrap();
+        std::fs::write(app.join("web/.secret"), "no").unwrap();
+        std::fs::write(dir.path().join("outside.txt"), "outside").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside.txt"), app.join("web/out.js")).unwrap();
+        std::os::unix::fs::symlink("/etc", app.join("web/etc")).unwrap();
+        std::os::unix::fs::symlink(app.join("web/app.js"), app.join("web/sub/alias.js")).unwrap();
+        std::os::unix::fs::symlink(app.join("web"), app.join("web/sub/loop")).unwrap();
+        let app = app.canonicalize().unwrap();
+        copy_app(&app, Path::new("web"), &out).unwrap();
+        let mut got: Vec<String> = Vec::new();
+        let mut stack = vec![out.clone()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let e = e.unwrap();
+                let meta = std::fs::symlink_metadata(e.path()).unwrap();
+                assert!(!meta.file_type().is_symlink(), "{} is a symlink in the site", e.path().display());
+                if meta.is_dir() {
+                    stack.push(e.path());
+                } else {
+                    got.push(e.path().strip_prefix(&out).unwrap().display().to_string());
+                }
+            }
+        }
+        got.sort();
+        assert_eq!(got, ["web/app.js", "web/sub/alias.js"]);
+        assert_eq!(std::fs::read_to_string(out.join("web/sub/alias.js")).unwrap(), "app");
+    }
+
+    #[test]
+    fn only_folders_this_command_marked_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join(".site.building");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+        let e = clear_own(&theirs).unwrap_err().to_string();
+        assert!(e.contains("not made by `rocketjudge site`") && theirs.join("notes.txt").is_file(), "{e}");
+        let file = dir.path().join(".site.old");
+        std::fs::write(&file, "a file").unwrap();
+        assert!(clear_own(&file).is_err() && file.is_file());
+        let ours = dir.path().join(".other.building");
+        std::fs::create_dir_all(ours.join("web")).unwrap();
+        std::fs::write(ours.join(MARKER), r#"{"building": true}"#).unwrap();
+        clear_own(&ours).unwrap();
+        assert!(!ours.exists());
+        clear_own(&dir.path().join("absent")).unwrap();
+    }
 }
