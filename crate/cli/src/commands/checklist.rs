@@ -99,6 +99,16 @@ fn create(a: CreateArgs) -> CliResult {
     let net = Net::from_env()?.with_timeouts(Duration::from_secs(a.connect_timeout), Duration::from_secs(a.read_timeout));
     let url = Url::parse(&format!("{}/chat/completions", a.endpoint.trim_end_matches('/')))
         .with_context(|| format!("--endpoint {} is not a URL", redact(&a.endpoint)))?;
+    if let (Some(var), "http") = (&a.api_key_env, url.scheme()) {
+        if !is_loopback(&url) {
+            eprintln!(
+                "warning: --endpoint {} is plain http: the key in {var} will cross the network unencrypted to {}, readable by anyone on the way. \
+                 Use an https endpoint (plain http is fine only for a server on this machine)",
+                redact(&a.endpoint),
+                url.host_str().unwrap_or("?")
+            );
+        }
+    }
     let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
     eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
     let mut failed = Vec::new();
@@ -123,6 +133,16 @@ fn create(a: CreateArgs) -> CliResult {
         bail!("{} queries got no checklist ({}); run again to retry them", failed.len(), failed.join(", "));
     }
     Ok(())
+}
+
+/// Whether `url` names this machine (localhost or a loopback address).
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 fn create_one(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {

@@ -55,7 +55,8 @@ pub fn resolve(spec: &str) -> Result<PathBuf> {
 }
 
 /// Download a model URL into the cache (once; resumed if interrupted). A `#sha256=HEX` fragment,
-/// as in pip's links, is checked; without one the file's integrity cannot be.
+/// as in pip's links, is checked on the download and on every later use of the cached copy; without
+/// one the file's integrity cannot be.
 pub fn fetch_url(spec: &str) -> Result<PathBuf> {
     let mut url = Url::parse(spec).with_context(|| format!("`{spec}` is not a valid URL"))?;
     let sha = url.fragment().and_then(|f| f.strip_prefix("sha256=")).map(str::to_ascii_lowercase);
@@ -68,7 +69,21 @@ pub fn fetch_url(spec: &str) -> Result<PathBuf> {
     let digest = hex(&Sha256::digest(url.as_str().as_bytes()))[..16].to_string();
     let path = cache_dir().join("models").join(format!("url-{digest}.gguf"));
     let _lock = lock(&path)?;
-    if !path.exists() {
+    if path.exists() {
+        // A hash given now is checked against the cached bytes too (the URL may now serve another
+        // file, or the cached one may have been changed); the file is left for the user to judge.
+        if let Some(want) = &sha {
+            let got = file_sha256(&path)?;
+            if &got != want {
+                bail!(
+                    "{}: the cached copy {} has SHA-256 {got}, not the {want} the URL's #sha256= expects; nothing was changed. \
+                     Remove that file to download the URL again, or correct the hash",
+                    net::redact(&url),
+                    path.display()
+                );
+            }
+        }
+    } else {
         if sha.is_none() {
             eprintln!("warning: {} has no known SHA-256 (add #sha256=HEX to the URL); its integrity cannot be checked", net::redact(&url));
         }

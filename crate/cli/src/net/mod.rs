@@ -7,7 +7,10 @@
 //!   (`PIP_CERT`, `cert` in pip.conf, `REQUESTS_CA_BUNDLE`). A TLS-inspecting proxy whose CA the
 //!   machine trusts is trusted here too. Mozilla's roots serve only where the platform has none.
 //! - **Proxies**: `HTTPS_PROXY` for https URLs, `HTTP_PROXY` for http, `ALL_PROXY` for both (lower
-//!   case too), minus the hosts of `NO_PROXY` — chosen per URL, as curl and pip do.
+//!   case too), minus the hosts of `NO_PROXY` — chosen per URL, as curl and pip do. `http://`,
+//!   `https://` and `socks4://`/`socks5://`/`socks5h://` proxies work; a setting that is none of these
+//!   is an error naming the variable (never silently ignored).
+//! - **Redirects**: followed, but a download that started on https never continues on plain http.
 //! - **Retries**: connection failures, time-outs, HTTP 408/429/5xx and bodies cut short are tried
 //!   again, up to [`ATTEMPTS`] times, waiting 1, 2, 4, 8 s between tries. TLS and DNS failures and
 //!   other HTTP errors are final at once.
@@ -46,7 +49,8 @@ pub struct Net {
     tls: TlsConfig,
     trust: Trust,
     proxies: Proxies,
-    agents: Mutex<HashMap<Option<String>, Agent>>,
+    /// One agent per (proxy, https only).
+    agents: Mutex<HashMap<(Option<String>, bool), Agent>>,
     user_agent: String,
     connect_timeout: Duration,
     read_timeout: Duration,
@@ -62,20 +66,36 @@ pub struct Proxies {
 
 impl Proxies {
     /// Read `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (either case, upper first).
-    pub fn from_env() -> Self {
+    pub fn from_env() -> Result<Self> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
-        let var = |name: &str| get(name).or_else(|| get(&name.to_ascii_lowercase())).filter(|v| !v.trim().is_empty());
-        let all = var("ALL_PROXY");
-        Proxies {
-            https: var("HTTPS_PROXY").or_else(|| all.clone()),
-            http: var("HTTP_PROXY").or(all),
-            no_proxy: var("NO_PROXY")
+    /// The settings `get` gives; a proxy that cannot be used is an error naming its variable.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let var = |name: &str| -> Result<Option<String>> {
+            let lower = name.to_ascii_lowercase();
+            let Some((which, value)) = [name, lower.as_str()].into_iter().find_map(|k| get(k).filter(|v| !v.trim().is_empty()).map(|v| (k.to_string(), v)))
+            else {
+                return Ok(None);
+            };
+            if name != "NO_PROXY" {
+                ureq::Proxy::new(value.trim()).map_err(|e| {
+                    anyhow!(
+                        "the proxy setting {which}={} cannot be used ({e}): write it as http://HOST:PORT, https://HOST:PORT or socks5://HOST:PORT, or unset it",
+                        redact_str(&value)
+                    )
+                })?;
+            }
+            Ok(Some(value.trim().to_string()))
+        };
+        let all = var("ALL_PROXY")?;
+        Ok(Proxies {
+            https: var("HTTPS_PROXY")?.or_else(|| all.clone()),
+            http: var("HTTP_PROXY")?.or(all),
+            no_proxy: var("NO_PROXY")?
                 .map(|v| v.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()).collect())
                 .unwrap_or_default(),
-        }
+        })
     }
 
     /// The proxy for `url`, or None to connect directly. `NO_PROXY` entries match a host exactly or
@@ -113,7 +133,7 @@ impl Net {
         Ok(Net {
             tls,
             trust,
-            proxies: Proxies::from_env(),
+            proxies: Proxies::from_env()?,
             agents: Mutex::new(HashMap::new()),
             user_agent: format!("rocketjudge/{}", env!("CARGO_PKG_VERSION")),
             connect_timeout: Duration::from_secs(30),
@@ -128,15 +148,20 @@ impl Net {
         self
     }
 
+    /// The agent for `url`: its proxy, and for an https URL https only, so that a redirect to plain
+    /// http is refused instead of followed.
     fn agent(&self, url: &Url) -> Agent {
         let proxy = self.proxies.for_url(url).map(str::to_string);
+        let https_only = url.scheme() == "https";
         let mut agents = self.agents.lock().unwrap();
         agents
-            .entry(proxy.clone())
+            .entry((proxy.clone(), https_only))
             .or_insert_with(|| {
                 let config = Agent::config_builder()
                     .tls_config(self.tls.clone())
-                    .proxy(proxy.as_deref().and_then(|p| ureq::Proxy::new(p).ok()))
+                    // Checked when the settings were read (Proxies::from_lookup).
+                    .proxy(proxy.as_deref().map(|p| ureq::Proxy::new(p).expect("a proxy checked in Proxies::from_lookup")))
+                    .https_only(https_only)
                     .http_status_as_error(false)
                     .timeout_connect(Some(self.connect_timeout))
                     .timeout_per_read(Some(self.read_timeout))
@@ -330,6 +355,10 @@ impl Net {
                 Failure::transient(anyhow!("cannot reach {shown}: the proxy refused: {why}; {proxy}"))
             }
             ureq::Error::InvalidProxyUrl => Failure::final_(anyhow!("the proxy URL in HTTPS_PROXY/HTTP_PROXY/ALL_PROXY is not valid")),
+            ureq::Error::RequireHttpsOnly(ref to) => Failure::final_(anyhow!(
+                "{shown}: refused a redirect from https to plain http ({}): the download would no longer be private or authenticated",
+                redact_str(to)
+            )),
             ureq::Error::Io(ref io) if io.to_string().contains("lookup address") => {
                 Failure::transient(anyhow!("cannot reach {shown}: the host {host} was not found (DNS: {io}); connecting {proxy}"))
             }
@@ -557,9 +586,25 @@ pub fn shared() -> Result<Arc<Net>> {
 mod tests {
     use super::*;
 
-    fn proxies(vars: &[(&str, &str)]) -> Proxies {
+    fn try_proxies(vars: &[(&str, &str)]) -> Result<Proxies> {
         let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Proxies::from_lookup(|k| vars.get(k).cloned())
+    }
+
+    fn proxies(vars: &[(&str, &str)]) -> Proxies {
+        try_proxies(vars).unwrap()
+    }
+
+    #[test]
+    fn a_proxy_setting_that_cannot_be_used_is_an_error_naming_it() {
+        for (var, value) in [("HTTPS_PROXY", "http://[bad"), ("all_proxy", "ftp://proxy:21"), ("HTTP_PROXY", "http://user:secret@[::1"), ("ALL_PROXY", "no scheme at all:x")] {
+            let e = try_proxies(&[(var, value)]).unwrap_err().to_string();
+            assert!(e.contains(&format!("{var}=")) && e.contains("cannot be used"), "{var}={value}: {e}");
+            assert!(!e.contains("secret"), "the message shows no password: {e}");
+        }
+        let socks = proxies(&[("ALL_PROXY", "socks5h://127.0.0.1:1080")]);
+        assert_eq!(socks.https.as_deref(), Some("socks5h://127.0.0.1:1080"));
+        assert_eq!(proxies(&[("HTTPS_PROXY", "  ")]), Proxies::default(), "an empty setting is none");
     }
 
     #[test]
