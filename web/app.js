@@ -7,7 +7,7 @@ import * as db from './lib/db.js';
 import { renderResults } from './views.js';
 import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
-import { readManifest, modelSource, recommendedModel as recommendedIn } from './lib/manifest.js';
+import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -64,7 +64,7 @@ function renderJudge() {
     h('option', { value: '__url' }, 'A GGUF at a URL…'),
   );
   const fileInput = h('input', { type: 'file', accept: '.gguf', id: 'model-file', hidden: true });
-  const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://… (must be allowed by the page policy)', hidden: true, size: 48 });
+  const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://…/model.gguf#sha256=… (the host must be allowed by the page policy)', hidden: true, size: 48 });
   const backendSel = h('select', { id: 'backend-select', 'aria-label': 'Backend' },
     h('option', { value: 'auto' }, 'GPU (WebGPU) if there is one, else CPU'), h('option', { value: 'cpu' }, 'CPU'),
     h('option', { value: 'webgpu' }, 'WebGPU, even on a software adapter'));
@@ -134,8 +134,9 @@ async function loadJudge(choice, file, url, backend, precision = 'int8') {
   } else if (choice === '__url') {
     if (!url) return notice('Enter a model URL first.', 'error');
     let u;
-    try { u = new URL(url, location.href); } catch { return notice('That is not a valid URL.', 'error'); }
-    source = { key: `url-${await shortHash(u.href)}`, urls: [u.href] };
+    try { u = splitHash(new URL(url, location.href).href); } catch (e) { return notice(`That is not a usable model URL: ${e.message}.`, 'error'); }
+    source = { key: `url-${await shortHash(u.url)}`, urls: [u.url], sha256: u.sha256 };
+    if (!u.sha256) notice('This URL names no SHA-256, so the model’s integrity cannot be checked: add #sha256= and the model’s 64-digit SHA-256 to the URL, as the command line takes it.');
   } else {
     source = modelSource(state.manifest.find((x) => x.name === choice));
   }

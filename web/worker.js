@@ -524,9 +524,12 @@ const DESIGN_HANDLERS = {
   },
 };
 
-/** A manifest or URL model ({key, urls, sha256, size}): from this browser's cache, else downloaded (`download` progress). */
+/**
+ * A manifest or URL model ({key, urls, sha256, size}): from this browser's cache when its stored hash
+ * is the expected one, else downloaded (`download` progress) and checked.
+ */
 async function openModel(source, fits) {
-  return (await openCachedModel(source.key)) || fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
+  return (await openCachedModel(source.key, source.sha256)) || fetchModel(source, wasm, (done, total) => post({ type: 'download', done, total }), fits);
 }
 
 const handlers = {

@@ -27,3 +27,13 @@ export function recommendedModel(models, hardwareGpu) {
   const m = models.find((x) => (x.role || '').startsWith(role)) || models.find((x) => (x.role || '').startsWith('recommended'));
   return m ? m.name : null;
 }
+
+/** `url#sha256=HEX` (as pip's links and `rocketjudge --model URL#sha256=HEX`) → {url, sha256}; throws on a malformed hash. */
+export function splitHash(href) {
+  const u = new URL(href);
+  const m = /^sha256=(.*)$/.exec(u.hash.slice(1));
+  u.hash = '';
+  if (!m) return { url: u.href, sha256: null };
+  if (!/^[0-9a-fA-F]{64}$/.test(m[1])) throw new Error('the #sha256= part of the URL must be 64 hexadecimal digits');
+  return { url: u.href, sha256: m[1].toLowerCase() };
+}

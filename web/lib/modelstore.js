@@ -1,9 +1,22 @@
 // Judge models on this device: the Origin Private File System (OPFS), with the Cache API as a fallback.
 // A download streams to storage chunk by chunk (never the whole file in memory), reports bytes, and is
-// checked against the manifest's SHA-256 (hashed in wasm as it streams) before it counts as cached.
+// hashed in wasm as it streams. Each stored model has a marker (OPFS: `<key>.json`; Cache API: headers
+// of the stored response) that records the SHA-256 and size of exactly the bytes stored, written only
+// after they were hashed (and checked, when the source names a SHA-256). A download removes the marker
+// before it changes any byte, so an interrupted one never leaves a marker beside other bytes; a cached
+// model is used only when its marker matches the source's expected SHA-256 (or, for a URL given
+// without one, exists).
 
 const DIR = 'models';
 const CACHE = 'rocketjudge-models';
+const SHA_HEADER = 'x-rocketjudge-sha256';
+const SIZE_HEADER = 'x-rocketjudge-size';
+const cacheUrl = (key, partial = false) => `/__model__/${key}${partial ? '.partial' : ''}`;
+
+/** Whether a marker {sha256, size} vouches for `bytes` stored bytes, for a source expecting `sha256` (or none). */
+function vouches(marker, bytes, sha256) {
+  return !!marker && typeof marker.sha256 === 'string' && marker.size === bytes && (!sha256 || marker.sha256 === sha256);
+}
 
 async function opfsDir() {
   if (!navigator.storage || !navigator.storage.getDirectory) return null;
@@ -24,20 +37,26 @@ async function readMarker(dir, key) {
   }
 }
 
-/** The cached model as a Blob (disk-backed), or null. */
-export async function openCachedModel(key) {
+/**
+ * The cached model `key` as a Blob (disk-backed), or null: only when its marker records the hash of
+ * exactly the stored bytes and that hash is `sha256` (when the source names one).
+ */
+export async function openCachedModel(key, sha256 = null) {
   const dir = await opfsDir();
   if (dir) {
     const marker = await readMarker(dir, key);
     if (marker && marker.complete) {
-      const f = await (await dir.getFileHandle(`${key}.gguf`)).getFile();
-      if (f.size === marker.size) return f;
+      const f = await (await dir.getFileHandle(`${key}.gguf`)).getFile().catch(() => null);
+      if (f && vouches(marker, f.size, sha256)) return f;
     }
   }
   if (self.caches) {
-    const c = await caches.open(CACHE);
-    const r = await c.match(`/__model__/${key}`);
-    if (r) return await r.blob();
+    const r = await (await caches.open(CACHE)).match(cacheUrl(key));
+    if (r) {
+      const blob = await r.blob();
+      const marker = { sha256: r.headers.get(SHA_HEADER), size: Number(r.headers.get(SIZE_HEADER)) };
+      if (vouches(marker, blob.size, sha256)) return blob;
+    }
   }
   return null;
 }
@@ -58,7 +77,9 @@ export async function cachedModels() {
     const c = await caches.open(CACHE);
     for (const req of await c.keys()) {
       const key = new URL(req.url).pathname.replace('/__model__/', '');
-      if (!out.some((m) => m.key === key)) out.push({ key, store: 'cache' });
+      const r = await c.match(req);
+      const sha256 = r && r.headers.get(SHA_HEADER);
+      if (sha256 && !out.some((m) => m.key === key)) out.push({ key, size: Number(r.headers.get(SIZE_HEADER)), sha256, store: 'cache' });
     }
   }
   return out;
@@ -71,7 +92,11 @@ export async function removeCachedModel(key) {
       await dir.removeEntry(n).catch(() => {});
     }
   }
-  if (self.caches) await (await caches.open(CACHE)).delete(`/__model__/${key}`);
+  if (self.caches) {
+    const c = await caches.open(CACHE);
+    await c.delete(cacheUrl(key));
+    await c.delete(cacheUrl(key, true));
+  }
 }
 
 async function checkRoom(size) {
@@ -109,7 +134,7 @@ function joinedStream(urls, first) {
  * Download `source` ({key, urls, sha256?, size?}: the model's bytes are those of `urls` joined in
  * order) into the store; `progress(done, total)` per chunk. `fits(bytes)` throws when a model of
  * that size cannot run here; it is asked before the download. Returns the stored Blob. A SHA-256
- * mismatch deletes the download and throws.
+ * mismatch, or a download that fails part way, deletes what was stored for the key and throws.
  */
 export async function fetchModel(source, wasm, progress, fits = () => {}) {
   // Refuse what cannot run before any byte is downloaded: by the known size, else by Content-Length.
@@ -140,8 +165,10 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     return got;
   };
   if (dir && self.FileSystemSyncAccessHandle) {
-    const partial = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
-    const access = await partial.createSyncAccessHandle();
+    // The marker goes before any byte changes: an interrupted download leaves no marker.
+    await dir.removeEntry(`${source.key}.json`).catch(() => {});
+    const file = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
+    const access = await file.createSyncAccessHandle();
     try {
       access.truncate(0);
       const reader = body.getReader();
@@ -154,9 +181,12 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
         progress(done, total);
       }
       access.flush();
-    } finally {
+    } catch (e) {
       access.close();
+      await removeCachedModel(source.key);
+      throw e;
     }
+    access.close();
     let sha;
     try {
       sha = verify();
@@ -165,31 +195,43 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
       throw e;
     }
     const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
-    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, url: urls[0], parts: urls.length }));
+    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, verified: !!source.sha256, url: urls[0], parts: urls.length }));
     marker.truncate(0);
     marker.write(text, { at: 0 });
     marker.flush();
     marker.close();
-    return openCachedModel(source.key);
+    return openCachedModel(source.key, source.sha256);
   }
-  // Fallback: the Cache API, fed by one branch of the stream while the other is hashed.
+  // Fallback: the Cache API. The bytes go to a partial entry while they are hashed; only verified
+  // bytes are stored under the model's key, with their hash and size as the marker.
   const [toCache, toHash] = body.tee();
   const c = await caches.open(CACHE);
-  const stored = c.put(`/__model__/${source.key}`, new Response(toCache, { headers: { 'content-type': 'application/octet-stream' } }));
+  await c.delete(cacheUrl(source.key));
+  const partial = cacheUrl(source.key, true);
+  const stored = c.put(partial, new Response(toCache, { headers: { 'content-type': 'application/octet-stream' } }));
   const reader = toHash.getReader();
-  for (;;) {
-    const { done: end, value } = await reader.read();
-    if (end) break;
-    hasher.update(value);
-    done += value.length;
-    progress(done, total);
-  }
-  await stored;
+  let sha;
   try {
-    verify();
+    for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) break;
+      hasher.update(value);
+      done += value.length;
+      progress(done, total);
+    }
+    await stored;
+    sha = verify();
   } catch (e) {
-    await c.delete(`/__model__/${source.key}`);
+    await stored.catch(() => {});
+    await removeCachedModel(source.key);
     throw e;
   }
-  return openCachedModel(source.key);
+  const bytes = await (await c.match(partial)).blob();
+  if (bytes.size !== done) {
+    await removeCachedModel(source.key);
+    throw new Error(`the browser stored ${bytes.size} of the ${done} bytes downloaded; nothing was kept`);
+  }
+  await c.put(cacheUrl(source.key), new Response(bytes, { headers: { 'content-type': 'application/octet-stream', [SHA_HEADER]: sha, [SIZE_HEADER]: String(done) } }));
+  await c.delete(partial);
+  return openCachedModel(source.key, source.sha256);
 }
