@@ -9,7 +9,7 @@ Sources (whatever of them exists; nothing here is committed):
     tokenizer seeds: a real vocabulary cut to its first tokens (plus the Yes/No tokens and the merges
     that build them), followed by hostile text to tokenize.
   - benchmarks/mt-bench (queries, checklists, responses, reference rankings), tests/fixtures,
-    models/manifest.json, and $ROCKETJUDGE_FUZZ_DATA (default /work/shared/data): MT-Bench questions,
+    models/manifest.json, and $ROCKETJUDGE_FUZZ_DATA (default data/, from scripts/data/fetch.py): MT-Bench questions,
     model answers, GPT-4 judgments, Arena rankings, human battles, LLMBar instructions.
 JSON seeds are small slices (a few records) of the real files: libFuzzer mutates small inputs fastest.
 Deterministic: the same sources give the same corpus.
@@ -276,7 +276,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "fuzz", "corpus"))
     ap.add_argument("--models", default=os.path.join(os.environ.get("ROCKETJUDGE_CACHE", os.path.expanduser("~/.cache/rocketjudge")), "models"))
-    ap.add_argument("--data", default=os.environ.get("ROCKETJUDGE_FUZZ_DATA", "/work/shared/data"))
+    ap.add_argument("--data", default=os.environ.get("ROCKETJUDGE_FUZZ_DATA", os.path.join(ROOT, "data")))
     ap.add_argument("--max-gguf", type=int, default=1 << 20, help="cut real GGUF headers to this many bytes")
     a = ap.parse_args()
 

@@ -8,7 +8,7 @@ Writes into benchmarks/mt-bench/gpt4-judged/:
                        (question_id, model, judge, score, turn, judgment; the judge prompt is dropped)
 
 The answers are recovered from the GPT-4 judge prompts (`fork_answer` of scripts/quality/prepare.py), so the
-responses are exactly what GPT-4 judged. Reads ../shared/data/mt_bench/fork_gpt4_judgments (see SOURCES.md §3).
+responses are exactly what GPT-4 judged. Reads data/mt_bench/fork_gpt4_judgments (see data/SOURCES.md §3; python3 scripts/data/fetch.py fetches it).
 Usage: python3 scripts/data/build_gpt4_judged.py [--out DIR]
 """
 import argparse

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the bundled MT-Bench benchmark (queries + demo responses) from ../shared/data/mt_bench.
+"""Build the bundled MT-Bench benchmark (queries + demo responses) from data/mt_bench (python3 scripts/data/fetch.py fetches it).
 
 Each MT-Bench question has two turns; as RocketEval does, each turn becomes one query
 (`session_id` = "<question_id>_turn<k>"). Turn 2's `conversation_input` holds turn 1 with the
@@ -12,7 +12,7 @@ math/reasoning/coding questions, GPT-4's own MT-Bench answers for the other 50.
 Checklists are not made here: they live in checklists.jsonl (see README.md in the output folder)
 and are merged in with --merge-checklists.
 
-Usage: python3 scripts/data/build_mtbench.py [--data ../shared/data/mt_bench] [--merge-checklists]
+Usage: python3 scripts/data/build_mtbench.py [--data data/mt_bench] [--merge-checklists]
 """
 import argparse
 import json
@@ -45,7 +45,7 @@ def answers_by_question(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data", "mt_bench"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "data", "mt_bench"))
     ap.add_argument("--merge-checklists", action="store_true")
     args = ap.parse_args()
 

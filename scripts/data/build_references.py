@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reference rankings of the MT-Bench models, for `rocketjudge meta` and the app's comparison view.
 
-From ../shared/data/arena_elo/arena_leaderboard_2023_snapshots.csv (transcribed from lmsys.org's
-2023-06-22 leaderboard post; see SOURCES.md §9), with names mapped to the MT-Bench model ids:
+From data/arena_elo/ (bundled with the repository; arena_leaderboard_2023_snapshots.csv (transcribed from lmsys.org's
+2023-06-22 leaderboard post; see data/SOURCES.md §9), with names mapped to the MT-Bench model ids:
   benchmarks/mt-bench/reference-arena-2023.json    Chatbot Arena Elo (14 models; no CIs published)
   benchmarks/mt-bench/reference-gpt4-mtbench.json  GPT-4's official MT-Bench score (25 models)
 """
@@ -11,7 +11,7 @@ import json
 import os
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-CSV = os.path.join(ROOT, "..", "shared", "data", "arena_elo", "arena_leaderboard_2023_snapshots.csv")
+CSV = os.path.join(ROOT, "data", "arena_elo", "arena_leaderboard_2023_snapshots.csv")
 OUT = os.path.join(ROOT, "benchmarks", "mt-bench")
 
 NAMES = {

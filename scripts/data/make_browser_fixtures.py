@@ -6,7 +6,7 @@ import json
 import os
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-ANSWERS = os.path.join(ROOT, "..", "shared", "data", "mt_bench", "lmsys_model_answers")
+ANSWERS = os.path.join(ROOT, "data", "mt_bench", "lmsys_model_answers")
 OUT = os.path.join(ROOT, "tests", "fixtures", "browser")
 SESSIONS = ["101_turn1", "104_turn1", "111_turn1"]
 MODELS = ["gpt-4", "gpt-3.5-turbo", "llama-13b", "alpaca-13b"]

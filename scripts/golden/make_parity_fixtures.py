@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Write the parity fixtures: a few real MT-Bench queries (with our checklists) and real answers.
 
-Sources: benchmarks/mt-bench/queries.jsonl and ../shared/data/mt_bench/lmsys_model_answers (Apache-2.0).
+Sources: benchmarks/mt-bench/queries.jsonl and data/mt_bench/lmsys_model_answers (Apache-2.0; python3 scripts/data/fetch.py fetches it).
 Output: tests/fixtures/parity/{queries,responses}.jsonl (RocketEval format).
 """
 import json
 import os
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-ANSWERS = os.path.join(ROOT, "..", "shared", "data", "mt_bench", "lmsys_model_answers")
+ANSWERS = os.path.join(ROOT, "data", "mt_bench", "lmsys_model_answers")
 OUT = os.path.join(ROOT, "tests", "fixtures", "parity")
 
 # (fixture name, question id, turn, answering model)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inputs of the judge-quality report (issue #6), from the public data in ../shared/data.
+"""Inputs of the judge-quality report (issue #6), from the public data in data/ (python3 scripts/data/fetch.py fetches it).
 
 Writes into OUT (default .cache/quality/inputs):
   queries.jsonl            the bundled MT-Bench queries with our checklists (all 160 turns)
@@ -25,7 +25,7 @@ import random
 import re
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-DATA = os.path.join(ROOT, "..", "shared", "data")
+DATA = os.path.join(ROOT, "data")
 DEFAULT_QUESTIONS = "81,91,101,111,121,131,141,151"
 
 

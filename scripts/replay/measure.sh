@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's grading-order measurements (issue #26): complete runs replayed in each order with
 # `rocketjudge replay` (nothing is graded twice; the gradings below are resumable).
-#   scripts/replay/measure.sh            (needs ../shared/data for the MT-Bench answers and GPT-4 grades,
+#   scripts/replay/measure.sh            (needs data/, from python3 scripts/data/fetch.py, for the MT-Bench answers and GPT-4 grades,
 #                                         and matplotlib for the plots: pip install matplotlib)
 # 1. GPT-4's own single-answer grades of 12 FastChat-fork models on all 160 MT-Bench turns (a strong
 #    judge's complete run: 1,920 responses, no grading needed).

@@ -3,7 +3,7 @@
 #
 #   scripts/cluster/slurm/submit.sh --shards 8 --model qwen2.5-coder-1.5b \
 #       --queries benchmarks/mt-bench/queries.jsonl --responses benchmarks/mt-bench/demo \
-#       --out /shared/runs/mtbench [--checklists FILE] [--threads T] [--name NAME] \
+#       --out /mnt/nfs/runs/mtbench [--checklists FILE] [--threads T] [--name NAME] \
 #       [--only 3,5] [-- more sbatch options, e.g. --partition=cpu --cpus-per-task=8 --time=04:00:00]
 #
 # Every path must be on storage the compute nodes share (the model cache too: ROCKETJUDGE_CACHE).
