@@ -303,3 +303,31 @@ fn a_flood_of_idle_connections_under_a_400_mb_address_limit_leaves_the_server_an
     }
     assert!(ok && server.alive());
 }
+
+#[test]
+fn oversized_heads_are_refused_and_a_wider_bind_is_warned_about() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    let long_target = format!("GET /index.html?{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", "a".repeat(100_000));
+    let long_header = format!("GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\nConnection: close\r\n\r\n", "b".repeat(100_000));
+    let many_headers = format!("GET / HTTP/1.1\r\nHost: localhost\r\n{}Connection: close\r\n\r\n", "X-A: 1\r\n".repeat(500));
+    for (what, raw) in [("a 100 kB request line", long_target), ("a 100 kB header", long_header), ("500 headers", many_headers)] {
+        let a = server.raw(&raw);
+        assert!(a.status == 431 || a.status == 0, "{what}: {}", a.head);
+    }
+    assert_eq!(server.get("/", &[]).status, 200, "and the server goes on");
+    // Beyond loopback: served, with a warning first.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--dir"])
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let second = lines.next().unwrap().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(first.starts_with("warning: listening on 0.0.0.0 reaches beyond this computer"), "{first}");
+    assert!(second.contains("on http://0.0.0.0:"), "{second}");
+}

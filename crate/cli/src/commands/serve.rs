@@ -142,6 +142,7 @@ async fn accept(listener: TcpListener, app: Router, limits: Limits) -> CliResult
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(head)
+                .max_header_size(16 * 1024)
                 .max_buf_size(64 * 1024)
                 .serve_connection(TokioIo::new(Box::pin(io)), service)
                 .await;
