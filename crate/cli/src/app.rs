@@ -38,7 +38,10 @@ pub fn is_app_file(rel: &str) -> bool {
 /// `NAME.gguf` or `NAME.gguf.partNNN`.
 fn model_file_name(name: &str) -> bool {
     match name.split_once(".gguf") {
-        Some((stem, rest)) => !stem.is_empty() && (rest.is_empty() || rest.strip_prefix(".part").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))),
+        Some((stem, rest)) => {
+            !stem.is_empty()
+                && (rest.is_empty() || rest.strip_prefix(".part").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+        }
         None => false,
     }
 }
@@ -46,7 +49,8 @@ fn model_file_name(name: &str) -> bool {
 /// The string constant `key: "…"` of `web/csp.js`.
 fn policy_part(key: &str) -> &'static str {
     let start = format!("{key}: \"");
-    let line = POLICY_JS.lines().map(str::trim).find_map(|l| l.strip_prefix(start.as_str())).unwrap_or_else(|| panic!("web/csp.js has no {key}"));
+    let line =
+        POLICY_JS.lines().map(str::trim).find_map(|l| l.strip_prefix(start.as_str())).unwrap_or_else(|| panic!("web/csp.js has no {key}"));
     line.strip_suffix("\",").unwrap_or_else(|| panic!("web/csp.js: {key} must be one line ending in \","))
 }
 
@@ -104,19 +108,48 @@ mod tests {
         }
         // sw.js takes the header policy from web/csp.js itself.
         let sw = repo("sw.js");
-        assert!(sw.contains("importScripts('web/csp.js')") && sw.contains("'Content-Security-Policy', CSP"), "sw.js must add web/csp.js's policy");
+        assert!(
+            sw.contains("importScripts('web/csp.js')") && sw.contains("'Content-Security-Policy', CSP"),
+            "sw.js must add web/csp.js's policy"
+        );
         assert_eq!(header_policy(&[]), format!("{meta}; frame-ancestors 'none'"));
         assert!(header_policy(&["https://huggingface.co".into()]).contains("connect-src 'self' https://huggingface.co;"));
     }
 
     #[test]
     fn the_app_is_a_closed_set_of_files() {
-        for ok in ["index.html", "sw.js", "web/app.js", "web/vendor/wllama/x.wasm", "pkg/a_bg.wasm", "benchmarks/mt-bench/queries.jsonl", "models/manifest.json", "models/qwen.gguf", "models/qwen.gguf.part007", "README.md"] {
+        for ok in [
+            "index.html",
+            "sw.js",
+            "web/app.js",
+            "web/vendor/wllama/x.wasm",
+            "pkg/a_bg.wasm",
+            "benchmarks/mt-bench/queries.jsonl",
+            "models/manifest.json",
+            "models/qwen.gguf",
+            "models/qwen.gguf.part007",
+            "README.md",
+        ] {
             assert!(is_app_file(ok), "{ok}");
         }
         for no in [
-            ".git/config", "Cargo.toml", "target/release/rocketjudge", "web/.hidden", "web/../Cargo.toml", "web//app.js", "", "web/", "models/x.bin",
-            "models/.gguf", "models/a.gguf.part", "models/a.gguf.partx", "benchmarks/other/x", "benchmarks", "crate/cli/src/main.rs", ".env", "scripts/app.sh",
+            ".git/config",
+            "Cargo.toml",
+            "target/release/rocketjudge",
+            "web/.hidden",
+            "web/../Cargo.toml",
+            "web//app.js",
+            "",
+            "web/",
+            "models/x.bin",
+            "models/.gguf",
+            "models/a.gguf.part",
+            "models/a.gguf.partx",
+            "benchmarks/other/x",
+            "benchmarks",
+            "crate/cli/src/main.rs",
+            ".env",
+            "scripts/app.sh",
         ] {
             assert!(!is_app_file(no), "{no}");
         }

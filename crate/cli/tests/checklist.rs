@@ -175,9 +175,15 @@ fn a_key_bound_for_plain_http_beyond_this_machine_is_warned_about_first() {
     // A host that does not resolve: the warning must come before the (failing) request.
     let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--api-key-env", "RJ_TEST_KEY", "--connect-timeout", "2"]));
     let err = String::from_utf8_lossy(&o.stderr);
-    let warning = err.lines().position(|l| l.starts_with("warning: --endpoint http://judge-api.invalid/v1 is plain http")).unwrap_or_else(|| panic!("{err}"));
+    let warning = err
+        .lines()
+        .position(|l| l.starts_with("warning: --endpoint http://judge-api.invalid/v1 is plain http"))
+        .unwrap_or_else(|| panic!("{err}"));
     assert!(err.lines().nth(warning).unwrap().contains("RJ_TEST_KEY") && !err.contains(KEY), "{err}");
-    assert!(err.lines().take(warning).all(|l| !l.contains("judge-api.invalid") || l.contains("queries")), "warned before any request: {err}");
+    assert!(
+        err.lines().take(warning).all(|l| !l.contains("judge-api.invalid") || l.contains("queries")),
+        "warned before any request: {err}"
+    );
     // Without a key, or to this machine, nothing to warn about.
     let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--connect-timeout", "2"]));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("plain http"));

@@ -32,7 +32,10 @@ impl Server {
         let mut child = cmd.args(["serve", "--port", "0", "--dir"]).arg(dir).args(extra).stderr(Stdio::piped()).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.rsplit_once("127.0.0.1:").and_then(|(_, p)| p.split('/').next()?.parse().ok()).unwrap_or_else(|| panic!("no port in {line:?}"));
+        let port = line
+            .rsplit_once("127.0.0.1:")
+            .and_then(|(_, p)| p.split('/').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
         Server { child, port }
     }
 
@@ -130,23 +133,68 @@ const POLICY_HEADERS: [&str; 5] =
 fn only_the_apps_files_answer_whatever_the_spelling_of_the_path() {
     let dir = tree();
     let server = Server::start(dir.path(), &[]);
-    for ok in ["/", "/index.html", "/web/app.js", "/web/%61pp.js", "/web/alias.js", "/pkg/x_bg.wasm", "/benchmarks/mt-bench/queries.jsonl", "/models/manifest.json"] {
+    for ok in [
+        "/",
+        "/index.html",
+        "/web/app.js",
+        "/web/%61pp.js",
+        "/web/alias.js",
+        "/pkg/x_bg.wasm",
+        "/benchmarks/mt-bench/queries.jsonl",
+        "/models/manifest.json",
+    ] {
         let a = server.get(ok, &[]);
         assert_eq!(a.status, 200, "{ok}: {}", a.head);
     }
-    assert_eq!(server.get("/pkg/x_bg.wasm", &[]).header("content-type").as_deref(), Some("application/wasm"), "wasm streams only with its type");
+    assert_eq!(
+        server.get("/pkg/x_bg.wasm", &[]).header("content-type").as_deref(),
+        Some("application/wasm"),
+        "wasm streams only with its type"
+    );
     let refused = [
-        "/.git/config", "/.git/", "/Cargo.toml", "/target/release/rocketjudge", "/crate/cli/src/main.rs", "/scripts/app.sh", "/web/.env",
-        "/web/%2eenv", "/web/etclink/passwd", "/web/passwd.js", "/web/cargo.js", "/web/git/config", "/../Cargo.toml", "/web/../Cargo.toml",
-        "/web/..%2fCargo.toml", "/web/%2e%2e/Cargo.toml", "/web/%2e%2e%2fCargo.toml", "/%2e%2e/%2e%2e/etc/passwd", "/web/..\\Cargo.toml",
-        "/web%5c..%5cCargo.toml", "//etc/passwd", "/web//app.js", "/web/app.js%00", "/web/app.js%00.html", "/./Cargo.toml", "/web/./app.js",
-        "/%2fetc/passwd", "/web/%c0%ae%c0%ae/Cargo.toml", "/models/../Cargo.toml", "/models/not-a-model.gguf", "/models/x.bin", "/web",
-        "/etc/passwd", "/index.html/", "/benchmarks/other.txt",
+        "/.git/config",
+        "/.git/",
+        "/Cargo.toml",
+        "/target/release/rocketjudge",
+        "/crate/cli/src/main.rs",
+        "/scripts/app.sh",
+        "/web/.env",
+        "/web/%2eenv",
+        "/web/etclink/passwd",
+        "/web/passwd.js",
+        "/web/cargo.js",
+        "/web/git/config",
+        "/../Cargo.toml",
+        "/web/../Cargo.toml",
+        "/web/..%2fCargo.toml",
+        "/web/%2e%2e/Cargo.toml",
+        "/web/%2e%2e%2fCargo.toml",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/web/..\\Cargo.toml",
+        "/web%5c..%5cCargo.toml",
+        "//etc/passwd",
+        "/web//app.js",
+        "/web/app.js%00",
+        "/web/app.js%00.html",
+        "/./Cargo.toml",
+        "/web/./app.js",
+        "/%2fetc/passwd",
+        "/web/%c0%ae%c0%ae/Cargo.toml",
+        "/models/../Cargo.toml",
+        "/models/not-a-model.gguf",
+        "/models/x.bin",
+        "/web",
+        "/etc/passwd",
+        "/index.html/",
+        "/benchmarks/other.txt",
     ];
     for no in refused {
         let a = server.get(no, &[]);
         assert!(a.status == 404 || a.status == 400, "{no} answered {}", a.head);
-        assert!(!String::from_utf8_lossy(&a.body).contains("root:") && !String::from_utf8_lossy(&a.body).contains("[workspace]"), "{no} leaked");
+        assert!(
+            !String::from_utf8_lossy(&a.body).contains("root:") && !String::from_utf8_lossy(&a.body).contains("[workspace]"),
+            "{no} leaked"
+        );
     }
     // Absolute-form and odd request targets.
     for target in ["http://127.0.0.1/Cargo.toml", "*", "Cargo.toml"] {
@@ -163,7 +211,12 @@ fn only_loopback_host_names_are_answered() {
     for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}"), "localhost".into()] {
         assert_eq!(server.get("/", &[("Host", &host)]).status, 200, "{host}");
     }
-    for host in [format!("attacker.example:{port}"), "attacker.example".into(), format!("127.0.0.1.nip.io:{port}"), format!("localhost.attacker.example:{port}")] {
+    for host in [
+        format!("attacker.example:{port}"),
+        "attacker.example".into(),
+        format!("127.0.0.1.nip.io:{port}"),
+        format!("localhost.attacker.example:{port}"),
+    ] {
         let a = server.get("/", &[("Host", &host)]);
         assert_eq!(a.status, 403, "{host}: {}", a.head);
         assert!(!String::from_utf8_lossy(&a.body).contains("<title>app"), "{host} read the page");
@@ -184,7 +237,8 @@ fn ranges_methods_and_errors_carry_the_policy() {
         let a = server.get("/index.html", &[("Range", range)]);
         assert_eq!(a.status, 416, "{range}: {}", a.head);
     }
-    let post = server.raw(&format!("POST /index.html HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", server.port));
+    let post = server
+        .raw(&format!("POST /index.html HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc", server.port));
     assert_eq!(post.status, 405);
     let answers = [
         server.get("/", &[]),

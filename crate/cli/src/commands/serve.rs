@@ -74,7 +74,8 @@ pub fn run(a: Args) -> CliResult {
     if a.max_connections == 0 || a.head_timeout == 0 || a.write_timeout == 0 {
         bail!("--max-connections, --head-timeout and --write-timeout must be at least 1");
     }
-    let listener = std::net::TcpListener::bind((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
+    let listener =
+        std::net::TcpListener::bind((a.host, a.port)).map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", a.host, a.port))?;
     listener.set_nonblocking(true)?;
     if !a.host.is_loopback() {
         eprintln!(
@@ -84,11 +85,8 @@ pub fn run(a: Args) -> CliResult {
         );
     }
     let site = Arc::new(Site { root, hosts: allowed_hosts(a.host, &a.allow_host) });
-    let limits = Limits {
-        head: Duration::from_secs(a.head_timeout),
-        write: Duration::from_secs(a.write_timeout),
-        connections: a.max_connections,
-    };
+    let limits =
+        Limits { head: Duration::from_secs(a.head_timeout), write: Duration::from_secs(a.write_timeout), connections: a.max_connections };
     let port = listener.local_addr()?.port();
     eprintln!("serving {} on http://{}/ (Ctrl-C to stop)", site.root.display(), url_host(a.host, port));
     // Two threads answer every connection; file reads run on a small pool beside them.
@@ -235,7 +233,10 @@ async fn check_host(State(site): State<Arc<Site>>, req: Request, next: Next) -> 
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok());
     match host {
         Some(h) if site.host_allowed(h) => next.run(req).await,
-        _ => text(StatusCode::FORBIDDEN, "this server answers only to localhost, its loopback addresses and the names given to --host/--allow-host\n"),
+        _ => text(
+            StatusCode::FORBIDDEN,
+            "this server answers only to localhost, its loopback addresses and the names given to --host/--allow-host\n",
+        ),
     }
 }
 
@@ -285,7 +286,15 @@ mod tests {
         let s = site_at(root);
         assert!(s.file_for("/").unwrap().ends_with("index.html"));
         assert!(s.file_for("/web/app.js").is_some() && s.file_for("/web/%61pp.js").is_some());
-        for no in ["/../etc/passwd", "/%2e%2e/etc/passwd", "/web/..%2f..%2fetc/passwd", "/models/../../x.gguf", "/models/not-a-model.gguf", "/web%5capp.js", "/web/app.js%00"] {
+        for no in [
+            "/../etc/passwd",
+            "/%2e%2e/etc/passwd",
+            "/web/..%2f..%2fetc/passwd",
+            "/models/../../x.gguf",
+            "/models/not-a-model.gguf",
+            "/web%5capp.js",
+            "/web/app.js%00",
+        ] {
             assert!(s.file_for(no).is_none(), "{no}");
         }
     }

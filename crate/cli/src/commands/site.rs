@@ -26,7 +26,6 @@ use crate::CliResult;
 /// What marks a folder as made by this command (it may then be replaced).
 const MARKER: &str = ".rocketjudge-site.json";
 
-
 /// Build the app as a static site.
 ///
 /// Copies the page, the wasm engine, the bundled MT-Bench and the judge models into --out, ready

@@ -74,7 +74,8 @@ impl Proxies {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let var = |name: &str| -> Result<Option<String>> {
             let lower = name.to_ascii_lowercase();
-            let Some((which, value)) = [name, lower.as_str()].into_iter().find_map(|k| get(k).filter(|v| !v.trim().is_empty()).map(|v| (k.to_string(), v)))
+            let Some((which, value)) =
+                [name, lower.as_str()].into_iter().find_map(|k| get(k).filter(|v| !v.trim().is_empty()).map(|v| (k.to_string(), v)))
             else {
                 return Ok(None);
             };
@@ -597,7 +598,12 @@ mod tests {
 
     #[test]
     fn a_proxy_setting_that_cannot_be_used_is_an_error_naming_it() {
-        for (var, value) in [("HTTPS_PROXY", "http://[bad"), ("all_proxy", "ftp://proxy:21"), ("HTTP_PROXY", "http://user:secret@[::1"), ("ALL_PROXY", "no scheme at all:x")] {
+        for (var, value) in [
+            ("HTTPS_PROXY", "http://[bad"),
+            ("all_proxy", "ftp://proxy:21"),
+            ("HTTP_PROXY", "http://user:secret@[::1"),
+            ("ALL_PROXY", "no scheme at all:x"),
+        ] {
             let e = try_proxies(&[(var, value)]).unwrap_err().to_string();
             assert!(e.contains(&format!("{var}=")) && e.contains("cannot be used"), "{var}={value}: {e}");
             assert!(!e.contains("secret"), "the message shows no password: {e}");
