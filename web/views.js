@@ -175,7 +175,8 @@ const VIEWS = {
       grid: { left: 150, right: 80, top: 20, bottom: 110 },
       xAxis: { type: 'category', data: models, axisLabel: { rotate: 40 } },
       yAxis: { type: 'category', data: models },
-      visualMap: { min: 0, max: 1, calculable: true, orient: 'vertical', right: 0, top: 'center', inRange: { color: ['#b91c1c', '#f8fafc', '#1d4ed8'] } },
+      // The colour follows the win rate (the cell's third value; the fourth is its query count).
+      visualMap: { dimension: 2, min: 0, max: 1, calculable: true, orient: 'vertical', right: 0, top: 'center', inRange: { color: ['#b91c1c', '#f8fafc', '#1d4ed8'] } },
       tooltip: { formatter: (p) => tip(`${models[p.value[1]]} vs ${models[p.value[0]]}`, `win rate ${fmt(p.value[2], 3)} over ${p.value[3]} queries`) },
       series: [{ type: 'heatmap', data, label: { show: models.length <= 10, formatter: (p) => fmt(p.value[2], 2) } }],
     });

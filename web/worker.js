@@ -7,6 +7,7 @@
 
 import { put, all } from './lib/db.js';
 import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from './lib/modelstore.js';
+import { Pace } from './lib/pace.js';
 import { isSoftwareAdapter, adapterName } from './lib/adapter.js';
 
 let wasm = null;        // the wasm-bindgen module
@@ -633,7 +634,6 @@ const handlers = {
   async grade({ jobs, order = 'interleaved', seed = null, scope = null, until = null }) {
     if (!judge) throw new Error('load a judge first');
     const started = performance.now();
-    let items = 0;
     const startedOn = judgeInfo.backendKind;
     const defaults = wasm.runChoices();
     const { rule } = defaults;
@@ -645,20 +645,23 @@ const handlers = {
     let live = scope ? await runStanding(judge.name(), scope, {}) : null;
     if (live) post({ type: 'standing', standing: live });
     const pick = (i) => (picked[i] ??= wasm.nextJob(keys, order, seed, done, order === 'adaptive' ? live : null, rule.minQueries));
+    const pace = new Pace();
+    let stepStarted = 0;
     const r = await judgeRun(jobs.length,
-      (j, i) => { const k = pick(i); return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null); },
+      (j, i) => { stepStarted = performance.now(); const k = pick(i); return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null); },
       async (i, result) => {
+        pace.add((performance.now() - stepStarted) / 1000);
         done[picked[i]] = 1;
         await keep(result.judgment);
-        items += result.items.length;
         const secs = (performance.now() - started) / 1000;
+        const remaining = jobs.length - i - 1;
         post({
           type: 'graded', judgment: result.judgment,
           detail: { prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, truncatedChars: result.truncatedChars, backend: judgeInfo.backendKind },
-          done: i + 1, total: jobs.length, itemsPerSec: items / secs, secsPerResponse: secs / (i + 1), etaSec: (secs / (i + 1)) * (jobs.length - i - 1),
+          done: i + 1, total: jobs.length, perMinute: pace.perMinute(), secsPerResponse: pace.secsPerResponse(), etaSec: pace.secondsLeft(remaining),
         });
         if (scope && ((i + 1) % scope.models.length === 0 || i + 1 === jobs.length)) {
-          live = await runStanding(judge.name(), scope, { secsPerResponse: secs / (i + 1), elapsed: secs });
+          live = await runStanding(judge.name(), scope, { secsPerResponse: pace.secsPerResponse(), elapsed: secs });
           if (live) post({ type: 'standing', standing: live });
         }
       },

@@ -164,7 +164,7 @@ test('resume after reload (int8, the default): grades are kept, the rest is grad
   await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 3, null, { timeout: 600_000, polling: 500 });
   await page.reload();
   await page.waitForSelector('#responses table.models');
-  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.children[4].textContent) || 0), 0));
+  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0));
   assert.ok(kept >= 3, `grades kept after reload: ${kept}`);
   await loadJudge(page, JUDGE, 'cpu');
   const label = await page.locator('#start-grading').innerText();
@@ -202,7 +202,7 @@ test('responses chosen while the benchmark is still being read wait for it, in o
   await page.waitForSelector('#responses table.models tbody tr');
   assert.deepEqual(await page.locator('.notice.error').allInnerTexts(), []);
   assert.match(await page.locator('#bench').innerText(), /160 queries, 160 with checklists/);
-  const row = await page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => [r.children[0].textContent, Number(r.children[3].textContent)]));
+  const row = await page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => [r.querySelector('.name').textContent, Number(r.querySelector('td.count').textContent)]));
   assert.deepEqual(row, [['gpt-4', jsonl(join(FIX, 'responses', 'gpt-4.jsonl')).length]]);
   await context.close();
 });
@@ -218,7 +218,7 @@ test('hostile text in uploads is shown as inert text and requests nothing', asyn
   writeFileSync(file, `${JSON.stringify({ session_id: '101_turn1', chat_history: ['q'], output: [payload], generator: model })}\n`);
   await page.setInputFiles('#response-files', file);
   await page.waitForSelector('#responses table.models tbody tr');
-  const cell = await page.locator('#responses table.models tbody tr td').first().innerText();
+  const cell = await page.locator('#responses table.models tbody tr td .name').first().innerText();
   assert.equal(cell, model, 'the model name is shown literally');
   assert.equal(await page.evaluate(() => window.__pwned), undefined);
   assert.equal(await page.locator('#responses b').count(), 0, 'no element was created from the text');

@@ -27,7 +27,7 @@ after(async () => {
 });
 
 /** Graded responses per model, from the Responses card's table. */
-const gradedCounts = (page) => page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => Number(r.children[4].textContent) || 0));
+const gradedCounts = (page) => page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => Number(r.querySelector('td.graded').textContent) || 0));
 
 test('query-by-query grading, a live leaderboard while grading, stop when settled and complete later', async () => {
   const { context, page, log, external } = await newPage(browser, server.origin);

@@ -72,6 +72,23 @@ test('a URL model is checked against its #sha256=, reused only while the stored 
   await context.close();
 });
 
+test('the page takes a typed URL with #sha256= and refuses a model whose bytes differ', async () => {
+  const { context, page, external } = await enginePage();
+  const url = `${server.origin}/models/${JUDGE}.gguf`;
+  await page.selectOption('#model-select', '__url');
+  await page.fill('#model-url', `${url}#sha256=${OTHER}`);
+  await page.click('#load-judge');
+  await page.waitForFunction(() => [...document.querySelectorAll('.notice.error')].some((n) => /Could not load the judge/.test(n.textContent)));
+  const text = await page.locator('.notice.error').last().innerText();
+  assert.match(text, /SHA-256 .* does not match the expected abababab/);
+  assert.deepEqual(await cached(page), [], 'nothing kept');
+  await page.fill('#model-url', `${url}#sha256=12`);
+  await page.click('#load-judge');
+  await page.waitForFunction(() => [...document.querySelectorAll('.notice.error')].some((n) => /must be 64 hexadecimal digits/.test(n.textContent)));
+  assert.deepEqual(external(), []);
+  await context.close();
+});
+
 test('an OPFS entry whose marker does not record the expected hash is downloaded again', async () => {
   const { context, page, log } = await enginePage();
   const url = `${server.origin}/models/${JUDGE}.gguf`;

@@ -262,7 +262,7 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   // And all of them are stored: after a reload the page shows 12 graded responses.
   await page.reload();
   await page.waitForSelector('#responses table.models');
-  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.children[4].textContent) || 0), 0));
+  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0));
   assert.equal(kept, 12, 'graded responses stored after a reload');
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();

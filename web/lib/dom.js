@@ -31,9 +31,24 @@ function safeUrl(v) {
   return u.origin === location.origin ? s : '#';
 }
 
-/** Replace the children of `el`. */
+/** Replace the children of `el`; every table in them gets its headers aligned (see alignHeaders). */
 export function mount(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c != null && c !== false).map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+  el.querySelectorAll('table').forEach(alignHeaders);
+}
+
+/**
+ * A column's header stands where its values stand: a header above numbers (cells of class `num`,
+ * right-aligned) is right-aligned too, so a number is never read under its neighbour's header.
+ */
+export function alignHeaders(table) {
+  const head = table.tHead && table.tHead.rows[0];
+  const first = table.tBodies[0] && table.tBodies[0].rows[0];
+  if (!head || !first) return;
+  [...head.cells].forEach((th, i) => {
+    const td = first.cells[i];
+    if (td) th.classList.toggle('num', td.classList.contains('num'));
+  });
 }
 
 export function $(sel, root = document) {

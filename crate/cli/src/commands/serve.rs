@@ -87,18 +87,10 @@ pub fn run(a: Args) -> CliResult {
     let site = Arc::new(Site { root, hosts: allowed_hosts(a.host, &a.allow_host) });
     let limits =
         Limits { head: Duration::from_secs(a.head_timeout), write: Duration::from_secs(a.write_timeout), connections: a.max_connections };
-    let port = listener.local_addr()?.port();
-    eprintln!("serving {} on http://{}/ (Ctrl-C to stop)", site.root.display(), url_host(a.host, port));
+    eprintln!("serving {} on http://{}/ (Ctrl-C to stop)", site.root.display(), listener.local_addr()?);
     // Two threads answer every connection; file reads run on a small pool beside them.
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).max_blocking_threads(8).enable_all().build()?;
     runtime.block_on(async move { accept(TcpListener::from_std(listener)?, router(site, &a.model_origin), limits).await })
-}
-
-fn url_host(ip: IpAddr, port: u16) -> String {
-    match ip {
-        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
-        IpAddr::V4(v4) => format!("{v4}:{port}"),
-    }
 }
 
 /// What the server allows a connection.

@@ -1,0 +1,142 @@
+// What a newcomer sees (issue #27, the parts done so far): no token ids in the judge's description,
+// the win-rate heatmap's cells take the colour of their own values, every table's headers stand where their numbers stand, the responses table
+// keeps its counts in view on a laptop and on a phone, the pace is shown in responses per minute
+// from the first graded response on (and the Grade button says when it is paused), and the
+// benchmark page's link reads on its dark header. Real parts: `rocketjudge serve`, Chromium, the
+// SmolLM2 judge on the CPU engine.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge } from './harness.mjs';
+
+const JUDGE = 'smollm2-135m';
+let server;
+let browser;
+let page;
+let context;
+let judgeInfo;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  ({ context, page } = await newPage(browser, server.origin));
+  await page.goto(`${server.origin}/?demo=0`);
+  await loadFixtures(page);
+  judgeInfo = await loadJudge(page, JUDGE, 'cpu');
+});
+
+after(async () => {
+  await context?.close();
+  await browser?.close();
+  server?.stop();
+});
+
+test('the loaded judge is described without internal token ids', () => {
+  assert.match(judgeInfo, /Backend: /);
+  assert.doesNotMatch(judgeInfo, /tokens?: \d/, judgeInfo);
+});
+
+const label = () => page.locator('#grade-rate').innerText();
+
+test('the pace is in responses per minute, shown once a response is graded, and Paused says so', async () => {
+  await page.click('#start-grading');
+  await page.waitForSelector('#grade-rate');
+  const first = await label();
+  assert.doesNotMatch(first, /items\/s|ETA -|0\.00/, first);
+  await page.waitForFunction(() => /per minute/.test(document.querySelector('#grade-rate')?.textContent || ''), null, { timeout: 600_000, polling: 100 });
+  assert.match(await label(), /^\d+ of 12 responses · [\d.]+ per minute · about \d+m \d\ds left$/);
+  await page.click('#pause-grading');
+  await page.waitForFunction(() => document.querySelector('#start-grading').textContent === 'Paused');
+  assert.match(await label(), / · paused$/);
+  await page.click('#pause-grading');
+  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, { timeout: 1_800_000, polling: 500 });
+  assert.match(await label(), /^12 of 12 responses · [\d.]+ per minute$/);
+});
+
+test('every table\'s headers are aligned with their numbers, in every result view', async () => {
+  const tabs = await page.$$eval('#results [role=tab]', (bs) => bs.map((b) => b.id));
+  let tables = 0;
+  for (const id of [...tabs, null]) {
+    if (id) {
+      await page.click(`#${id}`);
+      await page.waitForTimeout(300);
+    }
+    const where = id || 'the page';
+    const { bad, count } = await page.$$eval('table', (all) => {
+      const ts = all.filter((t) => t.offsetParent !== null && t.tHead && t.tBodies[0]?.rows[0]);
+      const bad = ts.flatMap((t) => [...t.tHead.rows[0].cells].flatMap((th, i) => {
+        const td = t.tBodies[0].rows[0].cells[i];
+        const [a, b] = [th, td].map((c) => c && getComputedStyle(c).textAlign);
+        return !td || a === b ? [] : [`${t.id || t.className}: "${th.textContent}" is ${a}, its cells ${b}`];
+      }));
+      return { bad, count: ts.length };
+    });
+    tables += count;
+    assert.deepEqual(bad, [], where);
+  }
+  assert.ok(tables >= 5, `only ${tables} tables were checked`);
+});
+
+test('the win-rate heatmap colours each cell by its win rate', async () => {
+  await page.click('#tab-heatmap');
+  await page.waitForSelector('#heatmap canvas');
+  await page.waitForTimeout(1000);
+  const cells = await page.evaluate(async () => {
+    const echarts = await import('/web/vendor/echarts.esm.min.js');
+    const el = document.querySelector('#heatmap');
+    const chart = echarts.getInstanceByDom(el);
+    const data = chart.getOption().series[0].data;
+    // ECharts draws on stacked canvases (layers); a cell is the opaque pixel of one of them.
+    const layers = [...el.querySelectorAll('canvas')].map((c) => ({ ctx: c.getContext('2d'), scale: c.width / c.getBoundingClientRect().width }));
+    const [x0, y0] = chart.convertToPixel({ seriesIndex: 0 }, [0, 0]);
+    const [x1, y1] = chart.convertToPixel({ seriesIndex: 0 }, [1, 1]);
+    return data.map(([col, row, winRate]) => {
+      const [x, y] = chart.convertToPixel({ seriesIndex: 0 }, [col, row]);
+      // A third of the way to the cell's corner: off the printed value.
+      const [px, py] = [x + (x1 - x0) / 3, y + (y1 - y0) / 3];
+      const opaque = layers.map((l) => l.ctx.getImageData(Math.round(px * l.scale), Math.round(py * l.scale), 1, 1).data).find((d) => d[3] === 255);
+      return { winRate, r: opaque?.[0], g: opaque?.[1], b: opaque?.[2] };
+    });
+  });
+  assert.ok(cells.length >= 6, `${cells.length} cells`);
+  assert.ok(cells.every((c) => c.r !== undefined), 'every cell is drawn');
+  const blueness = (c) => c.b - c.r;
+  for (const c of cells) {
+    if (c.winRate < 0.45) assert.ok(blueness(c) < 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not red`);
+    if (c.winRate > 0.55) assert.ok(blueness(c) > 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not blue`);
+  }
+  const sorted = [...cells].sort((a, b) => a.winRate - b.winRate);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].winRate > sorted[i - 1].winRate + 1e-9) {
+      assert.ok(blueness(sorted[i]) > blueness(sorted[i - 1]), `${sorted[i].winRate} is not bluer than ${sorted[i - 1].winRate}`);
+    }
+  }
+  await shot(page, 'newcomer-heatmap');
+});
+
+test('the responses table keeps its counts and remove buttons in view, laptop and phone', async () => {
+  for (const [width, height] of [[1366, 900], [390, 844]]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForTimeout(300);
+    const fit = await page.$eval('#responses table.models', (t) => ({ table: t.scrollWidth, box: t.parentElement.clientWidth, graded: t.tHead.rows[0].cells[2].textContent }));
+    assert.equal(fit.graded, 'graded');
+    assert.ok(fit.table <= fit.box, `${width}px: the table is ${fit.table}px wide in a ${fit.box}px box`);
+    await shot(page, `newcomer-responses-${width}`);
+  }
+  await page.setViewportSize({ width: 1400, height: 1600 });
+});
+
+test('the benchmark page\'s link reads on its dark header', async () => {
+  await page.goto(`${server.origin}/bench.html`);
+  await page.waitForSelector('#bench-prefix');
+  const c = await page.evaluate(() => {
+    const rgb = (s) => s.match(/\d+/g).slice(0, 3).map(Number);
+    const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const fg = lum(rgb(getComputedStyle(document.querySelector('.tagline a')).color));
+    const bg = lum(rgb(getComputedStyle(document.querySelector('.top')).backgroundColor));
+    const input = getComputedStyle(document.querySelector('#bench-prefix'));
+    return { contrast: (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05), radius: input.borderTopLeftRadius };
+  });
+  assert.ok(c.contrast >= 4.5, `contrast ${c.contrast.toFixed(2)}:1`);
+  assert.equal(c.radius, '6px', 'number inputs styled like the others');
+});
