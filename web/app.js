@@ -368,6 +368,8 @@ async function startGrading() {
   if (!jobs.length) return notice('Nothing left to grade.');
   state.grading = { running: true, paused: false, done: 0, total: jobs.length, perMinute: null, etaSec: null, errors: [] };
   renderGrade();
+  // Once, so the Results card says where the live leaderboard is; it is redrawn on a pause and at the end.
+  renderResultsPanel();
   const { order, until } = state.run;
   try {
     const r = await engine.request('grade', { jobs, order, scope: runScope(), until: until ? 'settled' : null });
@@ -422,7 +424,7 @@ function renderGrade() {
     h('div', { class: 'row' },
       h('button', { id: 'start-grading', class: 'primary', disabled: !ready || g.running || jobs.length === 0, onclick: startGrading },
         g.running ? (g.paused ? 'Paused' : 'Grading…') : !ready ? 'Grade' : jobs.length ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}` : 'All graded'),
-      h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); } }, g.paused ? 'Resume' : 'Pause'),
+      h('button', { id: 'pause-grading', disabled: !g.running, onclick: () => { g.paused = !g.paused; engine.signal(g.paused ? 'pause' : 'resume'); renderGrade(); if (g.paused) renderResultsPanel(); } }, g.paused ? 'Resume' : 'Pause'),
       h('button', { id: 'cancel-grading', disabled: !g.running, onclick: () => engine.signal('cancel') }, 'Cancel'),
       h('label', {}, 'Order ', order),
       h('label', { title: 'Stop once every adjacent pair of the live leaderboard is ordered the same way in at least 95% of bootstrap replicates, on at least 10 shared queries. What is left stays; Grade continues it.' }, until, ' Stop when the ranking is settled')),

@@ -33,7 +33,9 @@ export async function renderResults(el, ctx) {
   // The other evaluation designs need no checklist grades, only a judge.
   const design = ui.tab in DESIGN_VIEWS;
   if (!judgments.length && !design) {
-    mount(body, h('p', { class: 'hint' }, 'No grades yet: load a judge and grade some responses (or try another evaluation type).'));
+    mount(body, h('p', { class: 'hint', id: 'results-empty' }, ctx.state.grading?.running
+      ? 'Grading has started: the live leaderboard is in step 4 above while the run goes on; these views are drawn when it is paused or ends.'
+      : 'No grades yet: load a judge and grade some responses (or try another evaluation type).'));
     return;
   }
   const judge = judgments.length ? judgments[0].judge : ctx.state.judge?.name;

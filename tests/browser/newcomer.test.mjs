@@ -1,4 +1,5 @@
 // What a newcomer sees (issue #27, the parts done so far): no token ids in the judge's description,
+// a Results card that is never blank during a run,
 // the win-rate heatmap's cells take the colour of their own values, every table's headers stand where their numbers stand, the responses table
 // keeps its counts in view on a laptop and on a phone, the pace is shown in responses per minute
 // from the first graded response on (and the Grade button says when it is paused), and the
@@ -38,18 +39,31 @@ test('the loaded judge is described without internal token ids', () => {
 
 const label = () => page.locator('#grade-rate').innerText();
 
-test('the pace is in responses per minute, shown once a response is graded, and Paused says so', async () => {
+test('the pace is in responses per minute from the first response, Paused says so, and Results is never blank during the run', async () => {
   await page.click('#start-grading');
   await page.waitForSelector('#grade-rate');
+  // The Results card is never blank: before the first grade it says where the live leaderboard is.
+  assert.match(await page.locator('#results').innerText(), /live leaderboard is in step 4/);
   const first = await label();
   assert.doesNotMatch(first, /items\/s|ETA -|0\.00/, first);
   await page.waitForFunction(() => /per minute/.test(document.querySelector('#grade-rate')?.textContent || ''), null, { timeout: 600_000, polling: 100 });
   assert.match(await label(), /^\d+ of 12 responses · [\d.]+ per minute · about \d+m \d\ds left$/);
+  // Every model graded at least once (query by query: 4 models per query) before the pause.
+  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 5, null, { timeout: 600_000, polling: 100 });
   await page.click('#pause-grading');
   await page.waitForFunction(() => document.querySelector('#start-grading').textContent === 'Paused');
   assert.match(await label(), / · paused$/);
+  // A pause draws the results so far; they stay on screen while the run goes on.
+  await page.waitForSelector('#results #leaderboard tbody tr');
   await page.click('#pause-grading');
-  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, { timeout: 1_800_000, polling: 500 });
+  let samples = 0;
+  while (await page.locator('#start-grading').innerText() !== 'All graded') {
+    assert.ok(await page.locator('#results #leaderboard tbody tr').count() > 0, `sample ${samples}: the Results card lost its leaderboard`);
+    samples += 1;
+    await page.waitForTimeout(500);
+    assert.ok(samples < 3600, 'the run did not end');
+  }
+  assert.ok(samples >= 2, `${samples} samples during the run`);
   assert.match(await label(), /^12 of 12 responses · [\d.]+ per minute$/);
 });
 
