@@ -8,6 +8,7 @@ import { renderResults } from './views.js';
 import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -21,6 +22,7 @@ const state = {
   responses: [],        // [{file, model, format, records, problems}]
   judgments: new Map(), // key(judge, model, session) -> judgment
   grading: { running: false, paused: false, done: 0, total: 0, perMinute: null, etaSec: null, errors: [] },
+  uploadErrors: { bench: [], responses: [] }, // shown beside the upload control they concern
   run: { order: 'interleaved', until: false }, // how the next run grades (core's schedule), and whether it stops when settled
   standing: null,       // the live leaderboard of the loaded judge's grades of this run (core's settle)
   pace: null,           // seconds per response this judge took on this device (the last run's)
@@ -201,25 +203,37 @@ async function loadBundledBenchmark() {
 async function uploadBenchmark(files) {
   let queries = null;
   let checklists = null;
+  state.uploadErrors.bench = [];
   try {
     for (const f of files) {
-      const bytesIn = await readFile(f);
+      const bytesIn = await readUpload(f, 'jsonl');
       const text = new TextDecoder().decode(bytesIn.slice(0, 4096));
       if (/"conversation_input"/.test(text)) queries = { name: f.name, bytes: bytesIn };
       else if (/"checklist"/.test(text) && !checklists) checklists = { name: f.name, bytes: bytesIn };
-      else if (/"checklist"/.test(text)) throw new Error(`${f.name}: one checklist file at a time (${checklists.name} is the other)`);
-      else throw new Error(`${f.name}: neither queries (conversation_input) nor checklists (checklist) — see the README's formats section`);
+      else if (/"checklist"/.test(text)) throw new UploadError(`${f.name}: one checklist file at a time (${checklists.name} is the other).`);
+      else throw new UploadError(`${f.name} holds neither queries (lines with "conversation_input") nor checklists (lines with "checklist"); the file formats page shows both.`);
     }
-    if (!queries) return notice('Add a queries file (RocketEval JSONL with conversation_input).', 'error');
+    if (!queries) throw new UploadError('Add a queries file too: JSON Lines with "session_id" and "conversation_input" on each line (the file formats page shows one).');
     const parsed = checklists
       ? await engine.core('parseQueriesWithChecklists', queries.name, queries.bytes, checklists.name, checklists.bytes)
       : await engine.core('parseQueries', queries.name, queries.bytes);
     state.benchmark = { name: [...files].map((f) => f.name).join(' + '), queries: parsed.records, problems: parsed.problems };
   } catch (e) {
-    return notice(e.message, 'error');
+    state.uploadErrors.bench = [plainError(e)];
+    return renderBench();
   }
   await db.put('inputs', state.benchmark, 'benchmark');
   renderAll();
+}
+
+/** A link to the formats page (web/formats.html), at `section`. */
+function formatsLink(section) {
+  return h('a', { href: `web/formats.html#${section}`, target: '_blank', rel: 'noopener', class: 'formats-link' }, 'file formats');
+}
+
+/** The messages of an upload control, right below it. */
+function uploadErrors(id, messages) {
+  return messages.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, messages.map((m) => h('p', { class: 'notice error' }, m))) : null;
 }
 
 function problemList(problems, limit = 12) {
@@ -241,7 +255,9 @@ function renderBench() {
   mount($('#bench'),
     h('div', { class: 'row' },
       h('button', { id: 'load-mtbench', onclick: inOrder(async () => { await loadBundledBenchmark(); renderAll(); }) }, 'Use MT-Bench (bundled)'),
-      h('label', { class: 'file-label' }, 'or upload queries + checklists (RocketEval JSONL): ', input)),
+      h('label', { class: 'file-label' }, 'or upload queries + checklists (JSON Lines): ', input),
+      formatsLink('bench-h')),
+    uploadErrors('bench-errors', state.uploadErrors.bench),
     b ? h('p', {}, h('strong', {}, b.name), `: ${b.queries.length} queries, ${withChecklist} with checklists, ${items} checklist items.`) : h('p', { class: 'hint' }, 'No benchmark loaded.'),
     b ? problemList(b.problems) : null);
 }
@@ -249,17 +265,27 @@ function renderBench() {
 // ------------------------------------------------------------------ 3. responses
 
 async function addResponseFiles(files) {
-  if (!state.benchmark) return notice('Load a benchmark first: responses are matched to its queries.', 'error');
+  state.uploadErrors.responses = [];
+  if (!state.benchmark) {
+    state.uploadErrors.responses = ['Load a benchmark first (step 2): responses are matched to its queries.'];
+    return renderResponses();
+  }
+  const known = new Set(state.benchmark.queries.map((q) => q.session_id));
   for (const f of files) {
     try {
-      const parsed = await engine.core('parseResponses', f.name, await readFile(f), state.benchmark.queries);
+      const parsed = await engine.core('parseResponses', f.name, await readUpload(f, 'jsonl-or-json'), state.benchmark.queries);
+      if (!parsed.records.length) throw new UploadError(`${f.name} holds no responses.`);
+      if (!parsed.records.some((r) => known.has(r.session_id))) {
+        const theirs = [...new Set(parsed.records.map((r) => r.session_id))];
+        throw new UploadError(`None of the ${parsed.records.length} responses in ${f.name} answers a query of the benchmark: its session ids (${theirs.slice(0, 3).map((x) => `"${x}"`).join(', ')}${theirs.length > 3 ? ', …' : ''}) are not the benchmark's (such as "${state.benchmark.queries[0].session_id}"). The file was not added.`);
+      }
       const models = [...new Set(parsed.records.map((r) => r.generator))];
       state.responses = state.responses.filter((r) => r.file !== f.name);
       for (const model of models) {
         state.responses.push({ file: f.name, model, format: parsed.format, records: parsed.records.filter((r) => r.generator === model), problems: parsed.problems });
       }
     } catch (e) {
-      notice(e.message, 'error');
+      state.uploadErrors.responses.push(plainError(e));
     }
   }
   await db.put('inputs', state.responses, 'responses');
@@ -305,6 +331,8 @@ function renderResponses() {
     h('div', { class: 'row' }, input, h('button', { id: 'load-demo', onclick: inOrder(loadDemoResponses), disabled: !state.benchmark }, 'Add demo answers (4 models)'),
       h('button', { id: 'load-gpt4-judged', onclick: inOrder(loadGpt4JudgedResponses), disabled: !state.benchmark, title: 'FastChat-fork models whose answers GPT-4 scored: compare the judge with GPT-4 in Results → Strong judge' }, `Add GPT-4-judged answers (${GPT4_JUDGED_MODELS.length} models)`)),
     drop,
+    h('p', { class: 'hint' }, 'What each format holds, with examples: ', formatsLink('resp-h'), '.'),
+    uploadErrors('responses-errors', state.uploadErrors.responses),
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
       h('thead', {}, h('tr', {}, ['model', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},

@@ -5,6 +5,7 @@
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, tip, heat } from './lib/charts.js';
 import * as db from './lib/db.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 
 export const EDU_TABS = [
   ['explain', 'Explain a score'],
@@ -215,11 +216,16 @@ export const EDU_VIEWS = {
     const importer = h('input', { type: 'file', accept: '.jsonl,.json', id: 'labels-file', 'aria-label': 'Import labels' });
     importer.addEventListener('change', async () => {
       const f = importer.files[0];
+      ui.labelsError = null;
       try {
-        const read = await ctx.engine.core('parseLabels', f.name, new Uint8Array(await f.arrayBuffer()));
+        const read = await ctx.engine.core('parseLabels', f.name, await readUpload(f, 'jsonl'));
+        if (!read.length) throw new UploadError(`${f.name} holds no labels.`);
         labels.push(...read);
         await save();
-      } catch (e) { ctx.notice(e.message, 'error'); }
+      } catch (e) {
+        ui.labelsError = plainError(e);
+        rerender();
+      }
     });
     let result = null;
     if (ui.calibrated && labels.length) {
@@ -240,7 +246,8 @@ export const EDU_VIEWS = {
       h('div', { class: 'row' },
         h('button', { class: 'primary', id: 'refit', disabled: !labels.length, onclick: () => { ui.calibrated = true; rerender(); } }, 'Refit and compare rankings'),
         h('button', { id: 'export-labels', disabled: !labels.length, onclick: async () => download(`rocketjudge-labels.jsonl`, await ctx.engine.core('labelsJsonl', labels), 'application/jsonl') }, 'Export labels (JSONL)'),
-        h('label', {}, 'Import labels: ', importer)),
+        h('label', {}, 'Import labels (JSON Lines, one score or preference per line): ', importer)),
+      ui.labelsError ? h('p', { class: 'notice error', id: 'labels-error', role: 'alert' }, ui.labelsError) : null,
       result ? calibrationResult(result) : null);
   },
 
@@ -249,7 +256,12 @@ export const EDU_VIEWS = {
     const input = h('input', { type: 'file', accept: '.jsonl,.json,.csv', id: 'strong-file', 'aria-label': 'Strong judge verdicts' });
     input.addEventListener('change', async () => {
       const f = input.files[0];
-      ctx.state.strong = { name: f.name, bytes: new Uint8Array(await f.arrayBuffer()) };
+      ui.strongError = null;
+      try {
+        ctx.state.strong = { name: f.name, bytes: await readUpload(f, 'jsonl-json-or-csv') };
+      } catch (e) {
+        ui.strongError = plainError(e);
+      }
       rerender();
     });
     const bundled = h('button', { id: 'strong-bundled', onclick: async () => {
@@ -260,12 +272,14 @@ export const EDU_VIEWS = {
     } }, 'Use GPT-4\'s MT-Bench judgments (bundled)');
     const head = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload verdicts (FastChat single or pair judgments, Arena battles, scores JSONL/CSV): ', input)),
       h('p', { class: 'hint' }, 'The bundled file holds GPT-4\'s 1–10 scores of the answers "Add GPT-4-judged answers" loads (5 models, MT-Bench questions 81–151 step 10, both turns).')];
+    const error = (m) => h('p', { class: 'notice error', id: 'strong-error', role: 'alert' }, m);
+    if (ui.strongError) head.push(error(ui.strongError));
     if (!ctx.state.strong) return mount(body, head);
     let a;
     try {
       a = await ctx.engine.request('view', { view: 'strongAgreement', judge, strong: ctx.state.strong, settings: { tieMargin: settings.tieMargin, bootstrap: settings.bootstrap, seed: settings.seed } });
     } catch (e) {
-      return mount(body, head, h('p', { class: 'notice error' }, e.message));
+      return mount(body, head, error(plainError(e)));
     }
     ui.strong = a;
     mount(body, head, strongResult(a, ctx, ui, rerender));

@@ -4,6 +4,7 @@
 
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, disposeCharts, tip, heat } from './lib/charts.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
 
@@ -218,9 +219,14 @@ const VIEWS = {
     const input = h('input', { type: 'file', accept: '.json,.jsonl', id: 'reference-file', 'aria-label': 'Reference ranking' });
     input.addEventListener('change', async () => {
       const f = input.files[0];
+      ui.referenceError = null;
       try {
-        ctx.state.reference = { name: f.name, entries: await ctx.engine.core('parseRanking', f.name, new Uint8Array(await f.arrayBuffer())) };
-      } catch (e) { ctx.notice(e.message, 'error'); }
+        const entries = await ctx.engine.core('parseRanking', f.name, await readUpload(f, 'json-or-jsonl'));
+        if (!entries.length) throw new UploadError(`${f.name} holds no ranked models.`);
+        ctx.state.reference = { name: f.name, entries };
+      } catch (e) {
+        ui.referenceError = plainError(e);
+      }
       renderResults(body.parentElement, ctx);
     });
     const bundled = h('button', { id: 'reference-bundled', onclick: async () => {
@@ -228,7 +234,8 @@ const VIEWS = {
       ctx.state.reference = { name: 'Chatbot Arena Elo (LMSYS snapshots, 2023)', entries: await ctx.engine.core('parseRanking', 'reference-arena-2023.json', new Uint8Array(await r.arrayBuffer())) };
       renderResults(body.parentElement, ctx);
     } }, 'Use Chatbot Arena 2023 (MT-Bench models)');
-    const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking ([{name, rating, lower?, upper?}]): ', input))];
+    const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking (a JSON list of models, each with its name and rating, optionally its interval): ', input)),
+      ui.referenceError ? h('p', { class: 'notice error', id: 'reference-error', role: 'alert' }, ui.referenceError) : null];
     if (ctx.state.reference) {
       const ours = (ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: { ...ui.settings, bootstrap: 200 } })).entries.map((e) => ({ name: e.model, rating: e.score }));
       try {

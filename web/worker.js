@@ -788,6 +788,8 @@ self.onmessage = async (ev) => {
     post({ id: msg.id, ok: true, result: await h(msg) });
   } catch (e) {
     await recoverIfTrapped(e).catch(() => {});
-    post({ id: msg.id, ok: false, error: describeError(e), kind: errorKind(e) });
+    // A malformed file's error says where (file, line, field) and what, for the page to phrase.
+    const place = e && e.kind === 'format' ? { file: e.file, line: e.line, field: e.field, detail: e.detail } : undefined;
+    post({ id: msg.id, ok: false, error: describeError(e), kind: errorKind(e), place });
   }
 };

@@ -3,11 +3,15 @@
 // the win-rate heatmap's cells take the colour of their own values, every table's headers stand where their numbers stand, the responses table
 // keeps its counts in view on a laptop and on a phone, the pace is shown in responses per minute
 // from the first graded response on (and the Grade button says when it is paused), and the
-// benchmark page's link reads on its dark header. Real parts: `rocketjudge serve`, Chromium, the
+// benchmark page's link reads on its dark header; every upload control answers a bad file beside
+// itself in plain words; the formats page's examples are taken by the app. Real parts: `rocketjudge serve`, Chromium, the
 // SmolLM2 judge on the CPU engine.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { startServer, launch, newPage, shot, loadFixtures, loadJudge } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
@@ -138,6 +142,87 @@ test('the responses table keeps its counts and remove buttons in view, laptop an
     await shot(page, `newcomer-responses-${width}`);
   }
   await page.setViewportSize({ width: 1400, height: 1600 });
+});
+
+test('every upload control answers an empty file, a JSON document, random bytes and a mismatched file beside itself, in plain words', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-uploads-'));
+  const file = (name, bytes) => { writeFileSync(join(dir, name), bytes); return join(dir, name); };
+  const empty = file('empty.jsonl', '');
+  const pretty = file('pretty.json', JSON.stringify({ session_id: '101_turn1', generator: 'm', output: ['an answer'] }, null, 2));
+  const random = file('random.jsonl', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)));
+  const mismatched = file('mismatched.jsonl', ['nope_1', 'nope_2'].map((id) => JSON.stringify({ session_id: id, generator: 'm', output: ['x'] })).join('\n'));
+  const plain = (m) => !/`|EOF while parsing|field \?/.test(m);
+  // [control, where its message must appear (inside the control's own card or view), tab to open first]
+  const controls = /** @type {const} */ ([['#bench-files', '#bench', null], ['#response-files', '#responses', null], ['#labels-file', '#results', '#tab-calibrate'], ['#reference-file', '#results', '#tab-reference'], ['#strong-file', '#results', '#tab-strong']]);
+  const expect = [
+    [empty, () => /empty\.jsonl is empty: expected /],
+    [random, () => /random\.jsonl is not a text file/],
+    [pretty, () => /pretty\.json is one JSON document over \d+ lines, not JSON Lines: expected each JSON object on a line of its own/],
+  ];
+  for (const [id, box, tab] of controls) {
+    for (const [path, pattern] of expect) {
+      if (tab) await page.click(tab);
+      await page.setInputFiles(id, path);
+      const want = pattern(id);
+      await page.waitForFunction(([b, re]) => [...document.querySelectorAll(`${b} .notice.error`)].some((n) => new RegExp(re).test(n.textContent)), [box, want.source]);
+      const msgs = await page.locator(`${box} .notice.error`).allInnerTexts();
+      assert.ok(msgs.every(plain), `${id}: ${msgs}`);
+    }
+  }
+  // A responses file that answers none of the benchmark's queries is refused, not added as a model.
+  const before = await page.locator('#responses table.models tbody tr').count();
+  await page.setInputFiles('#response-files', mismatched);
+  await page.waitForFunction(() => /None of the 2 responses in mismatched\.jsonl answers a query of the benchmark: its session ids \("nope_1", "nope_2"\) are not the benchmark's/.test(document.querySelector('#responses-errors')?.textContent || ''));
+  assert.equal(await page.locator('#responses table.models tbody tr').count(), before);
+  // A responses file given as benchmark is named as neither queries nor checklists.
+  await page.setInputFiles('#bench-files', mismatched);
+  await page.waitForFunction(() => /mismatched\.jsonl holds neither queries/.test(document.querySelector('#bench-errors')?.textContent || ''));
+  assert.match(await page.locator('#bench').innerText(), /3 queries/, 'the benchmark in use is kept');
+  await shot(page, 'newcomer-upload-errors');
+});
+
+test('the formats page is served as a page, and each of its examples is taken by its upload control', async () => {
+  const { context: c2, page: p2, log, external } = await newPage(browser, server.origin);
+  await p2.goto(`${server.origin}/?demo=0`);
+  const href = await p2.getAttribute('#formats-link', 'href');
+  await p2.goto(new URL(href, `${server.origin}/`).href);
+  assert.equal(await p2.title(), 'rocketjudge — file formats');
+  await shot(p2, 'formats-page');
+  const links = await p2.$$eval('a[download]', (as) => as.map((a) => a.href));
+  assert.equal(links.length, 9);
+  const dir = mkdtempSync(join(tmpdir(), 'rj-formats-'));
+  const saved = {};
+  for (const url of links) {
+    const [dl] = await Promise.all([p2.waitForEvent('download'), p2.click(`a[href="${new URL(url).pathname.replace(/^\/web\//, '')}"]`)]);
+    saved[dl.suggestedFilename()] = join(dir, dl.suggestedFilename());
+    await dl.saveAs(saved[dl.suggestedFilename()]);
+  }
+  // Taken by the app: queries + checklists as the benchmark, the responses, labels, ranking and verdicts.
+  await p2.goto(`${server.origin}/?demo=0&debug=1`);
+  await p2.setInputFiles('#bench-files', [saved['queries.jsonl'], saved['checklists.jsonl']]);
+  await p2.waitForFunction(() => /2 queries, 2 with checklists/.test(document.querySelector('#bench').innerText));
+  await p2.setInputFiles('#response-files', [saved['responses.jsonl'], saved['model_answer.jsonl']]);
+  await p2.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 2);
+  const rows = await p2.$$eval('#responses table.models tbody tr', (rs) => rs.map((r) => [r.querySelector('.name').textContent, r.querySelector('.hint').textContent, r.querySelector('td.count').textContent]));
+  assert.deepEqual(rows, [['my-model', 'responses.jsonl · rocketeval', '2'], ['my-model', 'model_answer.jsonl · fastchat', '2']]);
+  // AlpacaEval outputs answer an AlpacaEval benchmark (ids are the instruction's hash): here they are refused by name.
+  await p2.setInputFiles('#response-files', saved['model_outputs.json']);
+  await p2.waitForFunction(() => /None of the 2 responses in model_outputs\.json answers a query/.test(document.querySelector('#responses-errors')?.textContent || ''));
+  for (const [name, parse] of [['labels.jsonl', 'parseLabels'], ['ranking.json', 'parseRanking']]) {
+    const n = await p2.evaluate(async ([u, fn]) => (await globalThis.__rocketjudgeEngine.request('core', { fn, args: [u.split('/').pop(), new Uint8Array(await (await fetch(u)).arrayBuffer())] })).length, [`web/formats/${name}`, parse]);
+    assert.ok(n >= 2, `${name}: ${n} records`);
+  }
+  // The verdict files are read by the strong-judge comparison (which then finds no judgments to compare):
+  // no format error, where a broken CSV gets one.
+  const strongKind = (name, bytes) => p2.evaluate(([n, b]) => globalThis.__rocketjudgeEngine.request('core', { fn: 'strongAgreement', args: [[], n, new Uint8Array(b), null] })
+    .then(() => 'ok', (e) => e.kind), [name, bytes]);
+  for (const name of ['gpt-4_single.jsonl', 'scores.csv']) {
+    assert.notEqual(await strongKind(name, [...readFileSync(saved[name])]), 'format', name);
+  }
+  assert.equal(await strongKind('broken.csv', [...Buffer.from('session,model\nq1,m\n')]), 'format');
+  assert.deepEqual(external(), []);
+  assert.deepEqual(log.errors, []);
+  await c2.close();
 });
 
 test('the benchmark page\'s link reads on its dark header', async () => {

@@ -1,5 +1,6 @@
 // The page's side of the worker protocol: request/reply with ids, plus event listeners. A failed
-// request rejects with an Error whose `kind` is the engine's (see crate/wasm `fail`).
+// request rejects with an Error whose `kind` is the engine's (see crate/wasm `fail`) and, for a
+// malformed file, whose `place` is {file, line, field, detail}.
 
 export class EngineClient {
   constructor(url) {
@@ -13,7 +14,7 @@ export class EngineClient {
         const { resolve, reject } = this.pending.get(m.id);
         this.pending.delete(m.id);
         if (m.ok) resolve(m.result);
-        else reject(Object.assign(new Error(m.error), { kind: m.kind }));
+        else reject(Object.assign(new Error(m.error), { kind: m.kind, place: m.place }));
         return;
       }
       for (const fn of this.listeners.get(m.type) || []) fn(m);

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 pub const FILES: &[&str] = &["index.html", "bench.html", "sw.js", "web", "pkg", "pkg-threads", "benchmarks/mt-bench", "README.md"];
 
 /// The pages, each repeating the policy in a `<meta>` tag.
-pub const PAGES: [&str; 2] = ["index.html", "bench.html"];
+pub const PAGES: [&str; 3] = ["index.html", "bench.html", "web/formats.html"];
 
 /// Where the policy is defined (and, in a static copy, read by `sw.js`).
 pub const POLICY_FILE: &str = "web/csp.js";

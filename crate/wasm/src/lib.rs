@@ -84,6 +84,10 @@ fn fail(kind: &str, message: impl std::fmt::Display) -> JsValue {
 /// The kind of an error, for [`fail`].
 pub(crate) trait Kind: std::fmt::Display {
     fn kind(&self) -> &'static str;
+    /// Where a malformed file went wrong, for the page to say in its own words.
+    fn place(&self) -> Option<&FormatError> {
+        None
+    }
 }
 
 impl Kind for EngineError {
@@ -96,6 +100,9 @@ impl Kind for FormatError {
     fn kind(&self) -> &'static str {
         "format"
     }
+    fn place(&self) -> Option<&FormatError> {
+        Some(self)
+    }
 }
 
 impl Kind for CoreError {
@@ -106,6 +113,12 @@ impl Kind for CoreError {
             CoreError::UnknownName(_) => "input",
         }
     }
+    fn place(&self) -> Option<&FormatError> {
+        match self {
+            CoreError::Format(f) => Some(f),
+            _ => None,
+        }
+    }
 }
 
 impl Kind for UnknownName {
@@ -114,8 +127,16 @@ impl Kind for UnknownName {
     }
 }
 
+/// The error as a JavaScript `Error` (see [`fail`]); a malformed file's error also carries `file`,
+/// `line` (0: the whole file), `field` (empty: the record) and `detail` (what was wrong).
 pub(crate) fn err(e: impl Kind) -> JsValue {
-    fail(e.kind(), &e)
+    let js = fail(e.kind(), &e);
+    if let Some(p) = e.place() {
+        for (k, v) in [("file", JsValue::from_str(&p.file)), ("line", JsValue::from_f64(p.line as f64)), ("field", JsValue::from_str(&p.field)), ("detail", JsValue::from_str(&p.message))] {
+            let _ = js_sys::Reflect::set(&js, &JsValue::from_str(k), &v);
+        }
+    }
+    js
 }
 
 /// Install the panic hook (a panic's message reaches the console and the failing call's error).
