@@ -1,11 +1,10 @@
-// What a newcomer sees (issue #27, the parts done so far): no token ids in the judge's description,
-// a Results card that is never blank during a run,
-// the win-rate heatmap's cells take the colour of their own values, every table's headers stand where their numbers stand, the responses table
-// keeps its counts in view on a laptop and on a phone, the pace is shown in responses per minute
-// from the first graded response on (and the Grade button says when it is paused), and the
-// benchmark page's link reads on its dark header; every upload control answers a bad file beside
-// itself in plain words; the formats page's examples are taken by the app. Real parts: `rocketjudge serve`, Chromium, the
-// SmolLM2 judge on the CPU engine.
+// What a newcomer sees (issue #27, the parts done so far): no token ids in the judge's description;
+// a Results card that is never blank during a run; the win-rate heatmap's cells in the colour of their
+// own values; every table's headers where their numbers are; the responses table's counts in view on a
+// laptop and on a phone; the pace in responses per minute from the first graded response (and the
+// Grade button saying when it is paused); every upload control answering a bad file beside itself in
+// plain words; the formats page's examples taken by the app; the benchmark page's link readable on its
+// dark header. Real parts: `rocketjudge serve`, Chromium, the SmolLM2 judge on the CPU engine.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
