@@ -62,11 +62,13 @@ function renderJudge() {
   const select = h('select', { id: 'model-select', 'aria-label': 'Judge model' },
     state.manifest.map((m) => h('option', { value: m.name, selected: m.name === (state.selectedModel || recommendedModel()) },
       `${m.display} — ${bytes(m.size)}${m.name === recommendedModel() ? ' (recommended here)' : ''}`)),
-    h('option', { value: '__file' }, 'A GGUF file on this computer…'),
-    h('option', { value: '__url' }, 'A GGUF at a URL…'),
+    h('option', { value: '__file', selected: state.selectedModel === '__file' }, 'A GGUF file on this computer…'),
+    h('option', { value: '__url', selected: state.selectedModel === '__url' }, 'A GGUF at a URL…'),
   );
-  const fileInput = h('input', { type: 'file', accept: '.gguf', id: 'model-file', hidden: true });
-  const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://…/model.gguf#sha256=… (the host must be allowed by the page policy)', hidden: true, size: 48 });
+  // A redraw (after a failed load, say) keeps the choice and the typed URL.
+  const fileInput = h('input', { type: 'file', accept: '.gguf', id: 'model-file', hidden: state.selectedModel !== '__file', 'aria-label': 'GGUF file' });
+  const urlInput = h('input', { type: 'url', id: 'model-url', placeholder: 'https://…/model.gguf#sha256=… (the host must be allowed by the page policy)', hidden: state.selectedModel !== '__url', size: 48, value: state.modelUrl || '', 'aria-label': 'GGUF URL' });
+  urlInput.addEventListener('input', () => { state.modelUrl = urlInput.value; });
   const backendSel = h('select', { id: 'backend-select', 'aria-label': 'Backend' },
     h('option', { value: 'auto' }, 'GPU (WebGPU) if there is one, else CPU'), h('option', { value: 'cpu' }, 'CPU'),
     h('option', { value: 'webgpu' }, 'WebGPU, even on a software adapter'));

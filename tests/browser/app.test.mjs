@@ -185,9 +185,11 @@ test('a malformed upload names the file, line and field', async () => {
   const bad = join(OUT, 'bad-model.jsonl');
   writeFileSync(bad, '{"session_id": "101_turn1", "output": ["fine"], "generator": "bad-model"}\n{"session_id": "104_turn1", "output": 42, "generator": "bad-model"}\n');
   await page.setInputFiles('#response-files', bad);
-  await page.waitForSelector('.notice.error');
-  const msg = await page.locator('.notice.error').last().innerText();
-  assert.match(msg, /bad-model\.jsonl:2: field `output`/);
+  // Beside the control, in words: file, line, field and what was expected.
+  await page.waitForSelector('#responses-errors .notice.error');
+  const msg = await page.locator('#responses-errors .notice.error').last().innerText();
+  assert.match(msg, /^bad-model\.jsonl, line 2, field "output": /);
+  assert.doesNotMatch(msg, /`/);
   await shot(page, 'malformed-upload');
   await context.close();
 });
