@@ -35,8 +35,16 @@ const state = {
 const key = (judge, model, session) => `${judge}\u0000${model}\u0000${session}`;
 
 function notice(text, kind = 'info') {
+  // The same message again replaces its older copy instead of stacking.
+  state.notices = state.notices.filter((n) => n.text !== text);
   state.notices.push({ text, kind, at: Date.now() });
-  state.notices = state.notices.slice(-4);
+  state.notices = state.notices.slice(-3);
+  renderStatus();
+}
+
+/** Drop the notices of `kind` (all when null): they no longer apply. */
+function clearNotices(kind = null) {
+  state.notices = state.notices.filter((n) => kind && n.kind !== kind);
   renderStatus();
 }
 
@@ -47,7 +55,9 @@ function renderStatus() {
   mount($('#status'),
     h('span', { class: 'badge privacy', title: 'The page may only contact its own origin (Content-Security-Policy).' }, 'Private: nothing leaves this tab'),
     j ? h('span', { class: 'badge' }, `judge: ${j.name} on ${j.backend}`) : h('span', { class: 'badge muted' }, 'no judge loaded'),
-    state.notices.map((n) => h('div', { class: `notice ${n.kind}` }, n.text)),
+    state.notices.map((n) => h('div', { class: `notice ${n.kind}`, role: n.kind === 'error' ? 'alert' : null },
+      h('span', {}, n.text),
+      h('button', { class: 'dismiss', 'aria-label': 'Dismiss this message', title: 'Dismiss', onclick: () => { state.notices = state.notices.filter((x) => x !== n); renderStatus(); } }, '×'))),
   );
 }
 
@@ -397,6 +407,8 @@ async function startGrading() {
   const jobs = pendingJobs();
   if (!jobs.length) return notice('Nothing left to grade.');
   state.grading = { running: true, paused: false, done: 0, total: jobs.length, perMinute: null, etaSec: null, errors: [] };
+  // "Demo loaded… press Grade" and the like are done with.
+  clearNotices('info');
   renderGrade();
   // Once, so the Results card says where the live leaderboard is; it is redrawn on a pause and at the end.
   renderResultsPanel();
@@ -511,7 +523,8 @@ function currentJudgments() {
 }
 
 function renderResultsPanel() {
-  renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems, modelSource });
+  const gpt4Judged = { models: GPT4_JUDGED_MODELS, add: inOrder(loadGpt4JudgedResponses) };
+  renderResults($('#results'), { engine, state, judgments: currentJudgments(), notice, regrade: regradeItems, modelSource, gpt4Judged });
 }
 
 /** Grade only the new and reworded checklist items of every response to `query` (the worker merges and stores). */

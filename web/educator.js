@@ -267,7 +267,8 @@ export const EDU_VIEWS = {
     const bundled = h('button', { id: 'strong-bundled', onclick: async () => {
       const r = await fetch('benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl');
       if (!r.ok) return ctx.notice(`cannot load GPT-4's judgments (HTTP ${r.status})`, 'error');
-      ctx.state.strong = { name: 'gpt-4_single.jsonl', bytes: new Uint8Array(await r.arrayBuffer()) };
+      ctx.state.strong = { name: 'gpt-4_single.jsonl', bytes: new Uint8Array(await r.arrayBuffer()), bundled: true };
+      ui.strongError = null;
       rerender();
     } }, 'Use GPT-4\'s MT-Bench judgments (bundled)');
     const head = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload verdicts (FastChat single or pair judgments, Arena battles, scores JSONL/CSV): ', input)),
@@ -275,6 +276,17 @@ export const EDU_VIEWS = {
     const error = (m) => h('p', { class: 'notice error', id: 'strong-error', role: 'alert' }, m);
     if (ui.strongError) head.push(error(ui.strongError));
     if (!ctx.state.strong) return mount(body, head);
+    // GPT-4's bundled judgments are of the GPT-4-judged answers: without their grades there is nothing
+    // to compare, so say so and offer them.
+    const graded = new Set(ctx.judgments.map((j) => j.model_test));
+    if (ctx.state.strong.bundled && !ctx.gpt4Judged.models.some((m) => graded.has(m))) {
+      const loaded = ctx.state.responses.some((r) => ctx.gpt4Judged.models.includes(r.model));
+      return mount(body, head, h('div', { class: 'notice warn', id: 'strong-needs' },
+        h('span', {}, loaded
+          ? 'GPT-4 judged the answers of 5 other models, which are loaded but not graded yet: grade them (step 4), then come back here.'
+          : 'GPT-4 judged the answers of 5 other models, not the ones graded here. Add their answers, grade them (step 4), then come back here. '),
+        loaded ? null : h('button', { id: 'strong-add-answers', onclick: async () => { await ctx.gpt4Judged.add(); } }, `Add the GPT-4-judged answers (${ctx.gpt4Judged.models.length} models)`)));
+    }
     let a;
     try {
       a = await ctx.engine.request('view', { view: 'strongAgreement', judge, strong: ctx.state.strong, settings: { tieMargin: settings.tieMargin, bootstrap: settings.bootstrap, seed: settings.seed } });

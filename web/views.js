@@ -269,7 +269,7 @@ const VIEWS = {
         benchmark: ctx.state.benchmark ? { name: ctx.state.benchmark.name, queries: ctx.state.benchmark.queries.length } : null,
         note: 'Aggregates only: no query, response or checklist text.', created: new Date().toISOString(),
       }, null, 2))),
-    ), h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. Exports read back with `rocketjudge rank --judgments`.'));
+    ), h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. The command-line tool reads the judgments back: ', h('code', {}, 'rocketjudge rank --judgments FILE'), '.'));
   },
 };
 

@@ -43,8 +43,10 @@ test('the loaded judge is described without internal token ids', () => {
 const label = () => page.locator('#grade-rate').innerText();
 
 test('the pace is in responses per minute from the first response, Paused says so, and Results is never blank during the run', async () => {
+  assert.ok(await page.locator('#status .notice.info').count() > 0, 'the judge-loaded message is up');
   await page.click('#start-grading');
   await page.waitForSelector('#grade-rate');
+  assert.equal(await page.locator('#status .notice.info').count(), 0, 'messages about getting ready are gone once grading starts');
   // The Results card is never blank: before the first grade it says where the live leaderboard is.
   assert.match(await page.locator('#results').innerText(), /live leaderboard is in step 4/);
   const first = await label();
@@ -67,6 +69,11 @@ test('the pace is in responses per minute from the first response, Paused says s
     assert.ok(samples < 3600, 'the run did not end');
   }
   assert.ok(samples >= 2, `${samples} samples during the run`);
+  // The end-of-run message can be dismissed.
+  const done = page.locator('#status .notice', { hasText: 'Graded' });
+  await done.waitFor();
+  await done.locator('button.dismiss').click();
+  assert.equal(await page.locator('#status .notice', { hasText: 'Graded' }).count(), 0);
   assert.match(await label(), /^12 of 12 responses · [\d.]+ per minute$/);
 });
 
@@ -178,6 +185,19 @@ test('every upload control answers an empty file, a JSON document, random bytes 
   await page.waitForFunction(() => /mismatched\.jsonl holds neither queries/.test(document.querySelector('#bench-errors')?.textContent || ''));
   assert.match(await page.locator('#bench').innerText(), /3 queries/, 'the benchmark in use is kept');
   await shot(page, 'newcomer-upload-errors');
+});
+
+test('GPT-4\'s bundled judgments on answers it did not judge: said so, with the answers it judged one click away', async () => {
+  await page.click('#tab-strong');
+  await page.click('#strong-bundled');
+  await page.waitForSelector('#strong-needs');
+  assert.match(await page.locator('#strong-needs').innerText(), /GPT-4 judged the answers of 5 other models, not the ones graded here/);
+  const before = await page.locator('#responses table.models tbody tr').count();
+  await page.click('#strong-add-answers');
+  await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n + 5, before);
+  await page.click('#tab-strong');
+  await page.click('#strong-bundled');
+  await page.waitForFunction(() => /loaded but not graded yet: grade them/.test(document.querySelector('#strong-needs')?.textContent || ''));
 });
 
 test('the formats page is served as a page, and each of its examples is taken by its upload control', async () => {
