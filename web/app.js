@@ -38,7 +38,7 @@ function notice(text, kind = 'info') {
   // The same message again replaces its older copy instead of stacking.
   state.notices = state.notices.filter((n) => n.text !== text);
   state.notices.push({ text, kind, at: Date.now() });
-  state.notices = state.notices.slice(-3);
+  state.notices = state.notices.slice(-4);
   renderStatus();
 }
 

@@ -20,6 +20,9 @@ const TABS = [
   ['export', 'Export'],
 ];
 
+/** The fewest models a bootstrap over models is shown for (fewer resample the same few models). */
+const MIN_MODELS_FOR_INTERVAL = 5;
+
 // `settings`: the ranking settings, core's defaults (`rankDefaults`) until the user picks a method.
 // `decoding`: how item probabilities become scores (seed 003; null: as graded, the exact expectation).
 const ui = { tab: 'leaderboard', settings: null, methods: [], decoding: null, query: null, model: null, editing: false };
@@ -108,6 +111,7 @@ const VIEWS = {
       h('div', { class: 'row' }, h('label', {}, 'Method ', method), ...decoding,
         h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`)),
       ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
+      separation(ranking, await ctx.engine.core('runChoices')),
       h('table', { class: 'leaderboard', id: 'leaderboard' },
         h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', 'responses', ''].map((c) => h('th', {}, c)))),
         h('tbody', {}, ranking.entries.map((e) => h('tr', {},
@@ -240,7 +244,13 @@ const VIEWS = {
       const ours = (ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: { ...ui.settings, bootstrap: 200 } })).entries.map((e) => ({ name: e.model, rating: e.score }));
       try {
         const c = await ctx.engine.core('compareRankings', ours, ctx.state.reference.entries, 1000);
-        const est = (e) => e ? `${fmt(e.value, 3)}${e.lower != null ? ` [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]` : ''}` : '–';
+        // A bootstrap over a handful of models resamples the same few models: its interval says nothing.
+        const n = c.models.length;
+        const est = (e) => {
+          if (!e) return '–';
+          const interval = n >= MIN_MODELS_FOR_INTERVAL && e.lower != null && e.upper > e.lower;
+          return `${fmt(e.value, 3)}${interval ? ` [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]` : ` (no interval: ${n} models are too few to resample)`}`;
+        };
         parts.push(h('table', { class: 'meta', id: 'reference-table' }, h('tbody', {},
           h('tr', {}, h('th', {}, 'reference'), h('td', {}, ctx.state.reference.name)),
           h('tr', {}, h('th', {}, 'models compared'), h('td', {}, `${c.models.length}: ${c.models.join(', ')}`)),
@@ -248,7 +258,7 @@ const VIEWS = {
           h('tr', {}, h('th', {}, 'Kendall τ-b'), h('td', {}, est(c.kendall_tau_b))),
           c.tau_u ? h('tr', {}, h('th', {}, 'τ_u (separable pairs)'), h('td', {}, `${est(c.tau_u)} over ${c.tau_u_pairs} pairs`)) : null)),
           c.only_ours.length ? h('p', { class: 'hint' }, `Not in the reference: ${c.only_ours.join(', ')}`) : null,
-          h('p', { class: 'hint' }, 'Intervals: 95% bootstrap over models. With few models they are wide; read them before the point value.'));
+          h('p', { class: 'hint' }, `Intervals: 95% bootstrap over models, shown from ${MIN_MODELS_FOR_INTERVAL} models on. With few models they are wide; read them before the point value.`));
       } catch (e) { parts.push(h('p', { class: 'notice error' }, e.message)); }
     }
     mount(body, parts);
@@ -272,6 +282,22 @@ const VIEWS = {
     ), h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. The command-line tool reads the judgments back: ', h('code', {}, 'rocketjudge rank --judgments FILE'), '.'));
   },
 };
+
+/**
+ * How many neighbouring pairs of the leaderboard the judge separates, by core's rule (the live
+ * leaderboard's: ordered alike in at least `level` of the bootstrap resamples of the queries, on at
+ * least `minQueries` shared queries); a warning when it separates none.
+ */
+function separation(ranking, { rule }) {
+  const pairs = ranking.adjacent || [];
+  if (!pairs.length) return null;
+  const separated = pairs.filter((p) => p.share >= rule.level && p.common >= rule.minQueries).length;
+  const how = `ordered alike in at least ${Math.round(rule.level * 100)}% of bootstrap resamples of the queries, on at least ${rule.minQueries} shared queries`;
+  if (!separated) {
+    return h('p', { class: 'notice warn', id: 'separation' }, `The judge separates none of the ${pairs.length} neighbouring pairs (${how}): the order below is not yet a ranking, however far apart the ratings look.`);
+  }
+  return h('p', { class: 'hint', id: 'separation' }, `${separated} of ${pairs.length} neighbouring pairs are separated (${how}); the others are too close to call.`);
+}
 
 function checklistEditor(q, ctx, close) {
   const rows = q.checklist.map((t) => ({ text: t, orig: t }));

@@ -138,6 +138,22 @@ test('the win-rate heatmap colours each cell by its win rate', async () => {
   await shot(page, 'newcomer-heatmap');
 });
 
+test('numbers do not overclaim: the leaderboard says how many neighbours the judge separates, a 4-model comparison shows no interval', async () => {
+  await page.click('#tab-leaderboard');
+  await page.waitForSelector('#separation');
+  const sep = await page.locator('#separation').innerText();
+  // 3 queries: fewer than the 10 shared queries a separation needs, so none can be separated.
+  assert.match(sep, /^The judge separates none of the 3 neighbouring pairs \(ordered alike in at least 95% of bootstrap resamples of the queries, on at least 10 shared queries\)/);
+  await page.click('#tab-reference');
+  await page.click('#reference-bundled');
+  await page.waitForSelector('#reference-table');
+  const table = await page.locator('#reference-table').innerText();
+  const n = Number(/models compared\s+(\d+):/.exec(table)?.[1]);
+  assert.ok(n >= 2 && n < 5, table);
+  assert.doesNotMatch(table, /\[[-\d.]+, [-\d.]+\]/, 'an interval over so few models is shown');
+  assert.match(table, new RegExp(`Spearman ρ\\s+-?[\\d.]+ \\(no interval: ${n} models are too few to resample\\)`));
+});
+
 test('the responses table keeps its counts and remove buttons in view, laptop and phone', async () => {
   for (const [width, height] of [[1366, 900], [390, 844]]) {
     await page.setViewportSize({ width, height });
