@@ -285,6 +285,19 @@ fn index_of(name: &str) -> (HashMap<String, Vec<u8>>, Vec<String>) {
     (files, wheels)
 }
 
+/// Copy bytes both ways between a proxy's client and its upstream until both sides are done.
+fn splice(client: TcpStream, upstream: TcpStream) {
+    let (mut c2, mut u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
+    let (mut c1, mut u1) = (client, upstream);
+    let t = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut c2, &mut u2);
+        let _ = u2.shutdown(std::net::Shutdown::Write);
+    });
+    let _ = std::io::copy(&mut u1, &mut c1);
+    let _ = c1.shutdown(std::net::Shutdown::Write);
+    let _ = t.join();
+}
+
 /// A CONNECT proxy on 127.0.0.1 that tunnels to 127.0.0.1 and records each target it was asked for.
 fn connect_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -310,15 +323,7 @@ fn connect_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
                 let port = target.rsplit(':').next().unwrap_or("443");
                 let Ok(upstream) = TcpStream::connect(format!("127.0.0.1:{port}")) else { return };
                 let _ = client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
-                let (mut c2, mut u2) = (client.try_clone().unwrap(), upstream.try_clone().unwrap());
-                let (mut c1, mut u1) = (client, upstream);
-                let t = std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c2, &mut u2);
-                    let _ = u2.shutdown(std::net::Shutdown::Write);
-                });
-                let _ = std::io::copy(&mut u1, &mut c1);
-                let _ = c1.shutdown(std::net::Shutdown::Write);
-                let _ = t.join();
+                splice(client, upstream);
             });
         }
     });
@@ -503,15 +508,7 @@ fn socks5_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
                 log.lock().unwrap().push(format!("{host}:{port}"));
                 let upstream = TcpStream::connect(("127.0.0.1", port))?;
                 c.write_all(&[5, 0, 0, 1, 127, 0, 0, 1, p[0], p[1]])?;
-                let (mut c2, mut u2) = (c.try_clone()?, upstream.try_clone()?);
-                let (mut c1, mut u1) = (c, upstream);
-                let t = std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c2, &mut u2);
-                    let _ = u2.shutdown(std::net::Shutdown::Write);
-                });
-                let _ = std::io::copy(&mut u1, &mut c1);
-                let _ = c1.shutdown(std::net::Shutdown::Write);
-                let _ = t.join();
+                splice(c, upstream);
                 Ok(())
             });
         }
