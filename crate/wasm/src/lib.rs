@@ -132,7 +132,12 @@ impl Kind for UnknownName {
 pub(crate) fn err(e: impl Kind) -> JsValue {
     let js = fail(e.kind(), &e);
     if let Some(p) = e.place() {
-        for (k, v) in [("file", JsValue::from_str(&p.file)), ("line", JsValue::from_f64(p.line as f64)), ("field", JsValue::from_str(&p.field)), ("detail", JsValue::from_str(&p.message))] {
+        for (k, v) in [
+            ("file", JsValue::from_str(&p.file)),
+            ("line", JsValue::from_f64(p.line as f64)),
+            ("field", JsValue::from_str(&p.field)),
+            ("detail", JsValue::from_str(&p.message)),
+        ] {
             let _ = js_sys::Reflect::set(&js, &JsValue::from_str(k), &v);
         }
     }
