@@ -63,7 +63,11 @@ test('the pace is in responses per minute from the first response, Paused says s
   await page.click('#pause-grading');
   let samples = 0;
   while (await page.locator('#start-grading').innerText() !== 'All graded') {
-    assert.ok(await page.locator('#results #leaderboard tbody tr').count() > 0, `sample ${samples}: the Results card lost its leaderboard`);
+    const shown = await page.locator('#results #leaderboard tbody tr').count();
+    // The run's end redraws the card (a moment without a leaderboard, while the worker computes it):
+    // a sample taken then is not one taken during the run.
+    const running = (await page.locator('#start-grading').innerText()) !== 'All graded';
+    assert.ok(shown > 0 || !running, `sample ${samples}: the Results card lost its leaderboard during the run`);
     samples += 1;
     await page.waitForTimeout(500);
     assert.ok(samples < 3600, 'the run did not end');
