@@ -8,7 +8,7 @@ import { renderResults } from './views.js';
 import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
-import { readUpload, plainError, UploadError } from './lib/upload.js';
+import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -199,10 +199,6 @@ function inOrder(fn) {
   };
 }
 
-async function readFile(file) {
-  return new Uint8Array(await file.arrayBuffer());
-}
-
 async function loadBundledBenchmark() {
   const resp = await fetch('benchmarks/mt-bench/queries.jsonl');
   if (!resp.ok) throw new Error(`cannot load the MT-Bench benchmark (HTTP ${resp.status})`);
@@ -243,11 +239,6 @@ function formatsLink(section) {
   return h('a', { href: `web/formats.html#${section}`, target: '_blank', rel: 'noopener', class: 'formats-link' }, 'file formats');
 }
 
-/** The messages of an upload control, right below it. */
-function uploadErrors(id, messages) {
-  return messages.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, messages.map((m) => h('p', { class: 'notice error' }, m))) : null;
-}
-
 function problemList(problems, limit = 12) {
   if (!problems || problems.length === 0) return null;
   const errors = problems.filter((p) => p.severity === 'error').length;
@@ -269,7 +260,7 @@ function renderBench() {
       h('button', { id: 'load-mtbench', onclick: inOrder(async () => { await loadBundledBenchmark(); renderAll(); }) }, 'Use MT-Bench (bundled)'),
       h('label', { class: 'file-label' }, 'or upload queries + checklists (JSON Lines): ', input),
       formatsLink('bench-h')),
-    uploadErrors('bench-errors', state.uploadErrors.bench),
+    uploadMessages('bench-errors', state.uploadErrors.bench),
     b ? h('p', {}, h('strong', {}, b.name), `: ${b.queries.length} queries, ${withChecklist} with checklists, ${items} checklist items.`) : h('p', { class: 'hint' }, 'No benchmark loaded.'),
     b ? problemList(b.problems) : null);
 }
@@ -344,7 +335,7 @@ function renderResponses() {
       h('button', { id: 'load-gpt4-judged', onclick: inOrder(loadGpt4JudgedResponses), disabled: !state.benchmark, title: 'FastChat-fork models whose answers GPT-4 scored: compare the judge with GPT-4 in Results → Strong judge' }, `Add GPT-4-judged answers (${GPT4_JUDGED_MODELS.length} models)`)),
     drop,
     h('p', { class: 'hint' }, 'What each format holds, with examples: ', formatsLink('resp-h'), '.'),
-    uploadErrors('responses-errors', state.uploadErrors.responses),
+    uploadMessages('responses-errors', state.uploadErrors.responses),
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
       h('thead', {}, h('tr', {}, ['model', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},

@@ -5,7 +5,7 @@
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, tip, heat } from './lib/charts.js';
 import * as db from './lib/db.js';
-import { readUpload, plainError, UploadError } from './lib/upload.js';
+import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
 
 export const EDU_TABS = [
   ['explain', 'Explain a score'],
@@ -247,7 +247,7 @@ export const EDU_VIEWS = {
         h('button', { class: 'primary', id: 'refit', disabled: !labels.length, onclick: () => { ui.calibrated = true; rerender(); } }, 'Refit and compare rankings'),
         h('button', { id: 'export-labels', disabled: !labels.length, onclick: async () => download(`rocketjudge-labels.jsonl`, await ctx.engine.core('labelsJsonl', labels), 'application/jsonl') }, 'Export labels (JSONL)'),
         h('label', {}, 'Import labels (JSON Lines, one score or preference per line): ', importer)),
-      ui.labelsError ? h('p', { class: 'notice error', id: 'labels-error', role: 'alert' }, ui.labelsError) : null,
+      uploadMessages('labels-error', ui.labelsError),
       result ? calibrationResult(result) : null);
   },
 
@@ -273,7 +273,7 @@ export const EDU_VIEWS = {
     } }, 'Use GPT-4\'s MT-Bench judgments (bundled)');
     const head = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload verdicts (FastChat single or pair judgments, Arena battles, scores JSONL/CSV): ', input)),
       h('p', { class: 'hint' }, 'The bundled file holds GPT-4\'s 1–10 scores of the answers "Add GPT-4-judged answers" loads (5 models, MT-Bench questions 81–151 step 10, both turns).')];
-    const error = (m) => h('p', { class: 'notice error', id: 'strong-error', role: 'alert' }, m);
+    const error = (m) => uploadMessages('strong-error', m);
     if (ui.strongError) head.push(error(ui.strongError));
     if (!ctx.state.strong) return mount(body, head);
     // GPT-4's bundled judgments are of the GPT-4-judged answers: without their grades there is nothing
@@ -283,8 +283,8 @@ export const EDU_VIEWS = {
       const loaded = ctx.state.responses.some((r) => ctx.gpt4Judged.models.includes(r.model));
       return mount(body, head, h('div', { class: 'notice warn', id: 'strong-needs' },
         h('span', {}, loaded
-          ? 'GPT-4 judged the answers of 5 other models, which are loaded but not graded yet: grade them (step 4), then come back here.'
-          : 'GPT-4 judged the answers of 5 other models, not the ones graded here. Add their answers, grade them (step 4), then come back here. '),
+          ? `GPT-4 judged the answers of ${ctx.gpt4Judged.models.length} other models, which are loaded but not graded yet: grade them (step 4), then come back here.`
+          : `GPT-4 judged the answers of ${ctx.gpt4Judged.models.length} other models, not the ones graded here. Add their answers, grade them (step 4), then come back here. `),
         loaded ? null : h('button', { id: 'strong-add-answers', onclick: async () => { await ctx.gpt4Judged.add(); } }, `Add the GPT-4-judged answers (${ctx.gpt4Judged.models.length} models)`)));
     }
     let a;

@@ -4,7 +4,7 @@
 
 import { h, mount, download, fmt } from './lib/dom.js';
 import { chart, disposeCharts, tip, heat } from './lib/charts.js';
-import { readUpload, plainError, UploadError } from './lib/upload.js';
+import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
 
@@ -111,7 +111,7 @@ const VIEWS = {
       h('div', { class: 'row' }, h('label', {}, 'Method ', method), ...decoding,
         h('span', { class: 'hint' }, `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`)),
       ranking.order_dependent ? h('p', { class: 'notice warn' }, 'Online Elo depends on the order of the battles; Bradley–Terry gives the same information without that dependence.') : null,
-      separation(ranking, await ctx.engine.core('runChoices')),
+      separation(ranking),
       h('table', { class: 'leaderboard', id: 'leaderboard' },
         h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', 'responses', ''].map((c) => h('th', {}, c)))),
         h('tbody', {}, ranking.entries.map((e) => h('tr', {},
@@ -239,7 +239,7 @@ const VIEWS = {
       renderResults(body.parentElement, ctx);
     } }, 'Use Chatbot Arena 2023 (MT-Bench models)');
     const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking (a JSON list of models, each with its name and rating, optionally its interval): ', input)),
-      ui.referenceError ? h('p', { class: 'notice error', id: 'reference-error', role: 'alert' }, ui.referenceError) : null];
+      uploadMessages('reference-error', ui.referenceError)];
     if (ctx.state.reference) {
       const ours = (ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: { ...ui.settings, bootstrap: 200 } })).entries.map((e) => ({ name: e.model, rating: e.score }));
       try {
@@ -248,8 +248,10 @@ const VIEWS = {
         const n = c.models.length;
         const est = (e) => {
           if (!e) return '–';
-          const interval = n >= MIN_MODELS_FOR_INTERVAL && e.lower != null && e.upper > e.lower;
-          return `${fmt(e.value, 3)}${interval ? ` [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]` : ` (no interval: ${n} models are too few to resample)`}`;
+          if (n < MIN_MODELS_FOR_INTERVAL) return `${fmt(e.value, 3)} (no interval: ${n} models are too few to resample)`;
+          if (e.lower == null) return fmt(e.value, 3);
+          if (!(e.upper > e.lower)) return `${fmt(e.value, 3)} (no interval: every resample gave the same value)`;
+          return `${fmt(e.value, 3)} [${fmt(e.lower, 3)}, ${fmt(e.upper, 3)}]`;
         };
         parts.push(h('table', { class: 'meta', id: 'reference-table' }, h('tbody', {},
           h('tr', {}, h('th', {}, 'reference'), h('td', {}, ctx.state.reference.name)),
@@ -284,19 +286,18 @@ const VIEWS = {
 };
 
 /**
- * How many neighbouring pairs of the leaderboard the judge separates, by core's rule (the live
- * leaderboard's: ordered alike in at least `level` of the bootstrap resamples of the queries, on at
- * least `minQueries` shared queries); a warning when it separates none.
+ * How many neighbouring pairs of the leaderboard the judge separates, as core's rank says by the live
+ * leaderboard's rule (`ranking.rule`, `ranking.separated`); a warning when it separates none.
  */
-function separation(ranking, { rule }) {
-  const pairs = ranking.adjacent || [];
-  if (!pairs.length) return null;
-  const separated = pairs.filter((p) => p.share >= rule.level && p.common >= rule.minQueries).length;
+function separation(ranking) {
+  const { separated = [], rule } = ranking;
+  if (!separated.length) return null;
+  const n = separated.filter(Boolean).length;
   const how = `ordered alike in at least ${Math.round(rule.level * 100)}% of bootstrap resamples of the queries, on at least ${rule.minQueries} shared queries`;
-  if (!separated) {
-    return h('p', { class: 'notice warn', id: 'separation' }, `The judge separates none of the ${pairs.length} neighbouring pairs (${how}): the order below is not yet a ranking, however far apart the ratings look.`);
+  if (!n) {
+    return h('p', { class: 'notice warn', id: 'separation' }, `The judge separates none of the ${separated.length} neighbouring pairs (${how}): the order below is not yet a ranking, however far apart the ratings look.`);
   }
-  return h('p', { class: 'hint', id: 'separation' }, `${separated} of ${pairs.length} neighbouring pairs are separated (${how}); the others are too close to call.`);
+  return h('p', { class: 'hint', id: 'separation' }, `${n} of ${separated.length} neighbouring pairs are separated (${how}); the others are too close to call.`);
 }
 
 function checklistEditor(q, ctx, close) {

@@ -169,26 +169,24 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     await dir.removeEntry(`${source.key}.json`).catch(() => {});
     const file = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
     const access = await file.createSyncAccessHandle();
-    try {
-      access.truncate(0);
-      const reader = body.getReader();
-      for (;;) {
-        const { done: end, value } = await reader.read();
-        if (end) break;
-        access.write(value, { at: done });
-        hasher.update(value);
-        done += value.length;
-        progress(done, total);
-      }
-      access.flush();
-    } catch (e) {
-      access.close();
-      await removeCachedModel(source.key);
-      throw e;
-    }
-    access.close();
+    // A download that breaks off or fails its check leaves nothing for the key.
     let sha;
     try {
+      try {
+        access.truncate(0);
+        const reader = body.getReader();
+        for (;;) {
+          const { done: end, value } = await reader.read();
+          if (end) break;
+          access.write(value, { at: done });
+          hasher.update(value);
+          done += value.length;
+          progress(done, total);
+        }
+        access.flush();
+      } finally {
+        access.close();
+      }
       sha = verify();
     } catch (e) {
       await removeCachedModel(source.key);

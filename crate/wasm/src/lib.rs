@@ -26,6 +26,7 @@ use rocketjudge_core::prompt;
 use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankSettings, RankedModel, Resample, ScoreTable};
 use rocketjudge_core::report;
 use rocketjudge_core::score::scores_from_judgments;
+use rocketjudge_core::settle::SettleRule;
 use rocketjudge_engine::device::{open_judge, BackendChoice, BackendInfo, BackendOptions, WEBGPU_BUILT};
 use rocketjudge_engine::gguf::{Gguf, GgufError, TensorInfo};
 use rocketjudge_engine::judge::{AnyJudge, Judge};
@@ -373,11 +374,25 @@ pub fn rank_defaults() -> Result<JsValue, JsValue> {
 }
 
 /// Rank models from judgments. `settings` (optional, each field too): `{method, tieMargin, equal,
-/// bootstrap, resample, seed}`; the defaults are `rankDefaults()`.
+/// bootstrap, resample, seed}`; the defaults are `rankDefaults()`. The ranking comes with `rule` and
+/// `separated` (see [`RankingWithVerdicts`]).
 #[wasm_bindgen]
 pub fn rank(judgments: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let s: RankSettings = self::settings(settings, "settings")?;
-    to_js(&rank::rank(&score_table(judgments)?, &s.options().map_err(err)?).map_err(err)?)
+    let ranking = rank::rank(&score_table(judgments)?, &s.options().map_err(err)?).map_err(err)?;
+    let rule = SettleRule::default();
+    let separated = ranking.adjacent.iter().map(|p| rule.separates(p)).collect();
+    to_js(&RankingWithVerdicts { ranking, rule, separated })
+}
+
+/// A ranking with, per adjacent pair, whether the live leaderboard's rule (core's `settle`, its
+/// default) counts it separated, and that rule: the leaderboard says so without restating the rule.
+#[derive(serde::Serialize)]
+struct RankingWithVerdicts {
+    #[serde(flatten)]
+    ranking: rank::Ranking,
+    rule: SettleRule,
+    separated: Vec<bool>,
 }
 
 /// The pair rule of ranking settings.

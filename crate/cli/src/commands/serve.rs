@@ -84,7 +84,7 @@ pub fn run(a: Args) -> CliResult {
             a.host
         );
     }
-    let site = Arc::new(Site { root, hosts: allowed_hosts(a.host, &a.allow_host) });
+    let site = Arc::new(Site::new(root, allowed_hosts(a.host, &a.allow_host)));
     let limits =
         Limits { head: Duration::from_secs(a.head_timeout), write: Duration::from_secs(a.write_timeout), connections: a.max_connections };
     eprintln!("serving {} on http://{}/ (Ctrl-C to stop)", site.root.display(), listener.local_addr()?);
@@ -164,9 +164,15 @@ fn allowed_hosts(host: IpAddr, extra: &[String]) -> Vec<String> {
 struct Site {
     root: PathBuf,
     hosts: Vec<String>,
+    /// The manifest's judges, whose cached files answer `/models/NAME.gguf` (read once).
+    judges: Vec<String>,
 }
 
 impl Site {
+    fn new(root: PathBuf, hosts: Vec<String>) -> Site {
+        Site { root, hosts, judges: models::manifest().models.into_iter().map(|m| m.name).collect() }
+    }
+
     /// Whether a `Host` header names this server: an allowed name, with any port.
     fn host_allowed(&self, value: &str) -> bool {
         let value = value.to_ascii_lowercase();
@@ -195,7 +201,7 @@ impl Site {
             return (real.is_file() && app::is_app_file(inside)).then_some(real);
         }
         let name = rel.strip_prefix("models/")?.strip_suffix(".gguf")?;
-        models::manifest().models.iter().any(|m| m.name == name).then(|| models::model_file(name)).filter(|p| p.is_file())
+        self.judges.iter().any(|m| m == name).then(|| models::model_file(name)).filter(|p| p.is_file())
     }
 }
 
@@ -252,7 +258,7 @@ mod tests {
     use super::*;
 
     fn site_at(root: &std::path::Path) -> Site {
-        Site { root: root.canonicalize().unwrap(), hosts: allowed_hosts("127.0.0.1".parse().unwrap(), &[]) }
+        Site::new(root.canonicalize().unwrap(), allowed_hosts("127.0.0.1".parse().unwrap(), &[]))
     }
 
     #[test]
@@ -264,7 +270,7 @@ mod tests {
         for no in ["attacker.example", "attacker.example:8080", "127.0.0.1.attacker.example", "localhost.:80", "", "::1", "10.0.0.2:8080"] {
             assert!(!s.host_allowed(no), "{no}");
         }
-        let lan = Site { root: PathBuf::new(), hosts: allowed_hosts("0.0.0.0".parse().unwrap(), &["judge.lan".into()]) };
+        let lan = Site::new(PathBuf::new(), allowed_hosts("0.0.0.0".parse().unwrap(), &["judge.lan".into()]));
         assert!(lan.host_allowed("judge.lan:8080") && !lan.host_allowed("0.0.0.0:8080"));
     }
 
