@@ -2,7 +2,7 @@
 """The `rocketjudge bench` workload through llama.cpp (llama-cpp-python), for a side-by-side reference.
 
 Input (JSON file given as argv[1]): {"model": path, "threads": n, "prefix": [ids], "suffixes": [[ids]...],
-"repeat": r, "scratch": bool}. Prints one JSON object: the median over repeats of
+"repeat": r, "scratch": bool, "gpu_layers": n (-1: all, where the build has a GPU backend)}. Prints one JSON object: the median over repeats of
   prefill_s   — the prefix evaluated once (llama.cpp's best: keep its KV cache),
   items_s     — each suffix evaluated on top of the cached prefix (KV truncated back after each),
   scratch_s   — (if asked) each item evaluated from scratch, prefix included, as naive graders do.
@@ -19,7 +19,8 @@ def main():
     cfg = json.load(open(sys.argv[1]))
     prefix, suffixes = cfg["prefix"], cfg["suffixes"]
     n_ctx = len(prefix) + max(len(s) for s in suffixes) + 16
-    llm = Llama(model_path=cfg["model"], n_ctx=max(n_ctx, 512), n_batch=512, n_threads=cfg["threads"], verbose=False)
+    llm = Llama(model_path=cfg["model"], n_ctx=max(n_ctx, 512), n_batch=512, n_threads=cfg["threads"],
+                n_gpu_layers=cfg.get("gpu_layers", 0), verbose=False)
     llm.eval(prefix[:64])  # warm-up
     pre, items, scratch = [], [], []
     for _ in range(cfg["repeat"]):
@@ -39,7 +40,8 @@ def main():
                 llm.eval(prefix + s)
             scratch.append(time.perf_counter() - t)
     import llama_cpp
-    out = {"llama_cpp_python": llama_cpp.__version__, "prefill_s": statistics.median(pre), "items_s": statistics.median(items)}
+    gpu = cfg.get("gpu_layers", 0) != 0 and llama_cpp.llama_supports_gpu_offload()
+    out = {"llama_cpp_python": llama_cpp.__version__, "device": "gpu (all layers)" if gpu else "cpu", "prefill_s": statistics.median(pre), "items_s": statistics.median(items)}
     if scratch:
         out["scratch_s"] = statistics.median(scratch)
     print(json.dumps(out))

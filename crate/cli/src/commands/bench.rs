@@ -269,13 +269,15 @@ fn run_matmul<B: HostUpload>(backend: &mut B, shape: &str, reps: usize) -> Resul
 
 // ---------------------------------------------------------------- llama.cpp
 
-fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Value> {
+/// llama.cpp on the same workload; `gpu`: all its layers offloaded (where its build has a GPU backend),
+/// as our engine's WebGPU run has all of ours on the GPU.
+fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, gpu: bool, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Value> {
     let dir = std::env::temp_dir().join(format!("rocketjudge-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let script = dir.join("llama_cpp_bench.py");
     std::fs::write(&script, LLAMA_CPP_BENCH)?;
     let cfg = dir.join("workload.json");
-    std::fs::write(&cfg, json!({"model": model, "threads": threads, "prefix": prefix, "suffixes": suffixes, "repeat": a.repeat, "scratch": a.reference_scratch}).to_string())?;
+    std::fs::write(&cfg, json!({"model": model, "threads": threads, "prefix": prefix, "suffixes": suffixes, "repeat": a.repeat, "scratch": a.reference_scratch, "gpu_layers": if gpu { -1 } else { 0 }}).to_string())?;
     let out = Command::new("python3").arg(&script).arg(&cfg).output().context("cannot run python3")?;
     let _ = std::fs::remove_dir_all(&dir);
     if !out.status.success() {
@@ -325,7 +327,7 @@ pub fn run(a: Args) -> CliResult {
     let (ours, sweep, prefix, suffixes) = device::with_backend(a.judge.backend, &options, Bench { a: &a, path: &path, max })??;
     let reference = match a.reference.as_str() {
         "none" => None,
-        r => match run_llama_cpp(&a, &path, threads, &prefix, &suffixes) {
+        r => match run_llama_cpp(&a, &path, threads, !is_cpu(&ours), &prefix, &suffixes) {
             Ok(v) => Some(v),
             Err(e) if r == "auto" => {
                 eprintln!("note: no llama.cpp reference ({e:#}); install it with `pip install llama-cpp-python`");
@@ -354,6 +356,10 @@ pub fn run(a: Args) -> CliResult {
         _ => print_table(&a, threads, &report),
     }
     Ok(())
+}
+
+fn is_cpu(ours: &Value) -> bool {
+    ours["backend"].as_str().is_some_and(|b| b.starts_with("cpu"))
 }
 
 fn print_table(a: &Args, threads: usize, report: &Value) {
@@ -385,7 +391,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
             s["tiny_op_ms"].as_f64().unwrap_or(0.0)
         );
     }
-    let cpu = ours["backend"].as_str().is_some_and(|b| b.starts_with("cpu"));
+    let cpu = is_cpu(ours);
     println!(
         "{} · prefix {} tokens, {} items × {:.1} tokens{}, median of {} (load {:.1}s, prefill chunks of {})",
         a.model,
@@ -413,7 +419,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     ]];
     if let Some(r) = report.get("llama_cpp") {
         rows.push(vec![
-            format!("llama.cpp {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or("")),
+            format!("llama.cpp {} on {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or(""), r["device"].as_str().unwrap_or("cpu")),
             f(r, "prefill_tokens_per_s"),
             f(r, "items_per_s"),
             f(r, "seconds_per_response"),

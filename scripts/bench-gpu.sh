@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The GPU benchmark in one command: on each judge, our engine on native wgpu (Vulkan, Metal or DX12) and
+# on the CPU, llama.cpp beside each (all layers offloaded to its GPU backend for the GPU rows), and the
+# browser's WebGPU on the hardware adapter for both engines (rocketjudge and wllama), in one table.
+#
+#   scripts/bench-gpu.sh [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--threads N] [--out DIR]
+#                        [--no-browser] [--offline] [-- BENCH ARGS...]
+#
+# --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
+# `-- --prefix-tokens 256 --items 2` for a quick run on a software adapter). The table goes to stdout
+# and DIR/table.md (default .cache/bench-gpu/), each run's JSON beside it.
+#
+# llama.cpp: llama-cpp-python 0.3.36 from python3 if importable, else built into .cache/gpu-llama with
+# its GPU backend (CUDA where nvcc is found, Vulkan where glslc is, else the CPU only; the table says
+# which). --offline (a machine with no network): nothing is installed or fetched; the binary is
+# $RJ_BIN (default target/release/rocketjudge), the models are paths, llama.cpp is built from
+# $LLAMA_SRC (the sdist, a .tar.gz) when python3 has none. On a machine with no GPU the wgpu rows run on
+# the software adapter (lavapipe), which shows only that the script runs end to end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+models=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b
+threads=$(nproc)
+out=.cache/bench-gpu
+browser=1
+offline=0
+extra=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --models) models=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --no-browser) browser=0; shift ;;
+    --offline) offline=1; shift ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "bench-gpu.sh: unknown argument $1 (see the comment at the top of the script)" >&2; exit 2 ;;
+  esac
+done
+IFS=, read -r -a model_list <<<"$models"
+rj=${RJ_BIN:-target/release/rocketjudge}
+mkdir -p "$out"
+log() { echo "bench-gpu: $*" >&2; }
+
+if [ "$offline" = 0 ]; then
+  source scripts/lib/setup.sh
+  setup_system
+  build_cli
+  for m in "${model_list[@]}"; do [ -f "$m" ] || fetch_models "$m"; done
+fi
+[ -x "$rj" ] || { echo "bench-gpu.sh: no rocketjudge binary at $rj (build it, or set RJ_BIN)" >&2; exit 1; }
+
+# llama.cpp with its GPU backend, unless python3 already has llama-cpp-python.
+if ! python3 -c 'import llama_cpp' 2>/dev/null; then
+  site=$PWD/.cache/gpu-llama
+  if ! PYTHONPATH=$site python3 -c 'import llama_cpp' 2>/dev/null; then
+    if command -v nvcc >/dev/null; then backend="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=native"
+    elif command -v glslc >/dev/null; then backend="-DGGML_VULKAN=on"
+    else backend=""; fi
+    log "building llama-cpp-python 0.3.36 into $site (${backend:-CPU only}; a few minutes)"
+    if [ "$offline" = 1 ]; then
+      [ -f "${LLAMA_SRC:-}" ] || { echo "bench-gpu.sh: --offline needs LLAMA_SRC=llama_cpp_python-0.3.36.tar.gz (or llama-cpp-python importable)" >&2; exit 1; }
+      src=$LLAMA_SRC flags=(--no-build-isolation --no-index --no-deps)
+    else
+      src=llama-cpp-python==0.3.36 flags=()
+    fi
+    CMAKE_ARGS="$backend -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+      python3 -m pip install --quiet --disable-pip-version-check --target "$site" "${flags[@]}" "$src" >&2
+  fi
+  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+{
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) threads;" \
+    "CPU flags: $(grep -m1 -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  if command -v nvidia-smi >/dev/null; then echo "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"; fi
+  echo "command: scripts/bench-gpu.sh --models $models --threads $threads ${extra[*]:+-- ${extra[*]}}"
+} >"$out/machine.txt"
+
+for m in "${model_list[@]}"; do
+  name=$(basename "$m" .gguf)
+  for backend in webgpu cpu; do
+    log "$name on $backend, with llama.cpp beside it"
+    "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json "${extra[@]}" >"$out/$name.$backend.json"
+  done
+done
+
+python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
+import json, os, sys
+out, models = sys.argv[1], sys.argv[2:]
+print(open(os.path.join(out, "machine.txt")).read())
+print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill tok/s | s/response | ours ÷ llama.cpp (prefill) |")
+print("|---|---|---|---|---|---|---|---|")
+for m in models:
+    name = os.path.basename(m).removesuffix(".gguf")
+    for backend in ("webgpu", "cpu"):
+        r = json.load(open(os.path.join(out, f"{name}.{backend}.json")))
+        o, l = r["rocketjudge"], r.get("llama_cpp")
+        ref = [f"{l['llama_cpp_python']} {l['device']}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
+               f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
+        print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
+w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]
+print(f"\nworkload: prefix {w['prefix_tokens']} tokens + {w['items']} items × {w['suffix_tokens']:.0f} tokens, median of {w['repeat']}")
+EOF
+
+if [ "$browser" = 1 ]; then
+  if command -v node >/dev/null && [ "$offline" = 0 ]; then
+    for m in "${model_list[@]}"; do
+      log "$m in headless Chromium on the hardware adapter (rocketjudge and wllama)"
+      ROCKETJUDGE_WEBGPU_ADAPTER=hardware scripts/bench-browser.sh --model "$m" --backends webgpu | tee -a "$out/table.md"
+    done
+  else
+    echo "browser: not run (needs node, the npm packages and Chromium, which --offline cannot fetch)" | tee -a "$out/table.md"
+  fi
+fi
