@@ -2,13 +2,13 @@
 // statistics); this file only keeps state and renders it. Text from files is always rendered as text.
 
 import { EngineClient } from './lib/rpc.js';
-import { h, mount, $, download, fmt, bytes, duration } from './lib/dom.js';
+import { h, mount, $, download, fmt, bytes, duration, messagesBeside } from './lib/dom.js';
 import * as db from './lib/db.js';
 import { renderResults } from './views.js';
 import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
-import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -94,7 +94,8 @@ function renderJudge() {
   mount($('#judge'),
     h('div', { class: 'row' }, select, fileInput, urlInput, backendSel, precisionSel,
       h('button', { id: 'load-judge', class: 'primary', disabled: !!l, onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value, precisionSel.value) }, state.judge ? 'Load another judge' : 'Load judge')),
-    selected ? h('p', { class: 'hint' }, selected.role, '. ', `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`) : null,
+    messagesBeside('judge-error', state.judgeError),
+    selected ? h('p', { class: 'hint' }, selected.role.charAt(0).toUpperCase() + selected.role.slice(1), '. ', `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`) : null,
     h('p', { class: 'hint', id: 'gpu-info' }, gpuLine()),
     renderThreads(),
     l ? h('div', { class: 'progress-block' },
@@ -140,15 +141,22 @@ async function renderCached() {
     h('button', { class: 'link', onclick: async () => { await engine.request('removeModel', { key: m.key }); notice(`Removed ${m.key} from this browser.`); renderCached(); } }, 'remove')))) : 'None yet.');
 }
 
+/** A judge-card problem, said beside the Load button (kept in the state: the card is redrawn). */
+function judgeError(text) {
+  state.judgeError = text;
+  renderJudge();
+}
+
 async function loadJudge(choice, file, url, backend, precision = 'int8') {
   let source;
+  state.judgeError = null;
   if (choice === '__file') {
-    if (!file) return notice('Choose a .gguf file first.', 'error');
+    if (!file) return judgeError('Choose a .gguf file first.');
     source = { file };
   } else if (choice === '__url') {
-    if (!url) return notice('Enter a model URL first.', 'error');
+    if (!url) return judgeError('Enter a model URL first.');
     let u;
-    try { u = splitHash(new URL(url, location.href).href); } catch (e) { return notice(`That is not a usable model URL: ${e.message}.`, 'error'); }
+    try { u = splitHash(new URL(url, location.href).href); } catch (e) { return judgeError(`That is not a usable model URL: ${e.message}.`); }
     source = { key: `url-${await shortHash(u.url)}`, urls: [u.url], sha256: u.sha256 };
     if (!u.sha256) notice('This URL names no SHA-256, so the model’s integrity cannot be checked: add #sha256= and the model’s 64-digit SHA-256 to the URL, as the command line takes it.');
   } else {
@@ -162,7 +170,7 @@ async function loadJudge(choice, file, url, backend, precision = 'int8') {
     state.pace = (await db.get('settings', paceKey()).catch(() => null))?.secsPerResponse ?? null;
     notice(`Judge ${state.judge.name} loaded on ${state.judge.backend}.`);
   } catch (e) {
-    notice(`Could not load the judge: ${e.message}`, 'error');
+    state.judgeError = `Could not load the judge: ${e.message}`;
   }
   state.loading = null;
   renderAll();
@@ -260,7 +268,7 @@ function renderBench() {
       h('button', { id: 'load-mtbench', onclick: inOrder(async () => { await loadBundledBenchmark(); renderAll(); }) }, 'Use MT-Bench (bundled)'),
       h('label', { class: 'file-label' }, 'or upload queries + checklists (JSON Lines): ', input),
       formatsLink('bench-h')),
-    uploadMessages('bench-errors', state.uploadErrors.bench),
+    messagesBeside('bench-errors', state.uploadErrors.bench),
     b ? h('p', {}, h('strong', {}, b.name), `: ${b.queries.length} queries, ${withChecklist} with checklists, ${items} checklist items.`) : h('p', { class: 'hint' }, 'No benchmark loaded.'),
     b ? problemList(b.problems) : null);
 }
@@ -335,9 +343,9 @@ function renderResponses() {
       h('button', { id: 'load-gpt4-judged', onclick: inOrder(loadGpt4JudgedResponses), disabled: !state.benchmark, title: 'FastChat-fork models whose answers GPT-4 scored: compare the judge with GPT-4 in Results → Strong judge' }, `Add GPT-4-judged answers (${GPT4_JUDGED_MODELS.length} models)`)),
     drop,
     h('p', { class: 'hint' }, 'What each format holds, with examples: ', formatsLink('resp-h'), '.'),
-    uploadMessages('responses-errors', state.uploadErrors.responses),
+    messagesBeside('responses-errors', state.uploadErrors.responses),
     state.responses.length ? h('div', { class: 'scroll' }, h('table', { class: 'models' },
-      h('thead', {}, h('tr', {}, ['model', 'responses', 'graded', ''].map((c) => h('th', {}, c)))),
+      h('thead', {}, h('tr', {}, ['model', 'responses', 'graded'].map((c) => h('th', {}, c)), h('th', {}, h('span', { class: 'sr-only' }, 'remove')))),
       h('tbody', {}, state.responses.map((r) => h('tr', {},
         h('td', { class: 'model' }, h('span', { class: 'name' }, r.model), h('div', { class: 'hint' }, `${r.file} · ${r.format}`)),
         h('td', { class: 'num count' }, r.records.length),

@@ -4,7 +4,7 @@
 // the engine and stores each record as it is made; core ranks them with the leaderboard's method and
 // decoding. This file renders; text from files is rendered as text.
 
-import { h, mount, download, fmt } from './lib/dom.js';
+import { h, mount, download, fmt, messagesBeside } from './lib/dom.js';
 
 export const DESIGN_TABS = [['designs', 'Evaluation types']];
 
@@ -72,12 +72,16 @@ export const DESIGN_VIEWS = {
     const design = designOf(u);
     const run = async () => {
       const { jobs, without } = designJobs(ctx, design.settings.checklist !== 'never');
-      if (!jobs.length) return ctx.notice('Load a benchmark and responses first (with checklists, to put them in the prompt).', 'error');
+      ui.designError = null;
+      if (!jobs.length) {
+        ui.designError = 'Load a benchmark and responses first (with checklists, to put them in the prompt).';
+        return rerender();
+      }
       if (without) ctx.notice(`${without} responses answer queries without a checklist and are left out of this run.`, 'warn');
       showStatus(ui, 'starting…');
       const off = [
         ctx.engine.on('design-progress', (m) => showStatus(ui, `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`)),
-        ctx.engine.on('design-error', (m) => ctx.notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error')),
+        ctx.engine.on('design-error', (m) => { ui.designError = `${m.model} on ${m.session_id}: ${m.error}`; }),
       ];
       ui.designRunning = true;
       try {
@@ -85,7 +89,7 @@ export const DESIGN_VIEWS = {
         ui.designStatus = r.cancelled ? `cancelled after ${r.done} of ${r.total}; what was made is kept` : r.stopped ? `stopped: ${r.stopped}` : `done: ${r.total}`;
       } catch (e) {
         ui.designStatus = '';
-        ctx.notice(e.message, 'error');
+        ui.designError = e.message;
       } finally {
         off.forEach((f) => f());
         ui.designRunning = false;
@@ -101,7 +105,8 @@ export const DESIGN_VIEWS = {
     const buttons = h('div', { class: 'row' },
       h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
       h('button', { id: 'design-cancel', disabled: !ui.designRunning, onclick: () => ctx.engine.signal('cancel') }, 'Cancel'),
-      h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || ''));
+      h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || ''),
+      messagesBeside('design-error', ui.designError));
     const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders and are averaged (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
     if (!name) return mount(body, intro, form, buttons, h('p', { class: 'hint' }, 'Load a judge to run a design.'));
     let v;

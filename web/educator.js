@@ -2,10 +2,10 @@
 // the user's own labels, agreement with a strong judge. The worker computes everything (the engine
 // grades, `core` scores, fits and measures); this file renders. Text from files is rendered as text.
 
-import { h, mount, download, fmt } from './lib/dom.js';
+import { h, mount, download, fmt, scrollable, messagesBeside, messageSlot } from './lib/dom.js';
 import { chart, tip, heat } from './lib/charts.js';
 import * as db from './lib/db.js';
-import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 
 export const EDU_TABS = [
   ['explain', 'Explain a score'],
@@ -91,13 +91,13 @@ export const EDU_VIEWS = {
       h('h3', {}, '1. What the judge read'),
       h('p', { class: 'hint' }, `The ${p.template} chat template around the grading prompt (${p.style}). `, h('span', { id: 'explain-sizes' }, `The shared part is read once (${p.prefix_tokens} tokens), then each item's question (${p.suffix_tokens.join(', ')} tokens).`),
         p.truncated_chars ? ` The response did not fit the judge's context: its last ${p.truncated_chars} characters were cut (kept ${p.kept_chars}).` : ' The whole response fit in the context.'),
-      h('details', { open: true }, h('summary', {}, 'Shared part'), h('pre', { class: 'text prompt', id: 'explain-prefix' }, p.truncated_chars ? withTruncation(p.prefix, p.truncation_marker) : p.prefix)),
+      h('details', { open: true }, h('summary', {}, 'Shared part'), h('pre', { class: 'text prompt', id: 'explain-prefix', ...scrollable('The prompt\'s shared part') }, p.truncated_chars ? withTruncation(p.prefix, p.truncation_marker) : p.prefix)),
       h('h3', {}, '2. Each checklist item'),
       h('table', { class: 'inspector', id: 'explain-items' },
         h('thead', {}, h('tr', {}, ['item', 'the rest of its prompt', 'p(Yes)'].map((c) => h('th', {}, c)))),
         h('tbody', {}, pick.query.checklist.map((item, i) => h('tr', {},
           h('td', { class: 'item' }, `${i + 1}. ${item}`),
-          h('td', {}, h('details', {}, h('summary', {}, 'show'), h('pre', { class: 'text' }, p.suffixes[i] ?? ''))),
+          h('td', {}, h('details', {}, h('summary', {}, 'show'), h('pre', { class: 'text', ...scrollable(`Item ${i + 1}'s part of the prompt`) }, p.suffixes[i] ?? ''))),
           h('td', { class: 'num heat', style: { background: heat(probs[i]) } }, probs[i] == null ? 'not graded' : probs[i].toFixed(3)))))),
       h('p', { class: 'hint' }, 'p(Yes) = p(Yes)/(p(Yes)+p(No)) of the judge\'s next token, from its logits: no text is generated.'),
       h('h3', {}, '3. From item probabilities to the score'),
@@ -116,23 +116,26 @@ export const EDU_VIEWS = {
     ui.probeResults ||= [];
     ui.probeReport ||= [];
     const status = h('span', { class: 'hint', id: 'probe-status' });
+    const problem = messageSlot('probe-error');
     const run = async (probe, label, options) => {
       status.textContent = `${label}: grading…`;
+      problem.say(null);
       try {
         const r = await ctx.engine.request('probe', { probe, query: pick.query, response: pick.response, model: pick.model, options });
         ui.probeResults.unshift({ label, probe, session: pick.query.session_id, model: pick.model, ...r });
         rerender();
-      } catch (e) { status.textContent = ''; ctx.notice(e.message, 'error'); }
+      } catch (e) { status.textContent = ''; problem.say(e.message); }
     };
     const runAll = async (probe, label, options) => {
       const jobs = allJobs(ctx, probe);
       status.textContent = `${label}: 0 of ${jobs.length} responses…`;
+      problem.say(null);
       const off = ctx.engine.on('probe-progress', (m) => { status.textContent = `${label}: ${m.done} of ${m.total} responses…`; });
       try {
         const r = await ctx.engine.request('probeAll', { probe, options, jobs });
         ui.probeReport = [{ label, probe, ...r }, ...ui.probeReport.filter((x) => x.label !== label)];
         rerender();
-      } catch (e) { ctx.notice(e.message, 'error'); } finally { off?.(); }
+      } catch (e) { status.textContent = ''; problem.say(e.message); } finally { off?.(); }
     };
     const others = pick.models.filter((m) => m !== pick.model);
     const otherSel = h('select', { id: 'probe-other', 'aria-label': 'Compare with' }, others.map((m) => h('option', { value: m }, m)));
@@ -165,10 +168,10 @@ export const EDU_VIEWS = {
             ui.probeJudge = name;
             status.textContent = `second judge: ${name}`;
             rerender();
-          } catch (e) { status.textContent = ''; ctx.notice(e.message, 'error'); }
+          } catch (e) { status.textContent = ''; problem.say(e.message); }
         }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {}), 'judge'),
           button('probe-all-judge', 'All', () => runAll('judge', `Judge ${ui.probeJudge || '?'} instead`, {})), h('span', { class: 'hint' }, ui.probeJudge ? `loaded: ${ui.probeJudge}` : '')),
-        status),
+        status, problem),
       h('h3', {}, 'This response'),
       ui.probeResults.length ? h('table', { class: 'meta', id: 'probe-results' },
         h('thead', {}, h('tr', {}, ['probe', 'response', 'before', 'after', 'Δ', ''].map((c) => h('th', {}, c)))),
@@ -193,6 +196,7 @@ export const EDU_VIEWS = {
     const { scores } = await ctx.engine.request('view', { view: 'scores', judge });
     const ours = new Map(scores.filter((x) => x.session_id === ui.query).map((x) => [x.model_test, x.score]));
     const labelOf = (m) => labels.find((l) => l.session_id === ui.query && l.model_test === m && l.score != null);
+    const labelProblem = messageSlot('label-problem');
     const scoreRows = pick.models.map((m) => {
       const input = h('input', { type: 'number', min: 1, max: 10, step: 0.5, size: 4, value: labelOf(m)?.score ?? '', 'aria-label': `your score for ${m}`, id: `label-${m}` });
       input.addEventListener('change', async () => {
@@ -200,16 +204,16 @@ export const EDU_VIEWS = {
         const at = labels.findIndex((l) => l.session_id === ui.query && l.model_test === m && l.score != null);
         if (at >= 0) labels.splice(at, 1);
         if (v != null) {
-          if (!(v >= 1 && v <= 10)) return ctx.notice('A score label is a number from 1 to 10.', 'error');
+          if (!(v >= 1 && v <= 10)) return labelProblem.say(`${m}: a score label is a number from 1 to 10, not ${input.value}.`);
           labels.push({ session_id: ui.query, model_test: m, score: v, created: new Date().toISOString() });
         }
         await save();
       });
       return h('tr', {}, h('td', {}, m), h('td', { class: 'num' }, fmt(ours.get(m), 2)), h('td', {}, input));
     });
-    const [selA, selB] = ['a', 'b'].map((s, k) => h('select', { id: `pref-${s}`, 'aria-label': `model ${s.toUpperCase()}` }, pick.models.map((m, i) => h('option', { value: m, selected: i === k }, m))));
+    const [selA, selB] = ['a', 'b'].map((s, k) => h('select', { id: `pref-model-${s}`, 'aria-label': `model ${s.toUpperCase()}` }, pick.models.map((m, i) => h('option', { value: m, selected: i === k }, m))));
     const prefer = (winner) => async () => {
-      if (selA.value === selB.value) return ctx.notice('Choose two different models.', 'error');
+      if (selA.value === selB.value) return labelProblem.say('A preference compares two different models: choose another model A or B.');
       labels.push({ session_id: ui.query, model_a: selA.value, model_b: selB.value, winner, created: new Date().toISOString() });
       await save();
     };
@@ -239,6 +243,7 @@ export const EDU_VIEWS = {
       h('table', { class: 'meta', id: 'label-table' }, h('thead', {}, h('tr', {}, ['model', 'judge\'s score', 'your score (1–10)'].map((c) => h('th', {}, c)))), h('tbody', {}, scoreRows)),
       h('div', { class: 'row' }, 'Preference on this query: ', selA, ' vs ', selB,
         h('button', { id: 'pref-a', onclick: prefer('model_a') }, 'A is better'), h('button', { id: 'pref-tie', onclick: prefer('tie') }, 'Tie'), h('button', { id: 'pref-b', onclick: prefer('model_b') }, 'B is better')),
+      labelProblem,
       h('p', { id: 'label-count' }, `${labels.length} label${labels.length === 1 ? '' : 's'} stored in this browser.`),
       labels.length ? h('details', {}, h('summary', {}, 'Your labels'), h('ul', {}, labels.map((l, i) => h('li', {},
         l.score != null ? `${l.session_id} · ${l.model_test}: ${l.score}` : `${l.session_id} · ${l.model_a} vs ${l.model_b}: ${l.winner}`, ' ',
@@ -247,7 +252,7 @@ export const EDU_VIEWS = {
         h('button', { class: 'primary', id: 'refit', disabled: !labels.length, onclick: () => { ui.calibrated = true; rerender(); } }, 'Refit and compare rankings'),
         h('button', { id: 'export-labels', disabled: !labels.length, onclick: async () => download(`rocketjudge-labels.jsonl`, await ctx.engine.core('labelsJsonl', labels), 'application/jsonl') }, 'Export labels (JSONL)'),
         h('label', {}, 'Import labels (JSON Lines, one score or preference per line): ', importer)),
-      uploadMessages('labels-error', ui.labelsError),
+      messagesBeside('labels-error', ui.labelsError),
       result ? calibrationResult(result) : null);
   },
 
@@ -273,7 +278,7 @@ export const EDU_VIEWS = {
     } }, 'Use GPT-4\'s MT-Bench judgments (bundled)');
     const head = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload verdicts (FastChat single or pair judgments, Arena battles, scores JSONL/CSV): ', input)),
       h('p', { class: 'hint' }, 'The bundled file holds GPT-4\'s 1–10 scores of the answers "Add GPT-4-judged answers" loads (5 models, MT-Bench questions 81–151 step 10, both turns).')];
-    const error = (m) => uploadMessages('strong-error', m);
+    const error = (m) => messagesBeside('strong-error', m);
     if (ui.strongError) head.push(error(ui.strongError));
     if (!ctx.state.strong) return mount(body, head);
     // GPT-4's bundled judgments are of the GPT-4-judged answers: without their grades there is nothing

@@ -2,9 +2,9 @@
 // win-rate heatmap, item inspector (with checklist editing), comparison with a reference ranking,
 // exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
 
-import { h, mount, download, fmt } from './lib/dom.js';
+import { h, mount, download, fmt, scrollable, messagesBeside, messageSlot } from './lib/dom.js';
 import { chart, disposeCharts, tip, heat } from './lib/charts.js';
-import { readUpload, plainError, uploadMessages, UploadError } from './lib/upload.js';
+import { readUpload, plainError, UploadError } from './lib/upload.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
 
@@ -126,7 +126,7 @@ const VIEWS = {
     const pad = (hi - lo) * 0.05 || 1;
     chart(plot, {
       grid: { left: 150, right: 30, top: 20, bottom: 40 },
-      xAxis: { type: 'value', min: lo - pad, max: hi + pad, axisLabel: { formatter: (v) => fmt(v, digits) }, name: m === 'bt' || m === 'elo' ? 'rating (Elo scale)' : m === 'winrate' ? 'win rate' : 'score (1–10)', nameLocation: 'middle', nameGap: 28 },
+      xAxis: { type: 'value', min: lo - pad, max: hi + pad, axisLabel: { formatter: (v) => fmt(v, digits), showMinLabel: false, showMaxLabel: false }, name: m === 'bt' || m === 'elo' ? 'rating (Elo scale)' : m === 'winrate' ? 'win rate' : 'score (1–10)', nameLocation: 'middle', nameGap: 28 },
       yAxis: { type: 'category', data: rev.map((e) => e.model) },
       tooltip: { trigger: 'item', formatter: (p) => { const e = rev[p.dataIndex]; return tip(e.model, `${fmt(e.score, digits)} (95% CI ${fmt(e.lower, digits)} – ${fmt(e.upper, digits)})`); } },
       series: [
@@ -214,8 +214,8 @@ const VIEWS = {
     mount(body,
       h('div', { class: 'row' }, h('label', {}, 'Query ', sel), h('button', { id: 'edit-checklist', onclick: () => { ui.editing = !ui.editing; renderResults(body.parentElement, ctx); } }, ui.editing ? 'Close editor' : 'Edit checklist')),
       h('div', { class: 'inspect' },
-        h('div', {}, h('h3', {}, 'User query'), h('pre', { class: 'text', id: 'query-text' }, conversationText(q)), grid, editor),
-        h('div', {}, h('h3', {}, `Response of ${ui.model}`), h('pre', { class: 'text', id: 'response-text' }, resp ? resp.output[0] : '(response not loaded)'))),
+        h('div', {}, h('h3', {}, 'User query'), h('pre', { class: 'text', id: 'query-text', ...scrollable('User query') }, conversationText(q)), grid, editor),
+        h('div', {}, h('h3', {}, `Response of ${ui.model}`), h('pre', { class: 'text', id: 'response-text', ...scrollable(`Response of ${ui.model}`) }, resp ? resp.output[0] : '(response not loaded)'))),
       h('p', { class: 'hint' }, 'Each cell is p(Yes)/(p(Yes)+p(No)) for the item; blue = yes, red = no. Text is shown exactly as uploaded, as text.'));
   },
 
@@ -239,7 +239,7 @@ const VIEWS = {
       renderResults(body.parentElement, ctx);
     } }, 'Use Chatbot Arena 2023 (MT-Bench models)');
     const parts = [h('div', { class: 'row' }, bundled, h('label', {}, 'or upload a ranking (a JSON list of models, each with its name and rating, optionally its interval): ', input)),
-      uploadMessages('reference-error', ui.referenceError)];
+      messagesBeside('reference-error', ui.referenceError)];
     if (ctx.state.reference) {
       const ours = (ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: { ...ui.settings, bootstrap: 200 } })).entries.map((e) => ({ name: e.model, rating: e.score }));
       try {
@@ -269,7 +269,8 @@ const VIEWS = {
   async export(body, ctx, judge) {
     const ranking = ctx.lastRanking || await view(ctx, judge, 'leaderboard', { settings: ui.settings });
     const base = `rocketjudge-${judge}`;
-    const btn = (id, label, fn) => h('button', { id, onclick: async () => { try { await fn(); } catch (e) { ctx.notice(e.message, 'error'); } } }, label);
+    const problem = messageSlot('export-error');
+    const btn = (id, label, fn) => h('button', { id, onclick: async () => { problem.say(null); try { await fn(); } catch (e) { problem.say(e.message); } } }, label);
     mount(body, h('div', { class: 'exports' },
       btn('export-judgments', 'Judgments (RocketEval JSONL)', async () => download(`${base}-judgments.jsonl`, await view(ctx, judge, 'judgmentsJsonl'), 'application/jsonl')),
       btn('export-scores', 'Scores (CSV)', async () => download(`${base}-scores.csv`, await view(ctx, judge, 'scoresCsv'), 'text/csv')),
@@ -281,7 +282,7 @@ const VIEWS = {
         benchmark: ctx.state.benchmark ? { name: ctx.state.benchmark.name, queries: ctx.state.benchmark.queries.length } : null,
         note: 'Aggregates only: no query, response or checklist text.', created: new Date().toISOString(),
       }, null, 2))),
-    ), h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. The command-line tool reads the judgments back: ', h('code', {}, 'rocketjudge rank --judgments FILE'), '.'));
+    ), problem, h('p', { class: 'hint' }, 'Files are made in this tab and saved by your browser; nothing is uploaded. CSV cells that a spreadsheet would run as formulas are neutralised. The command-line tool reads the judgments back: ', h('code', {}, 'rocketjudge rank --judgments FILE'), '.'));
   },
 };
 
@@ -309,16 +310,18 @@ function checklistEditor(q, ctx, close) {
   redraw();
   // A checklist made by a strong model elsewhere: show RocketEval's creation prompt, parse the reply.
   const promptBox = h('pre', { class: 'text', id: 'creation-prompt', hidden: true });
+  const replyProblem = messageSlot('checklist-reply-error');
   const reply = h('textarea', { id: 'checklist-reply', rows: 5, cols: 70, placeholder: 'Paste the model\'s reply (a numbered list of questions)', 'aria-label': 'Checklist reply' });
   const create = h('details', { class: 'create' }, h('summary', {}, 'Create the checklist with a strong model elsewhere'),
     h('p', { class: 'hint' }, 'Run RocketEval\'s creation prompt (below) with a strong model of your choice, then paste its reply. Nothing is sent from here.'),
     h('div', { class: 'row' },
       h('button', { id: 'show-creation-prompt', onclick: async () => { promptBox.textContent = await ctx.engine.core('creationPrompt', q); promptBox.hidden = false; } }, 'Show the prompt'),
       h('button', { onclick: async () => { await navigator.clipboard.writeText(await ctx.engine.core('creationPrompt', q)); ctx.notice('Creation prompt copied.'); } }, 'Copy it')),
-    promptBox, reply,
+    promptBox, reply, replyProblem,
     h('button', { id: 'use-reply', onclick: async () => {
       const items = await ctx.engine.core('parseChecklistReply', reply.value);
-      if (!items) return ctx.notice('No numbered questions found in the reply.', 'error');
+      if (!items) return replyProblem.say('No numbered questions found in the reply: paste a list such as "1. Does the response …?", one question per line.');
+      replyProblem.say(null);
       rows.splice(0, rows.length, ...items.map((t) => ({ text: t, orig: null })));
       redraw();
     } }, 'Use these questions'));

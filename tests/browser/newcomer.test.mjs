@@ -8,10 +8,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, ROOT } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
@@ -170,6 +170,81 @@ test('the responses table keeps its counts and remove buttons in view, laptop an
   await page.setViewportSize({ width: 1400, height: 1600 });
 });
 
+// Deliverable 5: every view, on a laptop and on a phone, photographed into docs/screens/ (look at them
+// after a change), checked by axe-core (WCAG 2.1 A/AA and best practice; no serious or critical
+// violation), walked with the Tab key (every visible control receives focus) and measured (no view
+// wider than the window).
+const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const SCREENS = join(ROOT, 'docs/screens');
+const SIZES = [['laptop', 1366, 900], ['phone', 390, 844]];
+
+async function axeSerious(where) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
+  const r = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${where}: ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+/** Press Tab until every visible, enabled control has had focus; return those that never did. */
+async function unreachableByTab() {
+  const n = await page.evaluate(() => {
+    const all = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')];
+    // Shown: laid out and visible (checkVisibility also leaves out a closed <details>' content).
+    const shown = all.filter((e) => !e.disabled && e.tabIndex >= 0 && e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
+    document.querySelectorAll('[data-kbd]').forEach((e) => delete e.dataset.kbd);
+    shown.forEach((e, i) => { e.dataset.kbd = String(i); });
+    document.activeElement?.blur();
+    return shown.length;
+  });
+  const seen = new Set();
+  for (let i = 0; i < 2 * n + 10 && seen.size < n; i += 1) {
+    await page.keyboard.press('Tab');
+    const k = await page.evaluate(() => document.activeElement?.dataset.kbd);
+    if (k != null) seen.add(k);
+  }
+  return page.$$eval('[data-kbd]', (es, got) => es.filter((e) => !got.includes(e.dataset.kbd))
+    .map((e) => `${e.tagName.toLowerCase()}#${e.id || ''}.${e.className || ''} "${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)}"`), [...seen]);
+}
+
+test('every view on a laptop and a phone: photographed, no sideways scrolling, no serious accessibility violation, every control reachable by Tab', async () => {
+  mkdirSync(SCREENS, { recursive: true });
+  const tabs = await page.$$eval('#results [role=tab]', (bs) => bs.map((b) => b.id));
+  const problems = [];
+  for (const [size, width, height] of SIZES) {
+    await page.setViewportSize({ width, height });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(SCREENS, `${size}-app.png`) });
+    problems.push(...await axeSerious(`${size}, the page`));
+    for (const id of tabs) {
+      await page.click(`#${id}`);
+      await page.waitForTimeout(700); // the charts' entry animation
+      await page.locator('#results-card').screenshot({ path: join(SCREENS, `${size}-${id.replace(/^tab-/, 'results-')}.png`) });
+      problems.push(...await axeSerious(`${size}, ${id}`));
+      const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      if (scroll > client) problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window`);
+      if (size === 'laptop') problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
+    }
+  }
+  const other = await context.newPage();
+  for (const [size, width, height] of SIZES) {
+    await other.setViewportSize({ width, height });
+    for (const [name, path] of [['formats', 'web/formats.html'], ['bench', 'bench.html']]) {
+      await other.goto(`${server.origin}/${path}`);
+      await other.waitForTimeout(500);
+      await other.screenshot({ path: join(SCREENS, `${size}-${name}.png`) });
+      const [scroll, client] = await other.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      if (scroll > client) problems.push(`${size}, ${name}: the page is ${scroll}px wide in a ${client}px window`);
+      await other.evaluate(AXE);
+      const r = await other.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
+      problems.push(...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${size}, ${name}: ${v.id} (${v.help})`));
+    }
+  }
+  await other.close();
+  await page.setViewportSize({ width: 1400, height: 1600 });
+  assert.deepEqual(problems, []);
+});
+
 test('every upload control answers an empty file, a JSON document, random bytes and a mismatched file beside itself, in plain words', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rj-uploads-'));
   const file = (name, bytes) => { writeFileSync(join(dir, name), bytes); return join(dir, name); };
@@ -205,6 +280,39 @@ test('every upload control answers an empty file, a JSON document, random bytes 
   await page.waitForFunction(() => /mismatched\.jsonl holds neither queries/.test(document.querySelector('#bench-errors')?.textContent || ''));
   assert.match(await page.locator('#bench').innerText(), /3 queries/, 'the benchmark in use is kept');
   await shot(page, 'newcomer-upload-errors');
+});
+
+test('problems that are not about a file stand beside their control too, in plain words', async () => {
+  const topErrors = () => page.locator('#status .notice.error').count();
+  const before = await topErrors();
+  // The judge card: Load with "a file" chosen and none given.
+  const choice = await page.locator('#model-select').inputValue();
+  await page.selectOption('#model-select', '__file');
+  await page.click('#load-judge');
+  await page.waitForSelector('#judge-error .notice');
+  assert.match(await page.locator('#judge-error').innerText(), /^Choose a \.gguf file first\.$/);
+  await page.selectOption('#model-select', choice);
+  // Calibrate: a score outside 1–10, and a preference between a model and itself.
+  await page.click('#tab-calibrate');
+  const score = page.locator('[id="label-gpt-4"]');
+  await score.fill('11');
+  await score.dispatchEvent('change');
+  await page.waitForSelector('#label-problem .notice');
+  assert.match(await page.locator('#label-problem').innerText(), /^gpt-4: a score label is a number from 1 to 10, not 11\.$/);
+  await page.selectOption('#pref-model-b', await page.locator('#pref-model-a').inputValue());
+  await page.click('#pref-a');
+  assert.match(await page.locator('#label-problem').innerText(), /two different models/);
+  // The checklist editor: a pasted reply with no numbered questions.
+  await page.click('#tab-inspector');
+  await page.click('#edit-checklist');
+  await page.click('summary:has-text("Create the checklist with a strong model elsewhere")');
+  await page.fill('#checklist-reply', 'Sure! Here are some thoughts about the response.');
+  await page.click('#use-reply');
+  await page.waitForSelector('#checklist-reply-error .notice');
+  assert.match(await page.locator('#checklist-reply-error').innerText(), /No numbered questions found in the reply/);
+  assert.equal(await topErrors(), before, 'nothing went to the top of the page');
+  await page.click('#edit-checklist');
+  await page.click('#tab-leaderboard');
 });
 
 test('GPT-4\'s bundled judgments on answers it did not judge: said so, with the answers it judged one click away', async () => {

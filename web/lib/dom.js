@@ -31,6 +31,27 @@ function safeUrl(v) {
   return u.origin === location.origin ? s : '#';
 }
 
+/** The message(s) about a control, to stand right beside it (role=alert: read out when shown); null
+ * when there is none. For views drawn from state: keep the message in the state. */
+export function messagesBeside(id, messages) {
+  const list = [messages].flat().filter(Boolean);
+  return list.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, list.map((m) => h('p', { class: 'notice error' }, m))) : null;
+}
+
+/** An empty place beside a control for its message, filled in place (`slot.say(text)`; `say(null)`
+ * clears it): for controls whose view is not redrawn after the failure. */
+export function messageSlot(id) {
+  const el = h('div', { class: 'upload-errors', id, role: 'alert' });
+  el.say = (text) => mount(el, text ? h('p', { class: 'notice error' }, text) : null);
+  return el;
+}
+
+/** Attributes of a box of text that may scroll: a named region that takes keyboard focus (so the
+ * arrow keys scroll it). */
+export function scrollable(name) {
+  return { tabindex: 0, role: 'region', 'aria-label': name };
+}
+
 /** Replace the children of `el`; every table in them gets its headers aligned (see alignHeaders). */
 export function mount(el, ...children) {
   el.replaceChildren(...children.flat(Infinity).filter((c) => c != null && c !== false).map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));

@@ -3,7 +3,6 @@
 // errors (file, line, field, what was expected) without their internal notation, shown beside the
 // control they concern.
 
-import { h } from './dom.js';
 
 /** What each upload control takes, in words. */
 export const EXPECTED = {
@@ -60,10 +59,4 @@ export function plainError(e) {
   const where = `${file}${line ? `, line ${line}` : ''}`;
   if (/^invalid JSON/.test(detail)) return `${where}: not valid JSON (expected one complete JSON object${line ? ' on the line' : ''}).`;
   return `${where}${field ? `, field "${field}"` : ''}: ${detail.replace(/`/g, '"')}.`.replace(/\.\.$/, '.');
-}
-
-/** The message(s) of an upload control, to stand right below it; null when there is none. */
-export function uploadMessages(id, messages) {
-  const list = [messages].flat().filter(Boolean);
-  return list.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, list.map((m) => h('p', { class: 'notice error' }, m))) : null;
 }
