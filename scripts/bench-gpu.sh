@@ -14,8 +14,15 @@
 # its GPU backend (CUDA where nvcc is found, Vulkan where glslc is, else the CPU only; the table says
 # which). --offline (a machine with no network): nothing is installed or fetched; the binary is
 # $RJ_BIN (default target/release/rocketjudge), the models are paths, llama.cpp is built from
-# $LLAMA_SRC (the sdist, a .tar.gz) when python3 has none. On a machine with no GPU the wgpu rows run on
-# the software adapter (lavapipe), which shows only that the script runs end to end.
+# $LLAMA_SRC (the sdist, a .tar.gz; pip, cmake, ninja and scikit-build-core must be there) when python3
+# has none. On a machine with no GPU the wgpu rows run on the software adapter (lavapipe), which shows
+# only that the script runs end to end.
+#
+# A machine that cannot get the judges either (how the README's H200 numbers were taken: no network,
+# 64 MiB per transfer): here, `python3 scripts/bench/twin_gguf.py skeleton ~/.cache/rocketjudge/models/M.gguf
+# M.skel` (a few MB each); carry the skeletons, a release binary and the sdist there; there,
+# `python3 scripts/bench/twin_gguf.py fill M.skel M.gguf` and
+# `RJ_BIN=./rocketjudge LLAMA_SRC=… scripts/bench-gpu.sh --offline --no-browser --models M.gguf,…`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -65,7 +65,7 @@ export const DESIGN_VIEWS = {
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
-      placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many votes of 10 (default 3)' });
+      placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many of 10 sampled verdicts, five per order, in expectation (default 3)' });
     k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;

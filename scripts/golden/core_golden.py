@@ -419,6 +419,18 @@ def strong():
     write("strong.json", {"tie_margin": margin, "tolerance": 1e-10, "cases": cases})
 
 
+def votes():
+    """Seed 002's ten sampled verdicts (five per order): the distribution of the votes for A and the
+    expected minority, from scipy's binomial."""
+    cases = []
+    for pf, ps in [(0.5, 0.5), (0.9, 0.3), (0.9, 0.85), (0.9, 0.2), (0.7, 0.4), (0.99, 0.02), (0.0, 1.0), (0.35, 0.6)]:
+        a, b = stats.binom.pmf(range(6), 5, pf), stats.binom.pmf(range(6), 5, ps)
+        split = np.convolve(a, b)
+        minority = float(sum(p * min(x, 10 - x) for x, p in enumerate(split)))
+        cases.append({"p_a_first": pf, "p_a_second": ps, "vote_split": split.tolist(), "inconsistency": minority})
+    write("votes.json", {"tolerance": 1e-12, "cases": cases})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     correlations()
@@ -427,4 +439,5 @@ if __name__ == "__main__":
     supervised()
     meta()
     strong()
+    votes()
     print("wrote", sorted(os.listdir(OUT)))

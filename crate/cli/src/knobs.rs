@@ -48,9 +48,10 @@ pub struct ChecklistFlags {
     /// again with it where the judge is inconsistent: inconsistency ≥ --selective-k).
     #[arg(long, value_parser = PossibleValuesParser::new(ChecklistUse::NAMES).try_map(|s| s.parse::<ChecklistUse>()))]
     pub checklist: Option<ChecklistUse>,
-    /// The threshold of `--checklist selective`: for a comparison, the votes out of 10 the
-    /// less-preferred response gets (1–5, default 3); for a Direct score, the standard deviation of
-    /// its 0–9 distribution (default 1.5).
+    /// The threshold of `--checklist selective`: for a comparison, the votes of 10 sampled verdicts
+    /// (five per order) the less-preferred response gets, in exact expectation (0–5; about 3.77 at an
+    /// even split; default 3); for a Direct score, the standard deviation of its 0–9 distribution
+    /// (default 1.5).
     #[arg(long)]
     pub selective_k: Option<f64>,
 }

@@ -126,7 +126,9 @@ fn pairwise_comparisons_feed_every_aggregation() {
     assert!(guided.iter().any(|(k, g)| (f(g, "p_a_first") - f(&plain_by[k], "p_a_first")).abs() > 1e-6));
 
     // Selective (seed 002): plain where the plain comparison is consistent enough, guided elsewhere.
-    let x = |p: &Value| 10.0 * p_a(p).min(1.0 - p_a(p));
+    // The inconsistency is core's exact expected minority of ten sampled votes (checked against scipy
+    // in core's golden tests).
+    let x = |p: &Value| rocketjudge_core::pairwise::inconsistency(f(p, "p_a_first"), f(p, "p_a_second"));
     let mut xs: Vec<f64> = plain.iter().map(x).collect();
     xs.sort_by(f64::total_cmp);
     let k = (xs[3] + xs[4]) / 2.0;

@@ -245,9 +245,37 @@ pub fn five_point_share(p: &[f64]) -> f64 {
     first / (first + second)
 }
 
-/// Seed 002's inconsistency of a plain comparison: the votes the less-preferred response gets out of
-/// 10, here exactly, as 10 · min(p̄, 1 − p̄) with p̄ the mean of the two orders' p(A) at temperature 1.
+/// Verdicts sampled per presentation order in seed 002's selective rule (ten runs, five per order).
+pub const VOTES_PER_ORDER: usize = 5;
+
+/// Seed 002's inconsistency of a plain comparison: the votes the less-preferred response gets when
+/// the judge is run ten times at temperature 1, five per order — here exactly, as the expectation
+/// over the judge's own distributions: with X = Bin(5, p_a_first) + Bin(5, p_a_second) the votes for
+/// A, E[min(X, 10 − X)]. (At p = 0.5 in both orders it is about 3.77, not 5: a sampled minority is
+/// usually smaller than half.) [`vote_split`] gives the whole distribution of X.
 pub fn inconsistency(p_a_first: f64, p_a_second: f64) -> f64 {
+    let n = 2 * VOTES_PER_ORDER;
+    vote_split(p_a_first, p_a_second).iter().enumerate().map(|(x, p)| p * x.min(n - x) as f64).sum()
+}
+
+/// The distribution of the votes for A among seed 002's ten sampled verdicts (five with A shown first,
+/// p(A) = `p_a_first` each, five with A shown second, `p_a_second` each): P(X = 0..=10), the
+/// convolution of the two orders' binomials.
+pub fn vote_split(p_a_first: f64, p_a_second: f64) -> Vec<f64> {
+    let (a, b) = (stats::binomial_pmf(VOTES_PER_ORDER, p_a_first), stats::binomial_pmf(VOTES_PER_ORDER, p_a_second));
+    let mut out = vec![0.0; 2 * VOTES_PER_ORDER + 1];
+    for (i, pa) in a.iter().enumerate() {
+        for (j, pb) in b.iter().enumerate() {
+            out[i + j] += pa * pb;
+        }
+    }
+    out
+}
+
+/// The old rule, kept for comparison: 10 · min(p̄, 1 − p̄) of the two orders' mean p(A) — the
+/// minority's share of an infinite vote, scaled to ten; it is 5 at p̄ = 0.5, where ten sampled votes
+/// give about 3.8 ([`inconsistency`]).
+pub fn inconsistency_of_the_mean(p_a_first: f64, p_a_second: f64) -> f64 {
     let p = (p_a_first + p_a_second) / 2.0;
     10.0 * p.min(1.0 - p)
 }
@@ -387,8 +415,11 @@ mod tests {
         assert!(s(ChecklistUse::Selective, Some(f64::NAN)).is_err());
         let sel = s(ChecklistUse::Selective, None).unwrap();
         assert_eq!(sel.k, Some(DEFAULT_PAIRWISE_K));
-        assert!(!sel.guide(0.9, 0.85)); // 10·min(0.875, 0.125) = 1.25 < 3
-        assert!(sel.guide(0.9, 0.2)); // 10·0.45 = 4.5
+        assert!(!sel.guide(0.9, 0.85)); // E[minority of 10 votes] ≈ 1.25 < 3
+        assert!(sel.guide(0.9, 0.2)); // ≈ 4.09
+                                      // At an even split the expected minority is about 3.77: a threshold of 4 no longer means "always".
+        let at = |k| PairSettings { checklist: ChecklistUse::Selective, k: Some(k), ..Default::default() }.checked().unwrap();
+        assert!(at(3.0).guide(0.5, 0.5) && !at(4.0).guide(0.5, 0.5));
         assert!(s(ChecklistUse::Always, None).unwrap().guide(1.0, 1.0));
         let p = pair("q", "x", "y", 0.9, 0.2);
         assert!(sel.mismatch(&p, "j").is_some()); // the line records no checklist use
@@ -406,7 +437,28 @@ mod tests {
         assert_eq!((c.pairs, c.consistent), (2, 1));
         // First shown: 0.9, 0.7, 0.6, 0.3.
         assert!((c.first_shown - 0.625).abs() < 1e-12);
-        assert!((inconsistency(0.9, 0.3) - 4.0).abs() < 1e-12);
+        assert!((inconsistency_of_the_mean(0.9, 0.3) - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sampled_votes_agree_with_the_exact_inconsistency() {
+        // Ten verdicts drawn as seed 002 draws them (five per order), many times: the mean minority
+        // and the vote distribution approach the closed forms.
+        let mut rng = crate::stats::Rng::new(7);
+        for (pf, ps) in [(0.5, 0.5), (0.9, 0.3), (0.8, 0.75), (0.99, 0.02)] {
+            let runs = 40_000;
+            let mut counts = [0usize; 11];
+            for _ in 0..runs {
+                let x = (0..VOTES_PER_ORDER).filter(|_| rng.uniform(0.0, 1.0) < pf).count()
+                    + (0..VOTES_PER_ORDER).filter(|_| rng.uniform(0.0, 1.0) < ps).count();
+                counts[x] += 1;
+            }
+            let minority: f64 = counts.iter().enumerate().map(|(x, &c)| (x.min(10 - x) * c) as f64).sum::<f64>() / runs as f64;
+            assert!((minority - inconsistency(pf, ps)).abs() < 0.03, "({pf}, {ps}): sampled {minority}, exact {}", inconsistency(pf, ps));
+            for (x, p) in vote_split(pf, ps).iter().enumerate() {
+                assert!((counts[x] as f64 / runs as f64 - p).abs() < 0.01, "({pf}, {ps}): P(X = {x})");
+            }
+        }
     }
 
     #[test]

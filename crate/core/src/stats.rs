@@ -50,6 +50,20 @@ impl Rng {
     }
 }
 
+/// P(X = 0..=n) for X ~ Binomial(n, p), by the recurrence on C(n, k) (exact to rounding for the small
+/// n it is used with).
+pub fn binomial_pmf(n: usize, p: f64) -> Vec<f64> {
+    let mut c = 1.0; // C(n, k)
+    (0..=n)
+        .map(|k| {
+            if k > 0 {
+                c = c * (n + 1 - k) as f64 / k as f64;
+            }
+            c * p.powi(k as i32) * (1.0 - p).powi((n - k) as i32)
+        })
+        .collect()
+}
+
 pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }

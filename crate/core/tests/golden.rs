@@ -258,3 +258,17 @@ fn strong_agreement_matches_the_python_reference() {
         }
     }
 }
+
+#[test]
+fn seed_002_vote_split_matches_scipy() {
+    use rocketjudge_core::pairwise::{inconsistency, vote_split};
+    let g = golden("votes.json");
+    let tol = g["tolerance"].as_f64().unwrap();
+    for c in g["cases"].as_array().unwrap() {
+        let (pf, ps) = (c["p_a_first"].as_f64().unwrap(), c["p_a_second"].as_f64().unwrap());
+        for (x, (got, want)) in vote_split(pf, ps).iter().zip(floats(&c["vote_split"])).enumerate() {
+            assert_close(*got, want, tol, &format!("({pf}, {ps}) P(X = {x})"));
+        }
+        assert_close(inconsistency(pf, ps), c["inconsistency"].as_f64().unwrap(), tol, &format!("({pf}, {ps}) inconsistency"));
+    }
+}

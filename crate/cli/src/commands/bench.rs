@@ -419,7 +419,11 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     ]];
     if let Some(r) = report.get("llama_cpp") {
         rows.push(vec![
-            format!("llama.cpp {} on {} (prefix KV reused)", r["llama_cpp_python"].as_str().unwrap_or(""), r["device"].as_str().unwrap_or("cpu")),
+            format!(
+                "llama.cpp {} on {} (prefix KV reused)",
+                r["llama_cpp_python"].as_str().unwrap_or(""),
+                r["device"].as_str().unwrap_or("cpu")
+            ),
             f(r, "prefill_tokens_per_s"),
             f(r, "items_per_s"),
             f(r, "seconds_per_response"),
