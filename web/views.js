@@ -3,7 +3,7 @@
 // exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
 
 import { h, mount, download, fmt, scrollable, messagesBeside, messageSlot } from './lib/dom.js';
-import { chart, disposeCharts, tip, heat } from './lib/charts.js';
+import { chart, takeCharts, tip, heat } from './lib/charts.js';
 import { readUpload, plainError, UploadError } from './lib/upload.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
@@ -28,12 +28,34 @@ const MIN_MODELS_FOR_INTERVAL = 5;
 const ui = { tab: 'leaderboard', settings: null, methods: [], decoding: null, query: null, model: null, editing: false };
 export async function renderResults(el, ctx) {
   if (!el) return;
-  disposeCharts();
-  const { judgments } = ctx;
+  const oldCharts = takeCharts();
   const tabs = h('div', { class: 'tabs', role: 'tablist' }, TABS.map(([id, label]) =>
     h('button', { role: 'tab', id: `tab-${id}`, 'aria-selected': ui.tab === id ? 'true' : 'false', class: ui.tab === id ? 'active' : '', onclick: () => { ui.tab = id; renderResults(el, ctx); } }, label)));
   const body = h('div', { class: 'tab-body', role: 'tabpanel' });
-  mount(el, tabs, body);
+  // The view on screen stays until the new one is drawn: the new one is drawn out of sight beside it
+  // (laid out, so that its charts measure their box) and then takes its place, so a redraw (a new
+  // tab, the end of a run) never leaves the card blank while the worker computes.
+  const shown = el.querySelector(':scope > .tab-body');
+  if (shown) {
+    // The outgoing view gives up its ids (the new one carries them) and takes no more input.
+    shown.querySelectorAll('[id]').forEach((e) => e.removeAttribute('id'));
+    shown.inert = true;
+    body.classList.add('staging');
+    el.append(body);
+  } else {
+    mount(el, tabs, body);
+  }
+  try {
+    await drawView(body, ctx);
+  } finally {
+    body.classList.remove('staging');
+    if (body.parentElement === el) mount(el, tabs, body);
+    oldCharts.forEach((c) => c.dispose());
+  }
+}
+
+async function drawView(body, ctx) {
+  const { judgments } = ctx;
   // The other evaluation designs need no checklist grades, only a judge.
   const design = ui.tab in DESIGN_VIEWS;
   if (!judgments.length && !design) {

@@ -13,9 +13,12 @@ export function chart(el, option) {
   return c;
 }
 
-export function disposeCharts() {
-  charts.forEach((c) => c.dispose());
+/** Hand over the charts drawn so far, to be disposed once their view is off screen; charts drawn
+ * from now on start a new list. */
+export function takeCharts() {
+  const old = charts;
   charts = [];
+  return old;
 }
 
 addEventListener('resize', () => charts.forEach((c) => c.resize()));
