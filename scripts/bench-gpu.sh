@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 models=qwen2.5-coder-0.5b,qwen2.5-coder-1.5b
-threads=$(nproc)
+threads=$(nproc 2>/dev/null || sysctl -n hw.ncpu)
 out=.cache/bench-gpu
 browser=1
 offline=0
@@ -70,8 +70,8 @@ if ! python3 -c 'import llama_cpp' 2>/dev/null; then
     else
       src=llama-cpp-python==0.3.36 flags=()
     fi
-    CMAKE_ARGS="$backend -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
-      python3 -m pip install --quiet --disable-pip-version-check --target "$site" "${flags[@]}" "$src" >&2
+    CMAKE_ARGS="$backend -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL=$threads \
+      python3 -m pip install --quiet --disable-pip-version-check --target "$site" ${flags[@]+"${flags[@]}"} "$src" >&2
   fi
   export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 fi
@@ -87,7 +87,7 @@ for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   for backend in webgpu cpu; do
     log "$name on $backend, with llama.cpp beside it"
-    "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json "${extra[@]}" >"$out/$name.$backend.json"
+    "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
   done
 done
 
@@ -102,7 +102,7 @@ for m in models:
     for backend in ("webgpu", "cpu"):
         r = json.load(open(os.path.join(out, f"{name}.{backend}.json")))
         o, l = r["rocketjudge"], r.get("llama_cpp")
-        ref = [f"{l['llama_cpp_python']} {l['device']}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
+        ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
 w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]

@@ -86,6 +86,8 @@ function renderJudge() {
     h('option', { value: 'int8' }, 'CPU: 8-bit integer products (as llama.cpp)'), h('option', { value: 'f32' }, 'CPU: f32 products'));
   select.addEventListener('change', () => {
     state.selectedModel = select.value;
+    state.judgeError = null; // about the previous choice
+    document.getElementById('judge-error')?.remove();
     fileInput.hidden = select.value !== '__file';
     urlInput.hidden = select.value !== '__url';
   });

@@ -63,7 +63,7 @@ export const DESIGN_VIEWS = {
     const models = ctx.state.responses.map((r) => r.model);
     const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '' });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
-    const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; rerender(); };
+    const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
       placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many of 10 sampled verdicts, five per order, in expectation (default 3)' });
     k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
@@ -72,16 +72,16 @@ export const DESIGN_VIEWS = {
     const design = designOf(u);
     const run = async () => {
       const { jobs, without } = designJobs(ctx, design.settings.checklist !== 'never');
-      ui.designError = null;
+      ui.designErrors = [];
       if (!jobs.length) {
-        ui.designError = 'Load a benchmark and responses first (with checklists, to put them in the prompt).';
+        ui.designErrors = ['Load a benchmark and responses first (with checklists, to put them in the prompt).'];
         return rerender();
       }
       if (without) ctx.notice(`${without} responses answer queries without a checklist and are left out of this run.`, 'warn');
       showStatus(ui, 'starting…');
       const off = [
         ctx.engine.on('design-progress', (m) => showStatus(ui, `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`)),
-        ctx.engine.on('design-error', (m) => { ui.designError = `${m.model} on ${m.session_id}: ${m.error}`; }),
+        ctx.engine.on('design-error', (m) => { ui.designErrors.push(`${m.model} on ${m.session_id}: ${m.error}`); }),
       ];
       ui.designRunning = true;
       try {
@@ -89,7 +89,7 @@ export const DESIGN_VIEWS = {
         ui.designStatus = r.cancelled ? `cancelled after ${r.done} of ${r.total}; what was made is kept` : r.stopped ? `stopped: ${r.stopped}` : `done: ${r.total}`;
       } catch (e) {
         ui.designStatus = '';
-        ui.designError = e.message;
+        ui.designErrors.push(e.message);
       } finally {
         off.forEach((f) => f());
         ui.designRunning = false;
@@ -106,7 +106,7 @@ export const DESIGN_VIEWS = {
       h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
       h('button', { id: 'design-cancel', disabled: !ui.designRunning, onclick: () => ctx.engine.signal('cancel') }, 'Cancel'),
       h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || ''),
-      messagesBeside('design-error', ui.designError));
+      messagesBeside('design-error', ui.designErrors));
     const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders and are averaged (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
     if (!name) return mount(body, intro, form, buttons, h('p', { class: 'hint' }, 'Load a judge to run a design.'));
     let v;

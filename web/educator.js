@@ -116,26 +116,25 @@ export const EDU_VIEWS = {
     ui.probeResults ||= [];
     ui.probeReport ||= [];
     const status = h('span', { class: 'hint', id: 'probe-status' });
-    const problem = messageSlot('probe-error');
     const run = async (probe, label, options) => {
       status.textContent = `${label}: grading…`;
-      problem.say(null);
+      ui.probeError = null;
       try {
         const r = await ctx.engine.request('probe', { probe, query: pick.query, response: pick.response, model: pick.model, options });
         ui.probeResults.unshift({ label, probe, session: pick.query.session_id, model: pick.model, ...r });
         rerender();
-      } catch (e) { status.textContent = ''; problem.say(e.message); }
+      } catch (e) { status.textContent = ''; ui.probeError = e.message; rerender(); }
     };
     const runAll = async (probe, label, options) => {
       const jobs = allJobs(ctx, probe);
       status.textContent = `${label}: 0 of ${jobs.length} responses…`;
-      problem.say(null);
+      ui.probeError = null;
       const off = ctx.engine.on('probe-progress', (m) => { status.textContent = `${label}: ${m.done} of ${m.total} responses…`; });
       try {
         const r = await ctx.engine.request('probeAll', { probe, options, jobs });
         ui.probeReport = [{ label, probe, ...r }, ...ui.probeReport.filter((x) => x.label !== label)];
         rerender();
-      } catch (e) { status.textContent = ''; problem.say(e.message); } finally { off?.(); }
+      } catch (e) { status.textContent = ''; ui.probeError = e.message; rerender(); } finally { off?.(); }
     };
     const others = pick.models.filter((m) => m !== pick.model);
     const otherSel = h('select', { id: 'probe-other', 'aria-label': 'Compare with' }, others.map((m) => h('option', { value: m }, m)));
@@ -168,10 +167,10 @@ export const EDU_VIEWS = {
             ui.probeJudge = name;
             status.textContent = `second judge: ${name}`;
             rerender();
-          } catch (e) { status.textContent = ''; problem.say(e.message); }
+          } catch (e) { status.textContent = ''; ui.probeError = e.message; rerender(); }
         }), judgeSel, button('probe-judge', 'Grade with it', () => run('judge', `Judge ${ui.probeJudge || '?'}`, {}), 'judge'),
           button('probe-all-judge', 'All', () => runAll('judge', `Judge ${ui.probeJudge || '?'} instead`, {})), h('span', { class: 'hint' }, ui.probeJudge ? `loaded: ${ui.probeJudge}` : '')),
-        status, problem),
+        status, messagesBeside('probe-error', ui.probeError)),
       h('h3', {}, 'This response'),
       ui.probeResults.length ? h('table', { class: 'meta', id: 'probe-results' },
         h('thead', {}, h('tr', {}, ['probe', 'response', 'before', 'after', 'Δ', ''].map((c) => h('th', {}, c)))),
@@ -201,10 +200,12 @@ export const EDU_VIEWS = {
       const input = h('input', { type: 'number', min: 1, max: 10, step: 0.5, size: 4, value: labelOf(m)?.score ?? '', 'aria-label': `your score for ${m}`, id: `label-${m}` });
       input.addEventListener('change', async () => {
         const v = input.value === '' ? null : Number(input.value);
+        // A value that is not a label leaves the stored label as it was.
+        if (v != null && !(v >= 1 && v <= 10)) return labelProblem.say(`${m}: a score label is a number from 1 to 10, not ${input.value}.`);
+        labelProblem.say(null);
         const at = labels.findIndex((l) => l.session_id === ui.query && l.model_test === m && l.score != null);
         if (at >= 0) labels.splice(at, 1);
         if (v != null) {
-          if (!(v >= 1 && v <= 10)) return labelProblem.say(`${m}: a score label is a number from 1 to 10, not ${input.value}.`);
           labels.push({ session_id: ui.query, model_test: m, score: v, created: new Date().toISOString() });
         }
         await save();

@@ -3,7 +3,7 @@
 // exports. Charts are ECharts (vendored); tooltips are built as DOM text, never HTML strings.
 
 import { h, mount, download, fmt, scrollable, messagesBeside, messageSlot } from './lib/dom.js';
-import { chart, takeCharts, tip, heat } from './lib/charts.js';
+import { chart, takeCharts, retiredCharts, tip, heat } from './lib/charts.js';
 import { readUpload, plainError, UploadError } from './lib/upload.js';
 import { EDU_TABS, EDU_VIEWS, responseOf } from './educator.js';
 import { DESIGN_TABS, DESIGN_VIEWS } from './designs.js';
@@ -29,13 +29,18 @@ const ui = { tab: 'leaderboard', settings: null, methods: [], decoding: null, qu
 export async function renderResults(el, ctx) {
   if (!el) return;
   const oldCharts = takeCharts();
+  // Redraws can overlap (a tab clicked while the worker computes): the newest one wins, older ones
+  // give their work up.
+  const generation = (el.renderGeneration = (el.renderGeneration || 0) + 1);
+  el.querySelectorAll(':scope > .tab-body.staging').forEach((b) => b.remove());
   const tabs = h('div', { class: 'tabs', role: 'tablist' }, TABS.map(([id, label]) =>
     h('button', { role: 'tab', id: `tab-${id}`, 'aria-selected': ui.tab === id ? 'true' : 'false', class: ui.tab === id ? 'active' : '', onclick: () => { ui.tab = id; renderResults(el, ctx); } }, label)));
   const body = h('div', { class: 'tab-body', role: 'tabpanel' });
   // The view on screen stays until the new one is drawn: the new one is drawn out of sight beside it
   // (laid out, so that its charts measure their box) and then takes its place, so a redraw (a new
   // tab, the end of a run) never leaves the card blank while the worker computes.
-  const shown = el.querySelector(':scope > .tab-body');
+  const shown = el.querySelector(':scope > .tab-body:not(.staging)');
+  const focused = el.contains(document.activeElement) && document.activeElement.id ? document.activeElement.id : null;
   if (shown) {
     // The outgoing view gives up its ids (the new one carries them) and takes no more input.
     shown.querySelectorAll('[id]').forEach((e) => e.removeAttribute('id'));
@@ -48,9 +53,17 @@ export async function renderResults(el, ctx) {
   try {
     await drawView(body, ctx);
   } finally {
-    body.classList.remove('staging');
-    if (body.parentElement === el) mount(el, tabs, body);
-    oldCharts.forEach((c) => c.dispose());
+    if (generation !== el.renderGeneration) {
+      // (A body that is on screen stays there until the newer view replaces it.)
+      if (body.classList.contains('staging')) body.remove();
+      retiredCharts.push(...oldCharts);
+    } else {
+      body.classList.remove('staging');
+      mount(el, tabs, body);
+      // Keyboard focus stays on the control it was on (a tab, a menu), now the new view's.
+      if (focused) document.getElementById(focused)?.focus();
+      [...oldCharts, ...retiredCharts.splice(0)].forEach((c) => c.dispose());
+    }
   }
 }
 

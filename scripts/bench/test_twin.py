@@ -54,6 +54,22 @@ class Twin(unittest.TestCase):
                 blocks = raw.reshape(-1, size)
                 self.assertTrue(np.all(np.isfinite(blocks[:, at:at + 2].copy().view(np.float16))), t["name"])
 
+    def test_every_quantized_layout_is_ggmls(self):
+        # Block sizes and the places of the f16 scales, checked by llama.cpp's gguf-py: its sizes agree,
+        # and its dequantization of random blocks is finite (a scale at the wrong offset would be
+        # random bytes, among them infinities and NaNs).
+        import gguf
+        from gguf.quants import dequantize
+
+        rng = np.random.default_rng(1)
+        for ggml_type, (name, block, size, scales) in twin_gguf.TYPES.items():
+            q = gguf.GGMLQuantizationType(ggml_type)
+            self.assertEqual(gguf.GGML_QUANT_SIZES[q], (block, size), name)
+            if scales:
+                values = dequantize(twin_gguf.random_blocks(ggml_type, 4096, rng), q)
+                self.assertTrue(np.all(np.isfinite(values)), name)
+                self.assertLess(float(np.abs(values).max()), 64.0, name)
+
     def test_the_engine_runs_the_workload_on_it(self):
         out = subprocess.run([os.path.join(ROOT, "target/release/rocketjudge"), "bench", "--model", self.twin, "--prefix-tokens", "64",
                               "--items", "2", "--suffix-tokens", "8", "--repeat", "1", "--reference", "none", "--threads", "2",

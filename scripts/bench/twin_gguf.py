@@ -88,6 +88,19 @@ def skeleton(src, out):
     print(f"{out}: {len(tensors)} tensors, {sum(t['nbytes'] for t in tensors) / 2**20:.0f} MiB of data to fill", file=sys.stderr)
 
 
+def random_blocks(ggml_type, n, rng):
+    """`n` blocks of a quantized type as bytes (n × block size): random quants, every f16 scale a
+    small power of two."""
+    import numpy as np
+
+    _, block, size, scales = TYPES[ggml_type]
+    data = rng.integers(0, 256, size=(n, size), dtype=np.uint8)
+    small = np.float16(2.0**-9 if block == 32 else 2.0**-12).view(np.uint16)
+    for at in scales:
+        data[:, at:at + 2] = np.frombuffer(struct.pack("<H", int(small)), np.uint8)
+    return data
+
+
 def fill(skel, out, seed):
     import numpy as np
 
@@ -97,7 +110,6 @@ def fill(skel, out, seed):
         meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
         header = f.read()
     rng = np.random.default_rng(seed)
-    small = {32: np.float16(2.0**-9).view(np.uint16), 256: np.float16(2.0**-12).view(np.uint16)}
     with open(out + ".tmp", "wb") as o:
         o.write(header)
         for t in sorted(meta["tensors"], key=lambda t: t["offset"]):
@@ -111,9 +123,7 @@ def fill(skel, out, seed):
                 if name == "BF16":
                     data = (data.view(np.uint32) >> 16).astype(np.uint16)
             else:
-                data = rng.integers(0, 256, size=(n, size), dtype=np.uint8)
-                for at in scales:
-                    data[:, at:at + 2] = np.frombuffer(struct.pack("<H", int(small[block])), np.uint8)
+                data = random_blocks(t["type"], n, rng)
             o.write(data.tobytes())
     os.replace(out + ".tmp", out)
     print(f"{out}: a random-weight twin of {meta['source']} ({os.path.getsize(out) / 2**20:.0f} MiB)", file=sys.stderr)

@@ -74,7 +74,9 @@ test('the pace is in responses per minute from the first response, Paused says s
     assert.ok(samples < 3600, 'the run did not end');
   }
   assert.ok(samples >= 2, `${samples} samples during the run`);
-  await page.waitForTimeout(2000); // the end-of-run redraw
+  // The end-of-run redraw: done when no view is being drawn out of sight and one view is on screen.
+  await page.waitForTimeout(1000);
+  await page.waitForFunction(() => !document.querySelector('#results .staging') && document.querySelectorAll('#results > .tab-body').length === 1);
   assert.equal(await page.evaluate(() => window.blankResults), 0, 'the Results card went blank');
   assert.ok(await page.locator('#results #leaderboard tbody tr').count() > 0);
   // The end-of-run message can be dismissed.
@@ -189,12 +191,24 @@ async function axeSerious(where) {
     .map((v) => `${where}: ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
 
+/** The page's width, the window's, and the innermost element that sticks out furthest (for the message). */
+function widest() {
+  const client = document.documentElement.clientWidth;
+  const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > client + 1);
+  const leaves = out.filter((e) => ![...e.children].some((c) => out.includes(c)));
+  const e = leaves.sort((x, y) => y.getBoundingClientRect().right - x.getBoundingClientRect().right)[0];
+  const what = e ? `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''} in ${e.parentElement?.closest('[id]')?.id || 'the page'}: "${(e.textContent || '').trim().slice(0, 40)}"` : '';
+  return [document.documentElement.scrollWidth, client, what];
+}
+
 /** Press Tab until every visible, enabled control has had focus; return those that never did. */
 async function unreachableByTab() {
   const n = await page.evaluate(() => {
     const all = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')];
     // Shown: laid out and visible (checkVisibility also leaves out a closed <details>' content).
-    const shown = all.filter((e) => !e.disabled && e.tabIndex >= 0 && e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
+    // A visible control taken out of the Tab order (tabindex=-1) counts, and fails.
+    const shown = all.filter((e) => (e.matches('a[href], button, input, select, textarea, summary') || e.tabIndex >= 0)
+      && !e.disabled && !e.closest('[inert]') && e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
     document.querySelectorAll('[data-kbd]').forEach((e) => delete e.dataset.kbd);
     shown.forEach((e, i) => { e.dataset.kbd = String(i); });
     document.activeElement?.blur();
@@ -222,11 +236,14 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     problems.push(...await axeSerious(`${size}, the page`));
     for (const id of tabs) {
       await page.click(`#${id}`);
+      // Drawn: the new tab strip marks it, and no view is being drawn out of sight.
+      await page.waitForSelector(`#${id}[aria-selected=true]`);
+      await page.waitForFunction(() => !document.querySelector('#results .staging'));
       await page.waitForTimeout(700); // the charts' entry animation
       await page.locator('#results-card').screenshot({ path: join(SCREENS, `${size}-${id.replace(/^tab-/, 'results-')}.png`) });
       problems.push(...await axeSerious(`${size}, ${id}`));
-      const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-      if (scroll > client) problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window`);
+      const [scroll, client, what] = await page.evaluate(widest);
+      if (scroll > client) problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
       if (size === 'laptop') problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
     }
   }

@@ -21,6 +21,9 @@ export function takeCharts() {
   return old;
 }
 
+/** Charts handed over by a redraw that a newer one overtook: the next completed redraw disposes them. */
+export const retiredCharts = [];
+
 addEventListener('resize', () => charts.forEach((c) => c.resize()));
 
 /** A tooltip as DOM: lines of text. */
