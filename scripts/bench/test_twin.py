@@ -1,8 +1,8 @@
 """twin_gguf.py: a twin keeps the judge's header byte for byte, its size and its tensor layout, has no
 non-finite scale, and our engine loads and runs the benchmark workload on it (SmolLM2, the packaged
 judge). Run by scripts/test.sh with the gguf venv's python (numpy)."""
+import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,10 +26,7 @@ class Twin(unittest.TestCase):
         cls.twin = os.path.join(cls.dir.name, "m.gguf")
         twin_gguf.skeleton(MODEL, cls.skel)
         twin_gguf.fill(cls.skel, cls.twin, seed=0)
-        with open(cls.skel, "rb") as f:
-            f.read(len(twin_gguf.MAGIC))
-            import json
-            cls.meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+        cls.meta, _ = twin_gguf.read_skeleton(cls.skel)
 
     @classmethod
     def tearDownClass(cls):
@@ -75,7 +72,6 @@ class Twin(unittest.TestCase):
                               "--items", "2", "--suffix-tokens", "8", "--repeat", "1", "--reference", "none", "--threads", "2",
                               "--format", "json"], capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
-        import json
         r = json.loads(out.stdout)["rocketjudge"]
         self.assertGreater(r["prefill_tokens_per_s"], 0)
 

@@ -101,14 +101,19 @@ def random_blocks(ggml_type, n, rng):
     return data
 
 
-def fill(skel, out, seed):
-    import numpy as np
-
+def read_skeleton(skel):
+    """A skeleton's tensor table (`meta`) and the judge's header bytes."""
     with open(skel, "rb") as f:
         if f.read(len(MAGIC)) != MAGIC:
             sys.exit(f"{skel} is not a twin skeleton (made by `twin_gguf.py skeleton`)")
         meta = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
-        header = f.read()
+        return meta, f.read()
+
+
+def fill(skel, out, seed):
+    import numpy as np
+
+    meta, header = read_skeleton(skel)
     rng = np.random.default_rng(seed)
     with open(out + ".tmp", "wb") as o:
         o.write(header)

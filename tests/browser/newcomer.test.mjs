@@ -184,9 +184,10 @@ const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8')
 const SCREENS = join(ROOT, 'docs/screens');
 const SIZES = [['laptop', 1366, 900], ['phone', 390, 844]];
 
-async function axeSerious(where) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const r = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
+/** The serious and critical axe-core violations on page `p` (axe injected where it is not yet). */
+async function axeSerious(p, where) {
+  if (!(await p.evaluate(() => typeof window.axe === 'object'))) await p.evaluate(AXE);
+  const r = await p.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
   return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${where}: ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
 }
@@ -204,10 +205,11 @@ function widest() {
 /** Press Tab until every visible, enabled control has had focus; return those that never did. */
 async function unreachableByTab() {
   const n = await page.evaluate(() => {
-    const all = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')];
+    const controls = 'a[href], button, input, select, textarea, summary';
+    const all = [...document.querySelectorAll(`${controls}, [tabindex]`)];
     // Shown: laid out and visible (checkVisibility also leaves out a closed <details>' content).
     // A visible control taken out of the Tab order (tabindex=-1) counts, and fails.
-    const shown = all.filter((e) => (e.matches('a[href], button, input, select, textarea, summary') || e.tabIndex >= 0)
+    const shown = all.filter((e) => (e.matches(controls) || e.tabIndex >= 0)
       && !e.disabled && !e.closest('[inert]') && e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
     document.querySelectorAll('[data-kbd]').forEach((e) => delete e.dataset.kbd);
     shown.forEach((e, i) => { e.dataset.kbd = String(i); });
@@ -233,7 +235,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(SCREENS, `${size}-app.png`) });
-    problems.push(...await axeSerious(`${size}, the page`));
+    problems.push(...await axeSerious(page, `${size}, the page`));
     for (const id of tabs) {
       await page.click(`#${id}`);
       // Drawn: the new tab strip marks it, and no view is being drawn out of sight.
@@ -241,7 +243,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
       await page.waitForFunction(() => !document.querySelector('#results .staging'));
       await page.waitForTimeout(700); // the charts' entry animation
       await page.locator('#results-card').screenshot({ path: join(SCREENS, `${size}-${id.replace(/^tab-/, 'results-')}.png`) });
-      problems.push(...await axeSerious(`${size}, ${id}`));
+      problems.push(...await axeSerious(page, `${size}, ${id}`));
       const [scroll, client, what] = await page.evaluate(widest);
       if (scroll > client) problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
       if (size === 'laptop') problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
@@ -254,11 +256,9 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
       await other.goto(`${server.origin}/${path}`);
       await other.waitForTimeout(500);
       await other.screenshot({ path: join(SCREENS, `${size}-${name}.png`) });
-      const [scroll, client] = await other.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-      if (scroll > client) problems.push(`${size}, ${name}: the page is ${scroll}px wide in a ${client}px window`);
-      await other.evaluate(AXE);
-      const r = await other.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
-      problems.push(...r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${size}, ${name}: ${v.id} (${v.help})`));
+      const [scroll, client, what] = await other.evaluate(widest);
+      if (scroll > client) problems.push(`${size}, ${name}: the page is ${scroll}px wide in a ${client}px window (${what})`);
+      problems.push(...await axeSerious(other, `${size}, ${name}`));
     }
   }
   await other.close();

@@ -34,16 +34,21 @@ function safeUrl(v) {
 /** The message(s) about a control, to stand right beside it (role=alert: read out when shown); null
  * when there is none. For views drawn from state: keep the message in the state. */
 export function messagesBeside(id, messages) {
-  const list = [messages].flat().filter(Boolean);
-  return list.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, list.map((m) => h('p', { class: 'notice error' }, m))) : null;
+  const lines = errorLines(messages);
+  return lines.length ? h('div', { class: 'upload-errors', id, role: 'alert' }, lines) : null;
 }
 
 /** An empty place beside a control for its message, filled in place (`slot.say(text)`; `say(null)`
  * clears it): for controls whose view is not redrawn after the failure. */
 export function messageSlot(id) {
   const el = h('div', { class: 'upload-errors', id, role: 'alert' });
-  el.say = (text) => mount(el, text ? h('p', { class: 'notice error' }, text) : null);
+  el.say = (text) => mount(el, errorLines(text));
   return el;
+}
+
+/** One error paragraph per message (none for null or an empty list). */
+function errorLines(messages) {
+  return [messages].flat().filter(Boolean).map((m) => h('p', { class: 'notice error' }, m));
 }
 
 /** Attributes of a box of text that may scroll: a named region that takes keyboard focus (so the

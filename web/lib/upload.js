@@ -3,7 +3,6 @@
 // errors (file, line, field, what was expected) without their internal notation, shown beside the
 // control they concern.
 
-
 /** What each upload control takes, in words. */
 export const EXPECTED = {
   jsonl: 'JSON Lines (one JSON object per line)',

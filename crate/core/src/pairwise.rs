@@ -417,8 +417,8 @@ mod tests {
         assert_eq!(sel.k, Some(DEFAULT_PAIRWISE_K));
         assert!(!sel.guide(0.9, 0.85)); // E[minority of 10 votes] ≈ 1.25 < 3
         assert!(sel.guide(0.9, 0.2)); // ≈ 4.09
-                                      // At an even split the expected minority is about 3.77: a threshold of 4 no longer means "always".
         let at = |k| PairSettings { checklist: ChecklistUse::Selective, k: Some(k), ..Default::default() }.checked().unwrap();
+        // At an even split the expected minority is about 3.77: a threshold of 4 no longer means "always".
         assert!(at(3.0).guide(0.5, 0.5) && !at(4.0).guide(0.5, 0.5));
         assert!(s(ChecklistUse::Always, None).unwrap().guide(1.0, 1.0));
         let p = pair("q", "x", "y", 0.9, 0.2);
@@ -447,13 +447,14 @@ mod tests {
         let mut rng = crate::stats::Rng::new(7);
         for (pf, ps) in [(0.5, 0.5), (0.9, 0.3), (0.8, 0.75), (0.99, 0.02)] {
             let runs = 40_000;
-            let mut counts = [0usize; 11];
+            let mut counts = [0usize; 2 * VOTES_PER_ORDER + 1];
             for _ in 0..runs {
                 let x = (0..VOTES_PER_ORDER).filter(|_| rng.uniform(0.0, 1.0) < pf).count()
                     + (0..VOTES_PER_ORDER).filter(|_| rng.uniform(0.0, 1.0) < ps).count();
                 counts[x] += 1;
             }
-            let minority: f64 = counts.iter().enumerate().map(|(x, &c)| (x.min(10 - x) * c) as f64).sum::<f64>() / runs as f64;
+            let minority: f64 =
+                counts.iter().enumerate().map(|(x, &c)| (x.min(2 * VOTES_PER_ORDER - x) * c) as f64).sum::<f64>() / runs as f64;
             assert!((minority - inconsistency(pf, ps)).abs() < 0.03, "({pf}, {ps}): sampled {minority}, exact {}", inconsistency(pf, ps));
             for (x, p) in vote_split(pf, ps).iter().enumerate() {
                 assert!((counts[x] as f64 / runs as f64 - p).abs() < 0.01, "({pf}, {ps}): P(X = {x})");
