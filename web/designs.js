@@ -22,13 +22,17 @@ const INSTRUCTIONS = {
   perplexity: 'Perplexity: no prompt (level 1)',
 };
 const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
+// Core's `ReferenceUse`: the query's reference answer in a Direct prompt.
+const REFERENCES = { paper: 'as the prompt\'s paper does', include: 'included', omit: 'left out' };
+// Core's `pairOrders` (rank::PairOrders): how a comparison's two orders become battles.
+const ORDERS = { mean: 'one from the mean of the two orders', each: 'one per order (seed 001)' };
 
 /** The design the worker runs, from the form's state (`u`). */
 function designOf(u) {
   const k = u.checklist === 'selective' && u.k !== '' ? Number(u.k) : null;
   if (u.type === 'direct') {
     const perplexity = u.instruction === 'perplexity';
-    return { type: 'direct', settings: { instruction: u.instruction, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
+    return { type: 'direct', settings: { instruction: u.instruction, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
@@ -59,9 +63,9 @@ const select = (id, label, choices, value, onchange) => {
 
 export const DESIGN_VIEWS = {
   /** Choose a design, run it with the loaded judge, and rank its records with every aggregation. */
-  async designs(body, ctx, { ui, rerender, settings, judge }) {
+  async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
-    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '' });
+    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper' });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
@@ -70,6 +74,7 @@ export const DESIGN_VIEWS = {
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
+    const settings = design.type === 'pairwise' ? { ...leaderboard, pairOrders: u.orders } : leaderboard;
     const run = async () => {
       const { jobs, without } = designJobs(ctx, design.settings.checklist !== 'never');
       ui.designErrors = [];
@@ -100,14 +105,16 @@ export const DESIGN_VIEWS = {
       h('label', {}, 'Type ', select('design-type', 'Evaluation type', TYPES, u.type, set('type'))),
       u.type === 'reference' ? h('label', {}, 'Reference ', select('design-reference', 'Reference model', Object.fromEntries(models.map((m) => [m, m])), u.reference, set('reference'))) : null,
       u.type === 'direct' ? h('label', {}, 'Instruction ', select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction'))) : null,
+      u.type === 'direct' && !perplexity ? h('label', { title: 'The query\'s reference answer in the prompt: RocketEval\'s Direct prompt carries it (its MT-Bench setting), seed 004\'s levels judge without one' }, 'Reference answer ', select('design-reference-answer', 'Reference answer', REFERENCES, u.referenceAnswer, set('referenceAnswer'))) : null,
       perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
-      !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null);
+      !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,
+      design.type === 'pairwise' ? h('label', { title: 'The mean of the two orders gives one battle per comparison (a split is a tie; the default, since a small judge\'s verdict in one order is mostly its position). Seed 001 counts each order as a battle; a 5-point verdict "much better" as three battles, "better" as one, a tie as one tie.' }, 'Battles ', select('design-orders', 'Battles per comparison', ORDERS, u.orders, set('orders'))) : null);
     const buttons = h('div', { class: 'row' },
       h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
       h('button', { id: 'design-cancel', disabled: !ui.designRunning, onclick: () => ctx.engine.signal('cancel') }, 'Cancel'),
       h('span', { class: 'hint', id: 'design-status' }, ui.designStatus || ''),
       messagesBeside('design-error', ui.designErrors));
-    const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders and are averaged (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
+    const intro = h('p', { class: 'hint' }, 'Grade the loaded responses another way and rank them with the leaderboard\'s method and decoding. Pairwise comparisons run in both orders, one battle from their mean unless you choose one per order (the judge\'s position bias is reported); every comparison and score is stored as it is made, so a rerun continues where it stopped.');
     if (!name) return mount(body, intro, form, buttons, h('p', { class: 'hint' }, 'Load a judge to run a design.'));
     let v;
     try {
@@ -137,7 +144,7 @@ async function designResult(v, ctx, { name, settings, decoding, u }) {
       h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num score' }, fmt(e.score, digits)),
       h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`), h('td', { class: 'num' }, e.responses))))));
   if (v.type === 'pairwise' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Mean and median rank each model\'s win share per query on 1–10 (1 + 9 × its mean p(win) in that query\'s comparisons).'));
-  if (v.type === 'direct' && u.instruction === 'perplexity' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Perplexity scores are mean token log-probabilities (higher: the judge finds the response more predictable).'));
+  if (v.type === 'direct' && u.instruction === 'perplexity' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Perplexity rows rank by their mean token log-probability, −ln(perplexity) (higher: the judge finds the response more predictable); each downloaded line also records the perplexity itself, as seed 004 reports it.'));
   // Agreement with the checklist leaderboard (this judge) and with a loaded reference ranking.
   const against = [];
   if (ctx.judgments.length) {

@@ -369,8 +369,14 @@ function calibrationResult(c) {
         h('td', { class: 'num' }, r.lower_after == null ? '–' : `${fmt(r.lower_after, 2)} – ${fmt(r.upper_after, 2)}`),
         h('td', { class: 'num' }, `${fmt(width(r.lower_before, r.upper_before), 2)} → ${fmt(width(r.lower_after, r.upper_after), 2)}`))))),
     h('p', { class: 'hint' }, `${c.labels_used} label${c.labels_used === 1 ? '' : 's'} used. Per query, the weight α of the fitted predictor:`),
-    h('ul', { id: 'calibration-alpha' }, c.queries.map((q) => h('li', {}, `${q.session_id}: ${q.labels} label${q.labels === 1 ? '' : 's'}, α = ${fmt(q.alpha, 2)}${q.trained ? '' : ' (not trained)'}`))),
+    h('ul', { id: 'calibration-alpha' }, c.queries.map((q) => h('li', {}, `${q.session_id}: ${q.labels} label${q.labels === 1 ? '' : 's'}, α = ${fmt(q.alpha, 2)}${q.trained ? '' : ' (not trained)'}${itemWeights(q.importance)}`))),
     c.problems?.length ? h('ul', {}, c.problems.map((p) => h('li', { class: p.severity }, `${p.session_id}: ${p.message}`))) : null);
+}
+
+/** The items a query's predictor leans on most (seed 000's item reweighting): "; items by weight: 2 (0.71), 1 (0.29)". */
+function itemWeights(importance) {
+  const top = (importance || []).map((w, i) => [i + 1, w]).filter(([, w]) => w > 0).sort((a, b) => b[1] - a[1]).slice(0, 3);
+  return top.length ? `; items by weight: ${top.map(([i, w]) => `${i} (${fmt(w, 2)})`).join(', ')}` : '';
 }
 
 /** Each model's rating and 95% interval before (grey) and after (blue) calibration, best first. */
@@ -411,7 +417,8 @@ function strongResult(a, ctx, ui, rerender) {
       h('tr', {}, h('th', {}, 'pairwise accuracy (½ for one-sided ties)'), h('td', {}, est(o.accuracy, 3))),
       h('tr', {}, h('th', {}, `system level Spearman ρ (${a.models.length} models)`), h('td', {}, est(o.spearman, 3))),
       h('tr', {}, h('th', {}, 'system level Kendall τ-b'), h('td', {}, est(o.kendall_tau_b, 3))),
-      o.instance_spearman ? h('tr', {}, h('th', {}, 'response scores, Spearman ρ'), h('td', {}, est(o.instance_spearman, 3))) : null)),
+      o.instance_spearman ? h('tr', {}, h('th', {}, 'response scores, Spearman ρ'), h('td', {}, est(o.instance_spearman, 3))) : null,
+      o.instance_krippendorff ? h('tr', {}, h('th', { title: 'Seed 003\'s agreement measure: the two judges as raters of each response on 1–10; unlike a correlation it asks for the same values' }, 'response scores, Krippendorff\'s α (interval)'), h('td', {}, est(o.instance_krippendorff, 3))) : null)),
     h('p', { class: 'hint' }, '95% intervals: bootstrap over queries.'),
     h('h3', {}, 'Per model'),
     h('table', { class: 'leaderboard', id: 'strong-models' },

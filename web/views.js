@@ -95,15 +95,17 @@ const DECODINGS = {
   expected: ['Expected p(Yes) (exact)', null],
   greedy: ['Greedy (Yes/No per item)', { method: 'greedy' }],
   sample: ['N samples at temperature T', { method: 'sample', samples: 10, temperature: 1, seed: 0 }],
+  majority: ['Majority of N samples (exact)', { method: 'majority', samples: 5, temperature: 1 }],
+  median: ['Median of N samples (exact)', { method: 'median', samples: 5, temperature: 1 }],
 };
 
-/** The decoding menu, and for sampling its number of samples, temperature and seed (core checks them). */
+/** The decoding menu, and for sampled decodings their number of samples, temperature and (drawn ones) seed (core checks them). */
 function decodingControls(rerender) {
   const chosen = ui.decoding ? ui.decoding.method : 'expected';
-  const menu = h('select', { id: 'rank-decoding', 'aria-label': 'Decoding', title: 'How each answer distribution becomes a number: the exact expectation, the most likely answer, or the mean of N answers sampled at temperature T' },
+  const menu = h('select', { id: 'rank-decoding', 'aria-label': 'Decoding', title: 'How each answer distribution becomes a number: the exact expectation, the most likely answer, the mean of N answers sampled at temperature T, or (seed 003) the most frequent or the median of N such answers, in exact expectation' },
     Object.entries(DECODINGS).map(([v, [label]]) => h('option', { value: v, selected: chosen === v }, label)));
   menu.addEventListener('change', () => { ui.decoding = DECODINGS[menu.value][1]; rerender(); });
-  if (chosen !== 'sample') return [h('label', {}, 'Decoding ', menu)];
+  if (!ui.decoding?.samples) return [h('label', {}, 'Decoding ', menu)];
   const number = (field, label, attrs) => {
     const input = h('input', { type: 'number', id: `decoding-${field}`, 'aria-label': label, size: 5, value: ui.decoding[field], ...attrs });
     input.addEventListener('change', () => {
@@ -117,7 +119,9 @@ function decodingControls(rerender) {
     });
     return h('label', {}, `${label} `, input);
   };
-  return [h('label', {}, 'Decoding ', menu), number('samples', 'N', { min: 1, step: 1 }), number('temperature', 'T', { min: 0, step: 'any' }), number('seed', 'seed', { min: 0, step: 1 })];
+  const max = chosen === 'majority' ? { max: 10 } : {};
+  return [h('label', {}, 'Decoding ', menu), number('samples', 'N', { min: 1, step: 1, ...max }), number('temperature', 'T', { min: 0, step: 'any' }),
+    chosen === 'sample' ? number('seed', 'seed', { min: 0, step: 1 }) : null];
 }
 
 const METHOD_LABELS = { bt: 'Bradley–Terry (Elo scale)', mean: 'Mean score (1–10)', median: 'Median score', winrate: 'Win rate', elo: 'Online Elo (order-dependent)' };
@@ -191,11 +195,17 @@ const VIEWS = {
   },
 
   async distributions(body, ctx, judge) {
-    const d = await view(ctx, judge, 'distributions');
+    const [d, r] = await Promise.all([view(ctx, judge, 'distributions'), view(ctx, judge, 'disagreement')]);
     const models = d.map((x) => x.model);
     const box = d.map((x) => [x.min, x.q1, x.median, x.q3, x.max]);
     const el = h('div', { class: 'chart tall', id: 'dist-plot', role: 'img', 'aria-label': 'Distribution of response scores per model' });
-    mount(body, h('p', { class: 'hint' }, 'Response scores (mean p(Yes) on 1–10) per model: box = quartiles, whiskers = range.'), el);
+    // Seed 000's ratio of disagreement: how often repeated Yes/No answers to an item would differ.
+    mount(body, h('p', { class: 'hint' }, 'Response scores (mean p(Yes) on 1–10) per model: box = quartiles, whiskers = range.'), el,
+      h('h3', {}, 'How unsure the judge is, item by item'),
+      h('p', { class: 'hint' }, `If each of the ${r[0]?.items ?? 0} graded items were answered N times by sampling Yes or No at temperature 1, the share of items whose answers would not all agree (exact, from each item's p(Yes); RocketEval's Fig. 4 measures this for sampled judges).`),
+      h('table', { class: 'meta', id: 'disagreement-table' },
+        h('thead', {}, h('tr', {}, h('th', {}, 'samples N'), h('th', {}, 'items that would not agree'))),
+        h('tbody', {}, r.map((x) => h('tr', {}, h('td', { class: 'num' }, x.samples), h('td', { class: 'num' }, `${fmt(100 * x.ratio, 1)}%`))))));
     chart(el, {
       grid: { left: 150, right: 30, top: 20, bottom: 40 },
       xAxis: { type: 'value', min: 1, max: 10, name: 'response score', nameLocation: 'middle', nameGap: 28 },

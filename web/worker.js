@@ -172,13 +172,14 @@ async function judgmentsOf(judge) {
 /**
  * The result views, each answered by `core` through the wasm module from the stored judgments of
  * `judge`: {view, judge, settings?, decoding?, categories?}. `settings` are ranking settings
- * ({method, tieMargin, equal, bootstrap, resample, seed}, each optional; defaults: `rankDefaults`).
+ * ({method, tieMargin, equal, pairOrders, bootstrap, resample, seed}, each optional; defaults: `rankDefaults`).
  */
 const VIEWS = {
   leaderboard: (js, r) => wasm.rank(js, r.settings),
   scores: (js) => wasm.scoreJudgments(js),
   categories: (js, r) => wasm.categoryTable(js, r.categories || {}),
   distributions: (js) => wasm.distributions(js),
+  disagreement: (js) => wasm.disagreement(js),
   winRates: (js, r) => wasm.winRates(js, r.settings),
   judgmentsJsonl: (js) => wasm.judgmentsJsonl(js),
   scoresCsv: (js) => wasm.scoresCsv(js),
@@ -452,7 +453,7 @@ async function designsStored() {
 /**
  * A design checked by core (errors of kind `invalid` for combinations that mean nothing):
  * {type: 'pairwise', settings: {checklist, k, reference, decoding}} or {type: 'direct', settings:
- * {instruction, checklist, k, decoding}}. Its id (the checked settings) names its stored records.
+ * {instruction, reference, checklist, k, decoding}}. Its id (the checked settings) names its stored records.
  */
 function checkDesign({ type, settings }) {
   let checked;

@@ -10,6 +10,7 @@ written together with the expected values, so the Rust tests need nothing but th
 Usage: pip install numpy scipy scikit-learn krippendorff
        python3 scripts/golden/core_golden.py   # writes tests/golden/core/*.json
 """
+import itertools
 import json
 import math
 import os
@@ -204,11 +205,13 @@ def supervised():
         cases.append({
             "x": x.tolist(), "y": y.tolist(), "test": test.tolist(),
             "predict_2000_trees": et.predict(test).tolist(),
+            "importances_2000_trees": et.feature_importances_.tolist(),
             "alpha": rocketeval_weight(y.tolist()),
         })
     labels_cases = [[7, 7, 7], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [3, 8, 3, 8], [5, 6, 6, 7, 7, 7, 9]]
     write("supervised.json", {
         "tree_tolerance": 0.12,
+        "importance_tolerance": 0.03,
         "cases": cases,
         "alpha_cases": [{"labels": l, "alpha": rocketeval_weight(l)} for l in labels_cases],
     })
@@ -325,10 +328,13 @@ def strong():
             "spearman": float(stats.spearmanr(xs, ys).statistic),
             "kendall_tau_b": float(stats.kendalltau(xs, ys).statistic),
             "instance_spearman": None,
+            "instance_krippendorff": None,
         }
         if strong_scores is not None:
             vals = list(matched.values())
             out["instance_spearman"] = float(stats.spearmanr([v[0] for v in vals], [v[1] for v in vals]).statistic)
+            out["instance_krippendorff"] = float(krippendorff.alpha(
+                reliability_data=[[v[0] for v in vals], [v[1] for v in vals]], level_of_measurement="interval"))
         per_model = []
         for m in models:
             idx = [i for i, o in enumerate(obs) if m in (o[1], o[2])]
@@ -431,6 +437,48 @@ def votes():
     write("votes.json", {"tolerance": 1e-12, "cases": cases})
 
 
+def decodings():
+    """Seed 003's majority and median of N samples and seed 000's disagreement ratio, as exact
+    expectations: the draws enumerated one sequence at a time (numpy's median, Python's counting of
+    the most frequent answer, ties split evenly) and scipy's binomial for binary answers."""
+    def tempered(p, t):
+        logs = np.where(np.asarray(p) > 0, np.log(np.maximum(p, 1e-300)) / t, -np.inf)
+        e = np.exp(logs - logs.max())
+        return e / e.sum()
+
+    def enumerate_draws(q, n):
+        mode, median = np.zeros(len(q)), np.zeros(len(q))
+        live = [i for i in range(len(q)) if q[i] > 0]
+        for seq in itertools.product(live, repeat=n):
+            pr = float(np.prod([q[i] for i in seq]))
+            counts = np.bincount(seq, minlength=len(q))
+            tops = np.flatnonzero(counts == counts.max())
+            mode[tops] += pr / len(tops)
+            s = sorted(seq)
+            for i in ((s[n // 2],) if n % 2 else (s[n // 2 - 1], s[n // 2])):
+                median[i] += pr / (1 if n % 2 else 2)
+        return mode, median
+
+    distributions = [
+        [0.05, 0.1, 0.2, 0.3, 0.35],
+        [0.0, 0.5, 0.0, 0.5, 0.0],
+        [0.2, 0.2, 0.2, 0.2, 0.2],
+        [0.01, 0.02, 0.03, 0.04, 0.1, 0.2, 0.3, 0.2, 0.05, 0.05],
+    ]
+    cases = []
+    for p in distributions:
+        for n, t in [(5, 1.0), (4, 0.7), (3, 2.0)]:
+            q = tempered(p, t)
+            mode, median = enumerate_draws(q, n)
+            cases.append({"p": p, "samples": n, "temperature": t, "majority": mode.tolist(), "median": median.tolist()})
+    binary = []
+    for p in [0.5, 0.3, 0.8, 0.97, 0.0]:
+        for n in [1, 3, 4, 5, 10]:
+            majority = float(stats.binom.sf(n // 2, n, p) + (stats.binom.pmf(n // 2, n, p) / 2 if n % 2 == 0 else 0.0))
+            binary.append({"p": p, "samples": n, "majority": majority, "disagreement": float(1 - stats.binom.pmf(n, n, p) - stats.binom.pmf(0, n, p))})
+    write("decodings.json", {"tolerance": 1e-12, "distributions": cases, "binary": binary})
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     correlations()
@@ -440,4 +488,5 @@ if __name__ == "__main__":
     meta()
     strong()
     votes()
+    decodings()
     print("wrote", sorted(os.listdir(OUT)))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Report of the judge-design measurements (issue #13; seeds 001-004) for one judge, from the runs of
-scripts/quality/knobs.sh. Writes docs/quality/knobs-JUDGE.json and .md.
+scripts/quality/knobs.sh. Writes docs/quality/knobs-JUDGE.json and .md (or $KNOBS_OUT and its .md).
 
   python3 scripts/quality/knobs.py JUDGE
 
@@ -156,12 +156,15 @@ def main():
             gpt4[(j["model"], f"{j['question_id']}_turn1")] = float(j["score"])
     human = {p["question_id"]: p["winner"] for p in json.load(open(os.path.join(inputs, "human-pairs.json")))}
 
+    def credit(sid, pa):
+        w = human[sid]
+        pred = "model_a" if pa > 0.5 else "model_b" if pa < 0.5 else "tie"
+        return 0.5 if pred == "tie" or w == "tie" else float(pred == w)
+
     def pair_accuracy(pa_by_sid):
-        hits = []
-        for sid, pa in pa_by_sid.items():
-            w = human[sid]
-            pred = "model_a" if pa > 0.5 else "model_b" if pa < 0.5 else "tie"
-            hits.append(0.5 if pred == "tie" or w == "tie" else float(pred == w))
+        """Accuracy against the human verdicts: p(A) > 0.5 says A; a list of p(A) per pair is one
+        battle each (seed 001's one battle per order), the pair's credit their mean."""
+        hits = [np.mean([credit(sid, x) for x in pa]) if isinstance(pa, list) else credit(sid, pa) for sid, pa in pa_by_sid.items()]
         return float(np.mean(hits)), boot_ci(hits), len(hits)
 
     # ---- seed 001: every type x every aggregation, system level on the 5 models ----
@@ -195,20 +198,28 @@ def main():
                 far = [ok for g, ok in gaps if g > cut]
                 seed001[f"{tname} | {method}"] = {"spearman": spearman(a, b), "kendall": kendall(a, b), "models": len(ms),
                                                    "close_pairs_agree": float(np.mean(close)), "far_pairs_agree": float(np.mean(far)) if far else None}
-    # Base pairwise against the 5-point scale on the human pairs: each order's verdict distribution
-    # converted as the paper counts it (much better 6 wins, better 2, tie 1 each), in expectation and
-    # for the most likely verdict.
+    # Base pairwise against the 5-point scale on the human pairs, in expectation and for the most
+    # likely verdict, by `rank --pair-orders`'s two rules: the mean of the two orders (each order's
+    # 5-point verdict as the first shown's share of the points), and seed 001's count per order
+    # (much better 6 wins, better 2, tie 1 each; A/B: one battle per order).
     if have("human-pair-never") and have("human-pair-5point"):
-        share = lambda p: (6 * p[0] + 2 * p[1] + p[2]) / (6 * p[0] + 2 * p[1] + 2 * p[2] + 2 * p[3] + 6 * p[4])
+        first_points = lambda p: 6 * p[0] + 2 * p[1] + p[2]
+        second_points = lambda p: p[2] + 2 * p[3] + 6 * p[4]
+        share = lambda p: first_points(p) / (first_points(p) + second_points(p))
+        # Seed 001: A's points over both orders (A shown first, then second) against B's.
+        counted = lambda v: (first_points(v[0]) + second_points(v[1])) / (first_points(v[0]) + second_points(v[1]) + second_points(v[0]) + first_points(v[1]))
         onehot = lambda p: [1.0 if i == int(np.argmax(p)) else 0.0 for i in range(5)]
         base = {p["session_id"]: p for p in folder_rows(os.path.join(runs, "human-pair-never"))}
         five = {p["session_id"]: p for p in folder_rows(os.path.join(runs, "human-pair-5point"))}
         common = sorted(set(base) & set(five))
         variants = {
-            "base pairwise (A/B), expectation": {s: (base[s]["p_a_first"] + base[s]["p_a_second"]) / 2 for s in common},
-            "base pairwise (A/B), greedy": {s: (float(base[s]["p_a_first"] > 0.5) + float(base[s]["p_a_second"] > 0.5)) / 2 for s in common},
-            "5-point, expectation": {s: (share(five[s]["verdicts"][0]) + 1 - share(five[s]["verdicts"][1])) / 2 for s in common},
-            "5-point, greedy (most likely verdict)": {s: (share(onehot(five[s]["verdicts"][0])) + 1 - share(onehot(five[s]["verdicts"][1]))) / 2 for s in common},
+            "base pairwise (A/B), mean of the orders, expectation": {s: (base[s]["p_a_first"] + base[s]["p_a_second"]) / 2 for s in common},
+            "base pairwise (A/B), mean of the orders, greedy": {s: (float(base[s]["p_a_first"] > 0.5) + float(base[s]["p_a_second"] > 0.5)) / 2 for s in common},
+            "base pairwise (A/B), one battle per order (seed 001)": {s: [base[s]["p_a_first"], base[s]["p_a_second"]] for s in common},
+            "5-point, mean of the orders' shares, expectation": {s: (share(five[s]["verdicts"][0]) + 1 - share(five[s]["verdicts"][1])) / 2 for s in common},
+            "5-point, mean of the orders' shares, greedy": {s: (share(onehot(five[s]["verdicts"][0])) + 1 - share(onehot(five[s]["verdicts"][1]))) / 2 for s in common},
+            "5-point, counted per order (seed 001), expectation": {s: counted(five[s]["verdicts"]) for s in common},
+            "5-point, counted per order (seed 001), greedy": {s: counted([onehot(v) for v in five[s]["verdicts"]]) for s in common},
         }
         seed001["_five_point"] = {}
         for name, v in variants.items():
@@ -315,7 +326,8 @@ def main():
         seed004["checklist grading"] = {"pearson": pearson(x, y), "spearman": spearman(x, y), "responses": len(rows)}
     report["seed004"] = seed004
 
-    out_json = os.path.join(ROOT, "docs", "quality", f"knobs-{judge}.json")
+    # KNOBS_OUT: another file, for a partial rerun that must not replace the recorded tables.
+    out_json = os.environ.get("KNOBS_OUT") or os.path.join(ROOT, "docs", "quality", f"knobs-{judge}.json")
     with open(out_json, "w") as f:
         json.dump(clean(report), f, indent=1)
         f.write("\n")
@@ -358,7 +370,7 @@ def markdown(r):
             f"{k}: {fmt(v['consistent'], 2)} of {v['pairs']} pairs, p(first shown wins) {fmt(v['p_first_shown_wins'], 2)}" for k, v in pc.items()) + "\n")
     fp = r["seed001"].get("_five_point", {})
     if fp:
-        out.append("**Seed 001 — base vs 5-point pairwise**, LLMBar MT-Bench human pairs (both orders averaged; 5-point verdicts converted to A's share of wins as the paper counts them):\n")
+        out.append("**Seed 001 — base vs 5-point pairwise**, LLMBar MT-Bench human pairs, by `rank --pair-orders`'s two rules (the mean of the orders; seed 001's count per order: much better 6 wins, better 2, tie 1 each):\n")
         out.append("| type | accuracy [95% CI] | pairs |\n|---|---|---|")
         for k, v in fp.items():
             out.append(f"| {k} | {fmt(v['accuracy'])} [{fmt(v['ci'][0], 2)}, {fmt(v['ci'][1], 2)}] | {v['pairs']} |")

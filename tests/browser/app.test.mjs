@@ -97,7 +97,7 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   assert.deepEqual(greedyBoard.map((r) => r.model).sort(), greedyRanked.map((r) => r.model).sort());
   greedyBoard.forEach((r) => assert.ok(Math.abs(r.score - greedyRanked.find((x) => x.model === r.model).score) <= 0.5, `greedy ${r.model}: page ${r.score}`));
   const badDecoding = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, decoding: { method: 'greedy', samples: 3 } }).then(() => null, (e) => e.message), JUDGE);
-  assert.match(badDecoding || '', /applies only to the `sample` decoding/);
+  assert.match(badDecoding || '', /applies only to the `sample`, `majority` and `median` decodings/);
   // Sampling with the user's N and T: the same seeded draws as `rank --decoding sample`.
   // (Each change redraws the tab: wait for a new leaderboard and the control `id` holding `value`.)
   const redrawn = async (change, id, value = null) => {
@@ -118,7 +118,24 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   const sampleBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
   const sampleRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'sample', '--samples', '7', '--temperature', '0.5', '--sample-seed', '0', '--format', 'json']));
   sampleBoard.forEach((r) => assert.ok(Math.abs(r.score - sampleRanked.find((x) => x.model === r.model).score) <= 0.5, `sampled ${r.model}: page ${r.score}`));
+  // Seed 003's majority of N samples, exact: the menu's default N = 5, as `rank --decoding majority`.
+  await redrawn(() => page.selectOption('#rank-decoding', 'majority'), '#decoding-samples', '5');
+  assert.equal(await page.locator('#decoding-seed').count(), 0, 'an exact decoding draws nothing: no seed');
+  const majorityBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+  const majorityRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'majority', '--format', 'json']));
+  majorityBoard.forEach((r) => assert.ok(Math.abs(r.score - majorityRanked.find((x) => x.model === r.model).score) <= 0.5, `majority ${r.model}: page ${r.score}`));
   await redrawn(() => page.selectOption('#rank-decoding', 'expected'), '#rank-decoding', 'expected');
+  // Seed 000's ratio of disagreement, from the exported items: 1 − pⁿ − (1 − p)ⁿ averaged.
+  const items = judgments.flatMap((j) => j.norm_probability.filter((p) => p !== null));
+  const ratios = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'disagreement', judge }), JUDGE);
+  assert.deepEqual(ratios.map((r) => r.samples), [2, 3, 5, 10]);
+  for (const r of ratios) {
+    const want = items.reduce((sum, p) => sum + 1 - p ** r.samples - (1 - p) ** r.samples, 0) / items.length;
+    assert.equal(r.items, items.length);
+    assert.ok(Math.abs(r.ratio - want) < 1e-9, `disagreement at ${r.samples}: ${r.ratio} vs ${want}`);
+  }
+  await page.click('#tab-distributions');
+  await page.waitForSelector('#disagreement-table tbody tr');
   // Other exports parse with the CLI's readers.
   const battles = await exportFile(page, 'export-battles', 'browser-battles.json');
   const b = JSON.parse(readFileSync(battles, 'utf8'));

@@ -114,6 +114,15 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   for (const e of greedy.ranking.entries) {
     assert.ok(Math.abs(e.score - greedyRanked.find((x) => x.model === e.model).score) < 1e-9, `greedy win rate of ${e.model}`);
   }
+  // One battle from the orders' mean is the default; seed 001's one battle per order is the page's
+  // Battles menu and core's `pairOrders`, ranked as `rank --pair-orders each` ranks it.
+  for (const orders of ['each', 'mean']) {
+    const v = await view(plain, { settings: { method: 'winrate', pairOrders: orders } });
+    const c = JSON.parse(cli(['rank', '--judgments', dir, '--method', 'winrate', '--pair-orders', orders, '--format', 'json']));
+    for (const e of v.ranking.entries) assert.ok(Math.abs(e.score - c.find((x) => x.model === e.model).score) < 1e-9, `${orders}: win rate of ${e.model}`);
+  }
+  await choose(page, 'design-orders', 'each');
+  await choose(page, 'design-orders', 'mean');
   await shot(page, 'designs-pairwise');
 
   // ---- A threshold without selective use, or a negative one, is refused by core with the reason.
@@ -140,6 +149,8 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   await choose(page, 'design-instruction', 'generic');
   const worstDigit = await directRun(page, 'generic', (d, n) => {
     assert.equal(d.prompt_version, 'generic-direct-v1');
+    // Seed 004's levels judge without the reference answer (the menu's default: as the paper does).
+    assert.deepEqual([d.reference, n.reference], [false, false]);
     assert.ok(Math.abs(d.score - n.score) <= 0.05, `${n.session_id}: score ${d.score} vs ${n.score}`);
     return Math.max(...d.digits.map((p, i) => Math.abs(p - n.digits[i])));
   });
@@ -150,6 +161,7 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   assert.equal(await page.locator('#design-checklist').count(), 0);
   const worstLp = await directRun(page, 'perplexity', (d, n) => {
     assert.equal(d.tokens, n.tokens);
+    assert.ok(Math.abs(d.perplexity - Math.exp(-d.score)) <= 1e-9 * d.perplexity, `perplexity ${d.perplexity} of mean log p ${d.score}`);
     return Math.abs(d.score - n.score);
   });
   assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);

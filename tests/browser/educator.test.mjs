@@ -189,7 +189,7 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   }, JUDGE);
   assert.equal(pageStrong.overall.pairs, cliStrong.overall.pairs);
   assert.equal(pageStrong.overall.pairs, SESSIONS.length * models.length * (models.length - 1) / 2);
-  for (const k of ['agreement', 'spearman', 'kendall_tau_b']) assert.ok(Math.abs(pageStrong.overall[k].value - cliStrong.overall[k].value) < 1e-9, k);
+  for (const k of ['agreement', 'spearman', 'kendall_tau_b', 'instance_krippendorff']) assert.ok(Math.abs(pageStrong.overall[k].value - cliStrong.overall[k].value) < 1e-9, k);
   assert.equal(await page.locator('#strong-models tbody tr').count(), models.length);
   assert.equal(await page.locator('#strong-disagreements tbody tr').count(), Math.min(8, pageStrong.disagreements.length));
   assert.equal(await page.locator('#strong-queries tbody tr').count(), SESSIONS.length);

@@ -11,14 +11,15 @@ use rocketjudge_core::pairwise::ChecklistUse;
 #[derive(clap::Args, Clone, Debug)]
 pub struct DecodingFlags {
     /// How the judge's answer distribution becomes a number: `greedy` (its most likely answer),
-    /// `expected` (the exact expectation; the default) or `sample` (the mean of --samples draws at
-    /// --temperature, seeded by --sample-seed).
+    /// `expected` (the exact expectation; the default), `sample` (the mean of --samples draws at
+    /// --temperature, seeded by --sample-seed), or seed 003's `majority` / `median` of --samples draws
+    /// (default 5; majority at most 10) at --temperature, as exact expectations (nothing is drawn).
     #[arg(long, value_parser = PossibleValuesParser::new(DecodingMethod::NAMES).try_map(|s| s.parse::<DecodingMethod>()))]
     pub decoding: Option<DecodingMethod>,
-    /// Draws per answer for `--decoding sample` (default 10).
+    /// Draws per answer for `--decoding sample` (default 10), `majority` or `median` (default 5).
     #[arg(long)]
     pub samples: Option<u32>,
-    /// Temperature for `--decoding sample` (default 1).
+    /// Temperature of the draws for `--decoding sample`, `majority` or `median` (default 1).
     #[arg(long)]
     pub temperature: Option<f64>,
     /// Seed of `--decoding sample` (a different seed is an independent repeat; default 0).
@@ -33,7 +34,7 @@ impl DecodingFlags {
         let method = match self.decoding {
             Some(m) => m,
             None if self.samples.is_some() || self.temperature.is_some() || self.sample_seed.is_some() => {
-                bail!("--samples, --temperature and --sample-seed need --decoding sample")
+                bail!("--samples, --temperature and --sample-seed need --decoding sample (or majority/median, without a seed)")
             }
             None => return Ok(None),
         };

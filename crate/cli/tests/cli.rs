@@ -162,6 +162,28 @@ fn score_unsupervised_and_supervised() {
     assert!(!sup.join("w.json").exists(), "training models are not scored");
     let x: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(sup.join("x.json")).unwrap()).unwrap();
     assert!(x.iter().all(|r| r["alpha"].as_f64().unwrap() > 0.0));
+    // Seed 000's ablations: α = 1 (the trees alone), and each item's importance to a query's trees —
+    // item 1 is 0.5 for everyone, so item 0 carries it all.
+    let (fixed, imp) = (dir.path().join("fixed"), dir.path().join("importance.json"));
+    let args = |alpha: &str, out: &Path| {
+        let (j, lab, out, imp) = (j.to_str().unwrap(), lab.to_str().unwrap(), out.to_str().unwrap(), imp.to_str().unwrap());
+        run(&["score", "--judgments", j, "--labels", lab, "--train-models", "w,z,y", "--alpha", alpha, "--importance", imp, "--out", out])
+    };
+    stdout(&args("1", &fixed));
+    let x1: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(fixed.join("x.json")).unwrap()).unwrap();
+    assert!(x1.iter().all(|r| r["alpha"] == 1.0));
+    assert!(x1.iter().zip(&x).any(|(a, b)| a["score"] != b["score"]), "α = 1 changes the scores");
+    let importance: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&imp).unwrap()).unwrap();
+    assert_eq!(importance.len(), 3);
+    for q in &importance {
+        assert_eq!(
+            (q["importance"][0].as_f64(), q["importance"][1].as_f64(), q["alpha"].as_f64()),
+            (Some(1.0), Some(0.0), Some(1.0)),
+            "{q}"
+        );
+    }
+    let bad = args("1.5", &dir.path().join("bad"));
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("between 0 and 1"));
     // The scored files feed `rank --scores`.
     let ranked = stdout(&run(&["rank", "--scores", out.to_str().unwrap(), "--format", "json", "--bootstrap", "0"]));
     let rows: Vec<Value> = serde_json::from_str(&ranked).unwrap();
@@ -236,6 +258,32 @@ fn meta_compares_rankings() {
     assert_eq!(v["tau_u_pairs"], 6);
     let t = stdout(&run(&["meta", "--ranking", ours.to_str().unwrap(), "--reference", reference.to_str().unwrap(), "--u", "150"]));
     assert!(t.contains("tau_u") && t.contains("(gap <= 150)"), "{t}");
+    // A sweep over u (seed 001's Fig. 2): gaps 100 (a–c, b–c, b–d), 200 (a–b, c–d), 300 (a–d); b–c is
+    // the one discordant pair.
+    let o = run(&[
+        "meta",
+        "--ranking",
+        ours.to_str().unwrap(),
+        "--reference",
+        reference.to_str().unwrap(),
+        "--u",
+        "150,250,400",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let sweep: Vec<(f64, f64, u64)> = v["tau_u_by_u"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["u"].as_f64().unwrap(), s["tau_u"]["value"].as_f64().unwrap(), s["pairs"].as_u64().unwrap()))
+        .collect();
+    for ((u, t, p), (want_t, want_p)) in sweep.iter().zip([(1.0 / 3.0, 3), (3.0 / 5.0, 5), (4.0 / 6.0, 6)]) {
+        assert!((t - want_t).abs() < 1e-12 && *p == want_p, "u = {u}: {t} over {p}");
+    }
+    assert!(!run(&["meta", "--ranking", ours.to_str().unwrap(), "--reference", reference.to_str().unwrap(), "--u", "0,5"])
+        .status
+        .success());
 }
 
 /// Small judge vs strong judge: the hand-checked case of `meta::strong`'s unit tests, through files.

@@ -78,35 +78,86 @@ fn pairwise_comparisons_feed_every_aggregation() {
         assert!(p["model_a"].as_str().unwrap() < p["model_b"].as_str().unwrap());
     }
 
-    // Every aggregation from the same pairs; win rate and mean against a computation from the file.
-    let p_a = |p: &Value| (f(p, "p_a_first") + f(p, "p_a_second")) / 2.0;
-    let mut wins: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    let mut shares: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for p in &plain {
-        let (a, b, s) = (p["model_a"].as_str().unwrap(), p["model_b"].as_str().unwrap(), p["session_id"].as_str().unwrap());
-        let pa = p_a(p);
+    // Every aggregation from the same pairs; win rate and mean against a computation from the file:
+    // one battle from the orders' mean (the default), or seed 001's one battle per order.
+    let point = |pa: f64| {
         let d = 9.0 * (2.0 * pa - 1.0);
-        let point = if d.abs() < 0.1 - 1e-9 {
+        if d.abs() < 0.1 - 1e-9 {
             0.5
         } else if d > 0.0 {
             1.0
         } else {
             0.0
-        };
-        for (m, w) in [(a, point), (b, 1.0 - point)] {
-            let e = wins.entry(m.to_string()).or_default();
-            e.0 += w;
-            e.1 += 1.0;
+        }
+    };
+    let mut wins: BTreeMap<&str, BTreeMap<String, (f64, f64)>> = BTreeMap::new();
+    let mut shares: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for p in &plain {
+        let (a, b, s) = (p["model_a"].as_str().unwrap(), p["model_b"].as_str().unwrap(), p["session_id"].as_str().unwrap());
+        let pa = (f(p, "p_a_first") + f(p, "p_a_second")) / 2.0;
+        for (orders, battles) in [("each", vec![f(p, "p_a_first"), f(p, "p_a_second")]), ("mean", vec![pa])] {
+            for pa in battles {
+                for (m, w) in [(a, point(pa)), (b, 1.0 - point(pa))] {
+                    let e = wins.entry(orders).or_default().entry(m.to_string()).or_default();
+                    e.0 += w;
+                    e.1 += 1.0;
+                }
+            }
         }
         shares.entry((a.into(), s.into())).or_default().push(pa);
         shares.entry((b.into(), s.into())).or_default().push(1.0 - pa);
     }
-    let winrate = rank_json(&never, &["--method", "winrate"]);
-    for (m, (w, n)) in &wins {
-        assert!((winrate[m] - w / n).abs() < 1e-12, "{m}: {} vs {}", winrate[m], w / n);
+    for (orders, wins) in &wins {
+        let winrate = rank_json(&never, &["--method", "winrate", "--pair-orders", orders]);
+        for (m, (w, n)) in wins {
+            assert!((winrate[m] - w / n).abs() < 1e-12, "{orders}: {m}: {} vs {}", winrate[m], w / n);
+        }
+    }
+    // Against pairwise labels (say, human verdicts: here "the first shown wins"), `meta` scores the
+    // comparisons' verdicts by either rule: accuracy with a tie as half, as a count from the file.
+    let labels = dir.path().join("labels.json");
+    let label_rows: Vec<Value> = plain
+        .iter()
+        .map(|p| {
+            let winner = if f(p, "p_a_first") > 0.5 { "model_a" } else { "model_b" };
+            serde_json::json!({"model_a": p["model_a"], "model_b": p["model_b"], "winner": winner, "question_id": p["session_id"]})
+        })
+        .collect();
+    std::fs::write(&labels, serde_json::to_string(&label_rows).unwrap()).unwrap();
+    for orders in ["mean", "each"] {
+        let o = bin()
+            .arg("meta")
+            .arg("--judgments")
+            .arg(&never)
+            .arg("--pairs")
+            .arg(&labels)
+            .args(["--pair-orders", orders, "--bootstrap", "0", "--format", "json"])
+            .output()
+            .unwrap();
+        let got: Value = serde_json::from_str(&ok(o)).unwrap();
+        let credit: f64 = plain
+            .iter()
+            .zip(&label_rows)
+            .map(|(p, l)| {
+                let points: Vec<f64> = if orders == "mean" {
+                    vec![(f(p, "p_a_first") + f(p, "p_a_second")) / 2.0]
+                } else {
+                    vec![f(p, "p_a_first"), f(p, "p_a_second")]
+                };
+                let a: f64 = points.iter().map(|&x| point(x)).sum::<f64>();
+                let b = points.len() as f64 - a;
+                if a == b {
+                    0.5
+                } else {
+                    f64::from(u8::from((a > b) == (l["winner"] == "model_a")))
+                }
+            })
+            .sum::<f64>()
+            / plain.len() as f64;
+        assert!((f(&got["pairs"]["accuracy"], "value") - credit).abs() < 1e-12, "{orders}: {got}");
     }
     let mean = rank_json(&never, &["--method", "mean"]);
-    for m in wins.keys() {
+    for m in wins["each"].keys() {
         let per_query: Vec<f64> =
             shares.iter().filter(|((mm, _), _)| mm == m).map(|(_, xs)| 1.0 + 9.0 * xs.iter().sum::<f64>() / xs.len() as f64).collect();
         let expect = per_query.iter().sum::<f64>() / per_query.len() as f64;
@@ -178,8 +229,33 @@ fn pairwise_comparisons_feed_every_aggregation() {
         assert!((f(p, "p_a_first") - share(&p["verdicts"][0])).abs() < 1e-9);
         assert!((f(p, "p_a_second") - (1.0 - share(&p["verdicts"][1]))).abs() < 1e-9);
     }
-    // Every aggregation takes them, re-decoded too (greedy: each order's most likely verdict).
-    assert_eq!(rank_json(&five, &["--method", "winrate", "--decoding", "greedy"]).len(), 3);
+    // Every aggregation takes them, re-decoded too (greedy: each order's most likely verdict), each
+    // order counted as seed 001 counts it with --pair-orders each: much better 6 wins, better 2, a tie
+    // 1 each (win rate: the points over the points at stake); by default one battle from the orders'
+    // mean share.
+    let mut points: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for p in &five_lines {
+        let argmax = |v: &Value| {
+            let v: Vec<f64> = v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            (0..5).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap()
+        };
+        let (a, b) = (p["model_a"].as_str().unwrap().to_string(), p["model_b"].as_str().unwrap().to_string());
+        for (order, (first, second)) in [(0, (&a, &b)), (1, (&b, &a))] {
+            let (w_first, w_second) = [(6.0, 0.0), (2.0, 0.0), (1.0, 1.0), (0.0, 2.0), (0.0, 6.0)][argmax(&p["verdicts"][order])];
+            for (m, won, at_stake) in [(first, w_first, w_first + w_second), (second, w_second, w_first + w_second)] {
+                let e = points.entry(m.clone()).or_default();
+                e.0 += won;
+                e.1 += at_stake;
+            }
+        }
+    }
+    let ranked = rank_json(&five, &["--method", "winrate", "--decoding", "greedy", "--pair-orders", "each"]);
+    assert_eq!(ranked.len(), 3);
+    for (model, score) in &ranked {
+        let (won, at_stake) = points[model];
+        assert!((score - won / at_stake).abs() < 1e-9, "{model}: {score}, counted {won} of {at_stake}");
+    }
+    assert_eq!(rank_json(&five, &["--method", "winrate", "--decoding", "greedy", "--pair-orders", "mean"]).len(), 3);
     fails_with(grade(&q, &r, &five, &["--type", "pairwise", "--reference", "gpt-4"]), "5-point scale");
 
     // Resuming with other settings is refused; combinations that mean nothing are errors.
@@ -218,7 +294,21 @@ fn direct_levels_perplexity_checklist_and_decodings() {
         assert!(rows.values().all(|v| v["prompt_version"] == format!("{level}-direct-v1")));
         assert!(rows.values().all(|v| (f(v, "score") - expectation(&digits(v))).abs() < 1e-9));
         assert!(rows.iter().any(|(k, v)| (f(v, "score") - f(&base_rows[k], "score")).abs() > 1e-6), "{level} changes the scores");
+        // Seed 004's levels judge without the reference answer, RocketEval's prompt with it (each as its
+        // paper does); the line says which.
+        assert!(rows.values().all(|v| v["reference"] == false), "{level}");
     }
+    assert!(base_rows.values().all(|v| v["reference"] == true));
+    let with_ref = dir.path().join("generic-with-reference");
+    ok(direct(&q, &r, &with_ref, &["--instruction", "generic", "--reference-answer", "include"]));
+    let (plain, with) = (rows_of(&dir.path().join("generic")), rows_of(&with_ref));
+    assert!(with.values().all(|v| v["reference"] == true));
+    assert!(with.iter().any(|(k, v)| digits(v) != digits(&plain[k])), "a reference answer in the prompt changes some distribution");
+    fails_with(direct(&q, &r, &with_ref, &["--instruction", "generic"]), "reference answer included");
+    fails_with(
+        direct(&q, &r, &dir.path().join("x0"), &["--instruction", "perplexity", "--reference-answer", "include"]),
+        "reference answer",
+    );
 
     // Decodings of the same distributions.
     let greedy = dir.path().join("greedy");
@@ -267,6 +357,8 @@ fn direct_levels_perplexity_checklist_and_decodings() {
     ok(direct(&q, &r, &ppl, &["--instruction", "perplexity"]));
     for v in rows_of(&ppl).values() {
         assert!(f(v, "score") < 0.0 && v["tokens"].as_u64().unwrap() > 0 && v.get("digits").is_none(), "{v}");
+        // Seed 004 reports the perplexity itself: exp(−mean log-probability).
+        assert!((f(v, "perplexity") - (-f(v, "score")).exp()).abs() < 1e-9 * f(v, "perplexity"), "{v}");
     }
     // An empty response has no perplexity: it gets no score, with a warning, and the run goes on.
     let first = std::fs::read_to_string(r.join("gpt-4.jsonl")).unwrap().lines().next().unwrap().to_string();

@@ -291,6 +291,9 @@ pub struct QueryCalibration {
     pub alpha: f64,
     /// Whether a predictor was fitted (the query has at least one labelled, judged response).
     pub trained: bool,
+    /// Each checklist item's importance to the fitted predictor (seed 000's Fig. 8; summing to 1, all
+    /// 0 when the trees could not split; empty when not trained).
+    pub importance: Vec<f64>,
     /// Why the labels change nothing, when they do not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -424,7 +427,17 @@ pub fn calibrate_with(judgments: &[Judgment], labels: &[Label], opts: &RankOptio
             } else {
                 None
             };
-            QueryCalibration { session_id: q.session_id, labels: q.labels, from: q.from, targets: q.targets, alpha, trained, note }
+            let importance = scorer.importances(&q.session_id).map(<[f64]>::to_vec).unwrap_or_default();
+            QueryCalibration {
+                session_id: q.session_id,
+                labels: q.labels,
+                from: q.from,
+                targets: q.targets,
+                alpha,
+                trained,
+                importance,
+                note,
+            }
         })
         .collect();
     Ok(Calibration { before, after, changes, queries, labels_used: used.iter().filter(|u| **u).count(), problems })
@@ -560,6 +573,9 @@ mod tests {
             for q in &c.queries {
                 assert!((q.alpha - 2f64.ln() / 10f64.ln()).abs() < 1e-12, "{q:?}");
                 assert!(q.trained && q.note.is_none());
+                // Each query's item weights (seed 000's Fig. 8): one per item, summing to 1.
+                assert_eq!(q.importance.len(), js.iter().find(|j| j.session_id == q.session_id).unwrap().norm_probability.len());
+                assert!((q.importance.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{q:?}");
             }
         }
         // The same judgments and settings give the same rankings (the seed is the settings').

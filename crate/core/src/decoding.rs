@@ -10,13 +10,18 @@
 //! - [`Decoding::Sampled`]: the mean of N draws at temperature T from the distribution the judge would
 //!   sample, `p_T ∝ p^(1/T)`. Seeded per response, so a result is reproducible and a different
 //!   `seed` is an honest repeat (seed 003 measures consistency across such repeats).
+//! - [`Decoding::Majority`] and [`Decoding::Median`]: seed 003's other two ways of aggregating N
+//!   samples (it samples five) — the most frequent answer, the median answer — as exact expectations
+//!   over the draws, computed from `p_T` in closed form (no seed: nothing is drawn). Ties between
+//!   most frequent answers are split evenly; with an even N the median is the mean of the two middle
+//!   draws, so for a binary answer both are P(more than half the draws say Yes) + ½·P(exactly half).
 //!
 //! The decoding is recorded in each judgment line, and scores are computed from it when they are read.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{invalid, Result};
-use crate::stats::Rng;
+use crate::stats::{self, Rng};
 
 crate::named_enum!(
     /// How an answer distribution becomes a number.
@@ -27,6 +32,10 @@ crate::named_enum!(
         Expected = "expected",
         /// The mean of N samples at temperature T.
         Sampled = "sample",
+        /// The most frequent of N samples at temperature T, in expectation (exact).
+        Majority = "majority",
+        /// The median of N samples at temperature T, in expectation (exact).
+        Median = "median",
     }
 );
 
@@ -42,6 +51,14 @@ pub enum Decoding {
         samples: u32,
         temperature: f64,
         seed: u64,
+    },
+    Majority {
+        samples: u32,
+        temperature: f64,
+    },
+    Median {
+        samples: u32,
+        temperature: f64,
     },
 }
 
@@ -72,41 +89,62 @@ impl From<Decoding> for DecodingRecord {
             Decoding::Sampled { samples, temperature, seed } => {
                 DecodingRecord { method: DecodingMethod::Sampled, samples: Some(samples), temperature: Some(temperature), seed: Some(seed) }
             }
+            Decoding::Majority { samples, temperature } | Decoding::Median { samples, temperature } => {
+                DecodingRecord { method: d.method(), samples: Some(samples), temperature: Some(temperature), seed: None }
+            }
         }
     }
 }
 
 /// Samples when `sample` is chosen without a count (seed 003 uses 10 generations).
 pub const DEFAULT_SAMPLES: u32 = 10;
-/// Temperature when `sample` is chosen without one.
+/// Temperature when `sample`, `majority` or `median` is chosen without one.
 pub const DEFAULT_TEMPERATURE: f64 = 1.0;
+/// Samples when `majority` or `median` is chosen without a count (seed 003 samples five scores).
+pub const DEFAULT_VOTES: u32 = 5;
+/// The most samples `majority` takes: its exact form enumerates every way N draws fall on the answers
+/// (92,378 for ten draws over ten digits).
+pub const MAX_MAJORITY_SAMPLES: u32 = 10;
 
 impl Decoding {
     /// A decoding from its parts, refusing combinations that mean nothing: a sample count, temperature
-    /// or seed with `greedy`/`expected`, no samples, a temperature that is not positive and finite.
+    /// or seed with `greedy`/`expected`, a seed with the exact `majority`/`median`, no samples, more
+    /// than [`MAX_MAJORITY_SAMPLES`] for `majority`, a temperature that is not positive and finite.
     pub fn new(method: DecodingMethod, samples: Option<u32>, temperature: Option<f64>, seed: Option<u64>) -> Result<Self> {
+        use DecodingMethod as M;
         match method {
-            DecodingMethod::Greedy | DecodingMethod::Expected => {
+            M::Greedy | M::Expected => {
                 if samples.is_some() || temperature.is_some() || seed.is_some() {
                     return invalid!(
-                        "a sample count, temperature or seed applies only to the `sample` decoding, not `{}`",
+                        "a sample count, temperature or seed applies only to the `sample`, `majority` and `median` decodings, not `{}`",
                         method.as_str()
                     );
                 }
-                Ok(if method == DecodingMethod::Greedy { Decoding::Greedy } else { Decoding::Expected })
+                return Ok(if method == M::Greedy { Decoding::Greedy } else { Decoding::Expected });
             }
-            DecodingMethod::Sampled => {
-                let samples = samples.unwrap_or(DEFAULT_SAMPLES);
-                let temperature = temperature.unwrap_or(DEFAULT_TEMPERATURE);
-                if samples == 0 {
-                    return invalid!("the `sample` decoding needs at least one sample");
-                }
-                if !(temperature.is_finite() && temperature > 0.0) {
-                    return invalid!("the sampling temperature must be a positive number, not {temperature} (greedy is temperature → 0)");
-                }
-                Ok(Decoding::Sampled { samples, temperature, seed: seed.unwrap_or(0) })
+            M::Majority | M::Median if seed.is_some() => {
+                return invalid!("`{}` is computed exactly from the probabilities: nothing is drawn, so it takes no seed", method.as_str())
             }
+            _ => {}
         }
+        let samples = samples.unwrap_or(if method == M::Sampled { DEFAULT_SAMPLES } else { DEFAULT_VOTES });
+        let temperature = temperature.unwrap_or(DEFAULT_TEMPERATURE);
+        if samples == 0 {
+            return invalid!("the `{}` decoding needs at least one sample", method.as_str());
+        }
+        if method == M::Majority && samples > MAX_MAJORITY_SAMPLES {
+            return invalid!(
+                "`majority` takes at most {MAX_MAJORITY_SAMPLES} samples (its exact form enumerates every outcome), not {samples}"
+            );
+        }
+        if !(temperature.is_finite() && temperature > 0.0) {
+            return invalid!("the sampling temperature must be a positive number, not {temperature} (greedy is temperature → 0)");
+        }
+        Ok(match method {
+            M::Majority => Decoding::Majority { samples, temperature },
+            M::Median => Decoding::Median { samples, temperature },
+            _ => Decoding::Sampled { samples, temperature, seed: seed.unwrap_or(0) },
+        })
     }
 
     pub fn method(&self) -> DecodingMethod {
@@ -114,13 +152,18 @@ impl Decoding {
             Decoding::Greedy => DecodingMethod::Greedy,
             Decoding::Expected => DecodingMethod::Expected,
             Decoding::Sampled { .. } => DecodingMethod::Sampled,
+            Decoding::Majority { .. } => DecodingMethod::Majority,
+            Decoding::Median { .. } => DecodingMethod::Median,
         }
     }
 
-    /// `greedy`, `expected` or `sample:N@T#seed`, for messages and tables.
+    /// `greedy`, `expected`, `sample:N@T#seed`, `majority:N@T` or `median:N@T`, for messages and tables.
     pub fn label(&self) -> String {
         match self {
             Decoding::Sampled { samples, temperature, seed } => format!("sample:{samples}@{temperature}#{seed}"),
+            Decoding::Majority { samples, temperature } | Decoding::Median { samples, temperature } => {
+                format!("{}:{samples}@{temperature}", self.method().as_str())
+            }
             d => d.method().as_str().to_string(),
         }
     }
@@ -170,6 +213,9 @@ impl Decoding {
                     })
                     .collect()
             }
+            Decoding::Majority { samples, temperature } | Decoding::Median { samples, temperature } => {
+                ps.iter().map(|&p| majority_of_binary(samples as usize, tempered_binary(p, temperature))).collect()
+            }
         }
     }
 
@@ -180,8 +226,9 @@ impl Decoding {
     }
 
     /// Decode a distribution over n answers into the distribution the decoding acts with: all mass on
-    /// the most likely answer (greedy), the distribution itself renormalised (expected), or the shares
-    /// of N draws from `p_T ∝ p^(1/T)` (sampled).
+    /// the most likely answer (greedy), the distribution itself renormalised (expected), the shares
+    /// of N draws from `p_T ∝ p^(1/T)` (sampled), or the exact distribution of N draws' most frequent
+    /// answer (majority, [`mode_distribution`]) or median ([`median_distribution`]).
     pub fn distribution(&self, probabilities: &[f64], key: &str) -> Vec<f64> {
         let mut out = vec![0.0; probabilities.len()];
         match *self {
@@ -207,8 +254,103 @@ impl Decoding {
                     out[drawn.unwrap_or(tempered.len() - 1)] += 1.0 / samples as f64;
                 }
             }
+            Decoding::Majority { samples, temperature } => out = mode_distribution(&tempered(probabilities, temperature), samples as usize),
+            Decoding::Median { samples, temperature } => out = median_distribution(&tempered(probabilities, temperature), samples as usize),
         }
         out
+    }
+}
+
+/// The expected majority of `n` binary draws with p(first answer) = `q`: P(X > n/2) + ½·P(X = n/2),
+/// X ~ Bin(n, q) — also the expected median of the draws as 1/0 (the mean of the middle two for even n).
+pub fn majority_of_binary(n: usize, q: f64) -> f64 {
+    stats::binomial_pmf(n, q)
+        .iter()
+        .enumerate()
+        .map(|(x, p)| {
+            p * if 2 * x > n {
+                1.0
+            } else if 2 * x == n {
+                0.5
+            } else {
+                0.0
+            }
+        })
+        .sum()
+}
+
+/// Seed 000's ratio of disagreement: the chance that `n` draws of a binary answer with p(first) = `q`
+/// do not all agree, 1 − qⁿ − (1 − q)ⁿ.
+pub fn disagreement(n: usize, q: f64) -> f64 {
+    1.0 - q.powi(n as i32) - (1.0 - q).powi(n as i32)
+}
+
+/// The distribution of the most frequent answer among `n` draws from `p` (ties between answers split
+/// evenly): every way the draws can fall on the answers, each with its multinomial probability.
+pub fn mode_distribution(p: &[f64], n: usize) -> Vec<f64> {
+    struct Walk<'a> {
+        p: &'a [f64],
+        /// The answers that can be drawn (the others take no part).
+        live: Vec<usize>,
+        ln_fact: Vec<f64>,
+        counts: Vec<usize>,
+        out: Vec<f64>,
+    }
+    impl Walk<'_> {
+        /// Every count of answer `i` onwards, `left` draws to place.
+        fn from(&mut self, i: usize, left: usize) {
+            if i + 1 < self.live.len() {
+                for c in 0..=left {
+                    self.counts[i] = c;
+                    self.from(i + 1, left - c);
+                }
+                return;
+            }
+            self.counts[i] = left;
+            let n = self.counts.iter().sum::<usize>();
+            let ln = self.ln_fact[n]
+                + self.counts.iter().zip(&self.live).map(|(&c, &a)| c as f64 * self.p[a].ln() - self.ln_fact[c]).sum::<f64>();
+            let top = *self.counts.iter().max().expect("one answer at least");
+            let modes = self.counts.iter().filter(|&&c| c == top).count();
+            for (j, &c) in self.counts.iter().enumerate() {
+                if c == top {
+                    self.out[self.live[j]] += ln.exp() / modes as f64;
+                }
+            }
+        }
+    }
+    let live: Vec<usize> = (0..p.len()).filter(|&i| p[i] > 0.0).collect();
+    let ln_fact = (0..=n).map(|k| (1..=k).map(|x| (x as f64).ln()).sum()).collect();
+    let mut w = Walk { p, counts: vec![0; live.len()], live, ln_fact, out: vec![0.0; p.len()] };
+    if !w.live.is_empty() {
+        w.from(0, n);
+    }
+    w.out
+}
+
+/// The distribution of the median of `n` draws from `p` over the answers 0, 1, …: by order statistics,
+/// P(X₍ₖ₎ ≤ d) = P(Bin(n, F(d)) ≥ k) with F the cumulative distribution; the median is X₍₍ₙ₊₁₎/₂₎ for
+/// odd n and for even n the mean of X₍ₙ/₂₎ and X₍ₙ/₂₊₁₎ (given as their half-and-half mixture, whose
+/// mean is the median's expectation).
+pub fn median_distribution(p: &[f64], n: usize) -> Vec<f64> {
+    let z: f64 = p.iter().sum();
+    let order_statistic = |k: usize| {
+        let mut below = 0.0; // P(X₍ₖ₎ ≤ d − 1)
+        let mut cumulative = 0.0;
+        p.iter()
+            .map(|pd| {
+                cumulative += pd / z;
+                let at_most: f64 = stats::binomial_pmf(n, cumulative.min(1.0))[k..].iter().sum();
+                let here = (at_most - below).max(0.0);
+                below = at_most;
+                here
+            })
+            .collect::<Vec<f64>>()
+    };
+    if n % 2 == 1 {
+        order_statistic(n.div_ceil(2))
+    } else {
+        order_statistic(n / 2).iter().zip(order_statistic(n / 2 + 1)).map(|(a, b)| (a + b) / 2.0).collect()
     }
 }
 
@@ -281,6 +423,58 @@ mod tests {
         assert_eq!(serde_json::from_str::<Decoding>(&s).unwrap(), d);
         assert_eq!(serde_json::to_string(&Decoding::Greedy).unwrap(), r#"{"method":"greedy"}"#);
         assert!(serde_json::from_str::<Decoding>(r#"{"method":"greedy","samples":3}"#).is_err());
+    }
+
+    #[test]
+    fn sampled_majorities_and_medians_approach_the_exact_forms() {
+        // Draw N answers as seed 003 does, many times, and aggregate each set: the most frequent
+        // answer (ties split) and the median; their means approach the closed forms.
+        let mut rng = Rng::new(11);
+        let p = [0.05, 0.15, 0.3, 0.1, 0.4];
+        for (n, t) in [(5usize, 1.0), (4, 0.6)] {
+            let q = tempered(&p, t);
+            let runs = 60_000;
+            let (mut mode, mut median) = (0.0, 0.0);
+            for _ in 0..runs {
+                let mut draws: Vec<usize> = (0..n)
+                    .map(|_| {
+                        let u = rng.uniform(0.0, 1.0);
+                        let mut acc = 0.0;
+                        q.iter()
+                            .position(|x| {
+                                acc += x;
+                                u < acc
+                            })
+                            .unwrap_or(q.len() - 1)
+                    })
+                    .collect();
+                let counts: Vec<usize> = (0..p.len()).map(|a| draws.iter().filter(|&&d| d == a).count()).collect();
+                let top = *counts.iter().max().unwrap();
+                let modes: Vec<usize> = (0..p.len()).filter(|&a| counts[a] == top).collect();
+                mode += modes.iter().sum::<usize>() as f64 / modes.len() as f64;
+                draws.sort();
+                median += if n % 2 == 1 { draws[n / 2] as f64 } else { (draws[n / 2 - 1] + draws[n / 2]) as f64 / 2.0 };
+            }
+            let exact = |m| Decoding::new(m, Some(n as u32), Some(t), None).unwrap().score(&p, "k");
+            assert!((mode / runs as f64 - exact(DecodingMethod::Majority)).abs() < 0.02, "majority of {n}");
+            assert!((median / runs as f64 - exact(DecodingMethod::Median)).abs() < 0.02, "median of {n}");
+        }
+        // Binary: P(most of 5 draws say Yes) at p = 0.7, about 0.837 — sharper than the expectation.
+        let m = Decoding::new(DecodingMethod::Majority, None, None, None).unwrap();
+        assert!((m.binary(&[0.7], "k")[0] - 0.83692).abs() < 1e-5);
+        assert_eq!(m, Decoding::Majority { samples: DEFAULT_VOTES, temperature: 1.0 });
+    }
+
+    #[test]
+    fn exact_aggregates_take_no_seed_and_round_trip() {
+        assert!(Decoding::new(DecodingMethod::Median, Some(5), None, Some(1)).is_err());
+        assert!(Decoding::new(DecodingMethod::Majority, Some(MAX_MAJORITY_SAMPLES + 1), None, None).is_err());
+        assert!(Decoding::new(DecodingMethod::Median, Some(0), None, None).is_err());
+        let d = Decoding::new(DecodingMethod::Median, Some(7), Some(0.5), None).unwrap();
+        let s = serde_json::to_string(&d).unwrap();
+        assert_eq!(s, r#"{"method":"median","samples":7,"temperature":0.5}"#);
+        assert_eq!(serde_json::from_str::<Decoding>(&s).unwrap(), d);
+        assert_eq!(d.label(), "median:7@0.5");
     }
 
     #[test]

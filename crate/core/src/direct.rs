@@ -15,6 +15,33 @@ use crate::formats::{rocketeval::Score, Lined};
 use crate::pairwise::ChecklistUse;
 use crate::prompt::DirectInstruction;
 
+crate::named_enum!(
+    /// Whether a Direct prompt carries the query's reference answer (seeds 003 and 004 judge without one).
+    pub enum ReferenceUse, "the reference-answer use" {
+        /// As each prompt's paper does (the CLI's and the page's default): RocketEval's Direct prompt
+        /// with it (its MT-Bench setting), seed 004's instruction levels without.
+        Paper = "paper",
+        /// With the query's reference answer, where it has one.
+        Include = "include",
+        /// Never.
+        Omit = "omit",
+    }
+);
+
+impl Default for ReferenceUse {
+    /// Settings that do not say: with it, as every Direct prompt was made before this choice existed
+    /// (so their stored records keep their settings' id).
+    fn default() -> Self {
+        ReferenceUse::Include
+    }
+}
+
+impl ReferenceUse {
+    fn is_default(&self) -> bool {
+        *self == ReferenceUse::default()
+    }
+}
+
 /// Seed 002's direct-scoring threshold default on our 0–9 scale: the checklist is used when the
 /// standard deviation of the plain prompt's digit distribution is at least 1.5.
 pub const DEFAULT_DIRECT_K: f64 = 1.5;
@@ -24,7 +51,8 @@ pub const DEFAULT_DIRECT_K: f64 = 1.5;
 pub struct DirectScore {
     pub session_id: String,
     pub model_test: String,
-    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability.
+    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability, −ln(perplexity):
+    /// higher is better, and within a query it orders responses exactly as −perplexity does.
     pub score: f64,
     pub judge: String,
     /// The ten digits' probabilities (absent for `perplexity`).
@@ -33,6 +61,10 @@ pub struct DirectScore {
     /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_version: Option<String>,
+    /// Whether the prompt carried the query's reference answer where it has one (absent for perplexity,
+    /// and in lines written before this was recorded, which always did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<bool>,
     /// Whether the query's checklist was in the prompt, and by which rule.
     #[serde(default)]
     pub checklist: bool,
@@ -43,6 +75,10 @@ pub struct DirectScore {
     pub spread: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoding: Option<Decoding>,
+    /// Perplexity: seed 004's value, exp(−mean token log-probability) (lower: the judge finds the
+    /// response more predictable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perplexity: Option<f64>,
     /// Perplexity: the response tokens scored, and those cut to fit the context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<usize>,
@@ -50,26 +86,34 @@ pub struct DirectScore {
     pub truncated_tokens: Option<usize>,
 }
 
-/// How Direct scores are made: the instruction level, the checklist rule (with selective use's
-/// threshold `k`) and the decoding.
+/// How Direct scores are made: the instruction level, the reference answer's use, the checklist rule
+/// (with selective use's threshold `k`) and the decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DirectSettings {
     pub instruction: DirectInstruction,
+    /// Checked settings hold `include` or `omit` (`paper` resolved); `include` is not written.
+    #[serde(skip_serializing_if = "ReferenceUse::is_default")]
+    pub reference: ReferenceUse,
     pub checklist: ChecklistUse,
     pub k: Option<f64>,
     pub decoding: Option<Decoding>,
 }
 
 impl DirectSettings {
-    /// The settings, checked: perplexity has no prompt to put a checklist in and no answer to decode;
-    /// a threshold belongs to selective use only. Selective use without a threshold gets
-    /// [`DEFAULT_DIRECT_K`].
+    /// The settings, checked: perplexity has no prompt to put a checklist or a reference answer in and
+    /// no answer to decode; a threshold belongs to selective use only. Selective use without a
+    /// threshold gets [`DEFAULT_DIRECT_K`]; `paper` becomes what it means for the instruction.
     pub fn checked(mut self) -> crate::Result<Self> {
-        if self.instruction == DirectInstruction::Perplexity && (self.decoding.is_some() || self.checklist != ChecklistUse::Never) {
-            return invalid!("the perplexity score has no prompt and no answer to decode: the checklist and the decoding do not apply");
+        if self.instruction == DirectInstruction::Perplexity
+            && (self.decoding.is_some() || self.checklist != ChecklistUse::Never || self.reference == ReferenceUse::Include)
+        {
+            return invalid!(
+                "the perplexity score has no prompt and no answer to decode: the checklist, the reference answer and the decoding do not apply"
+            );
         }
         self.k = self.checklist.threshold(self.k, DEFAULT_DIRECT_K)?;
+        self.reference = if self.with_reference() { ReferenceUse::Include } else { ReferenceUse::Omit };
         Ok(self)
     }
 
@@ -82,11 +126,27 @@ impl DirectSettings {
         }
     }
 
-    /// Whether `row` was made with these settings (what a resumed run checks).
+    /// Whether the prompt carries the query's reference answer (where it has one).
+    pub fn with_reference(&self) -> bool {
+        match self.reference {
+            ReferenceUse::Include => true,
+            ReferenceUse::Omit => false,
+            ReferenceUse::Paper => self.instruction == DirectInstruction::RocketEval,
+        }
+    }
+
+    /// What a line made with these settings records as `reference` (nothing for perplexity).
+    pub fn recorded_reference(&self) -> Option<bool> {
+        (self.instruction != DirectInstruction::Perplexity).then(|| self.with_reference())
+    }
+
+    /// Whether `row` was made with these settings (what a resumed run checks; a line without
+    /// `reference` was made with the reference answer).
     pub fn made(&self, row: &DirectScore) -> bool {
         row.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()) == self.instruction.version()
             && row.checklist_use.unwrap_or(ChecklistUse::Never) == self.checklist
             && row.decoding == self.decoding
+            && self.recorded_reference().is_none_or(|r| row.reference.unwrap_or(true) == r)
     }
 }
 
@@ -138,10 +198,12 @@ mod tests {
             judge: "j".into(),
             digits,
             prompt_version: None,
+            reference: None,
             checklist: false,
             checklist_use: None,
             spread: None,
             decoding: None,
+            perplexity: None,
             tokens: None,
             truncated_tokens: None,
         }
@@ -149,12 +211,38 @@ mod tests {
 
     #[test]
     fn settings_refuse_nonsense_and_fill_the_threshold() {
-        let s = |instruction, checklist, k, decoding| DirectSettings { instruction, checklist, k, decoding }.checked();
+        let s =
+            |instruction, checklist, k, decoding| DirectSettings { instruction, checklist, k, decoding, ..Default::default() }.checked();
         assert!(s(DirectInstruction::Perplexity, ChecklistUse::Always, None, None).is_err());
         assert!(s(DirectInstruction::Perplexity, ChecklistUse::Never, None, Some(Decoding::Greedy)).is_err());
         assert!(s(DirectInstruction::Generic, ChecklistUse::Never, Some(1.0), None).is_err());
         assert!(s(DirectInstruction::Generic, ChecklistUse::Selective, Some(-1.0), None).is_err());
         assert_eq!(s(DirectInstruction::Generic, ChecklistUse::Selective, None, None).unwrap().k, Some(DEFAULT_DIRECT_K));
+    }
+
+    #[test]
+    fn the_reference_answer_is_used_as_each_paper_does_unless_chosen() {
+        let s = |instruction, reference| DirectSettings { instruction, reference, ..Default::default() };
+        assert!(s(DirectInstruction::RocketEval, ReferenceUse::Paper).with_reference());
+        // Seed 004's levels judge without one: before this switch they silently got it.
+        assert!(!s(DirectInstruction::Generic, ReferenceUse::Paper).with_reference());
+        assert!(s(DirectInstruction::Rubric, ReferenceUse::Include).with_reference());
+        assert!(!s(DirectInstruction::RocketEval, ReferenceUse::Omit).with_reference());
+        assert!(s(DirectInstruction::Perplexity, ReferenceUse::Include).checked().is_err());
+        // Checked settings say what was done; with the reference, as before the switch, they serialize
+        // as they did then (a stored design keeps its id).
+        assert_eq!(s(DirectInstruction::Generic, ReferenceUse::Paper).checked().unwrap().reference, ReferenceUse::Omit);
+        let rocketeval = s(DirectInstruction::RocketEval, ReferenceUse::Paper).checked().unwrap();
+        assert_eq!(
+            serde_json::to_string(&rocketeval).unwrap(),
+            r#"{"instruction":"rocketeval","checklist":"never","k":null,"decoding":null}"#
+        );
+        assert_eq!(s(DirectInstruction::Perplexity, ReferenceUse::Paper).recorded_reference(), None);
+        // A line from before the switch was made with the reference: the generic level now differs.
+        let old = DirectScore { prompt_version: Some(DirectInstruction::Generic.version().into()), ..row(None) };
+        assert!(!s(DirectInstruction::Generic, ReferenceUse::Paper).made(&old));
+        assert!(s(DirectInstruction::Generic, ReferenceUse::Include).made(&old));
+        assert!(s(DirectInstruction::Generic, ReferenceUse::Paper).made(&DirectScore { reference: Some(false), ..old }));
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //! a pair is *position-consistent* when both orders prefer the same response.
 //!
 //! [`comparisons`] turns pair judgments into what [`crate::rank::rank_comparisons`] aggregates:
-//! - battles for `bt`, `winrate` and `elo`: p(A) as scores 1 + 9·p(A) against 1 + 9·(1 − p(A)),
-//!   through the same [`PairRule`] (tie margin, equal-score policy) as pointwise scores, so a pair the
-//!   two orders split evenly is a tie;
+//! - battles for `bt`, `winrate` and `elo` ([`PairJudgment::battles`]): by default one from the two
+//!   orders' mean p(A), as scores 1 + 9·p(A) against 1 + 9·(1 − p(A)) through the same [`PairRule`]
+//!   (tie margin, equal-score policy) as pointwise scores, so a pair the orders split evenly is a tie;
+//!   with [`PairOrders::Each`] one per order, as seed 001 counts them, a 5-point verdict as
+//!   Arena-Hard's weighted battles ([`five_point_battles`]);
 //! - a score per (model, query) for `mean` and `median`: 1 + 9 × the model's mean p(win) over its
 //!   comparisons on that query (its win share, on the 1–10 scale of checklist scores).
 //!
@@ -23,8 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::decoding::Decoding;
 use crate::error::{invalid, FormatError, Result};
 use crate::formats::Lined;
+use crate::formats::Winner;
 use crate::prompt::PairwiseScale;
-use crate::rank::{IndexBattle, PairRule, ScoreTable};
+use crate::rank::{PairOrders, PairRule, ScoreTable, WeightedBattle};
 use crate::stats;
 
 crate::named_enum!(
@@ -196,20 +199,56 @@ impl PairJudgment {
     /// The two orders' p(A better), decoded as the line records (on the 5-point scale: each order's
     /// verdict distribution decoded, then converted by [`five_point_share`]).
     pub fn decoded(&self) -> (f64, f64) {
-        let d = self.decoding.unwrap_or_default();
-        let key = format!("{}/{}/{}", self.model_a, self.model_b, self.session_id);
-        if let Some([first, second]) = &self.verdicts {
-            let share = |v: &[f64; 5], order: &str| five_point_share(&d.distribution(v, &format!("{key}/{order}")));
-            return (share(first, "first"), 1.0 - share(second, "second"));
+        if let Some([first, second]) = self.decoded_verdicts() {
+            return (five_point_share(&first), 1.0 - five_point_share(&second));
         }
-        let v = d.binary(&[self.p_a_first, self.p_a_second], &key);
+        let v = self.decoding.unwrap_or_default().binary(&[self.p_a_first, self.p_a_second], &self.key());
         (v[0], v[1])
+    }
+
+    /// 5-point scale: each order's verdict distribution, decoded (as shown: A first, then B first).
+    fn decoded_verdicts(&self) -> Option<[Vec<f64>; 2]> {
+        let d = self.decoding.unwrap_or_default();
+        let key = self.key();
+        self.verdicts
+            .as_ref()
+            .map(|[first, second]| [d.distribution(first, &format!("{key}/first")), d.distribution(second, &format!("{key}/second"))])
+    }
+
+    /// The key of this comparison's random stream (sampled decodings).
+    fn key(&self) -> String {
+        format!("{}/{}/{}", self.model_a, self.model_b, self.session_id)
     }
 
     /// The pair's p(A better): the mean of the two orders, decoded.
     pub fn p_a(&self) -> f64 {
         let (f, s) = self.decoded();
         (f + s) / 2.0
+    }
+
+    /// The battles this comparison counts as, A's outcome each with its weight. [`PairOrders::Each`]
+    /// (seed 001): one per order, each order's decoded p(A) through `rule` as scores 1 + 9·p against
+    /// 1 + 9·(1 − p); a 5-point verdict instead counts as Arena-Hard counts it, in expectation over
+    /// the decoded distribution ([`five_point_battles`]). [`PairOrders::Mean`]: one battle from the
+    /// orders' mean p(A). A zero weight gives no battle.
+    pub fn battles(&self, rule: &PairRule) -> Vec<(Winner, f64)> {
+        let through_rule = |p: f64| rule.outcome(1.0 + 9.0 * p, 1.0 + 9.0 * (1.0 - p)).map(|w| (w, 1.0));
+        match (rule.orders, &self.verdicts) {
+            (PairOrders::Mean, _) => through_rule(self.p_a()).into_iter().collect(),
+            (PairOrders::Each, Some(_)) => {
+                let [first, second] = self.decoded_verdicts().expect("verdicts are present");
+                let [a_wins, tie, b_wins] = five_point_battles(&first);
+                let [b_first, tie_second, a_second] = five_point_battles(&second);
+                [(Winner::A, a_wins + a_second), (Winner::Tie, tie + tie_second), (Winner::B, b_wins + b_first)]
+                    .into_iter()
+                    .filter(|(_, w)| *w > 0.0)
+                    .collect()
+            }
+            (PairOrders::Each, None) => {
+                let (first, second) = self.decoded();
+                [first, second].into_iter().filter_map(through_rule).collect()
+            }
+        }
     }
 
     /// Both orders prefer the same response (a 50/50 order prefers neither and is inconsistent).
@@ -243,6 +282,13 @@ pub fn five_point_share(p: &[f64]) -> f64 {
     let first = 6.0 * p[0] + 2.0 * p[1] + p[2];
     let second = p[2] + 2.0 * p[3] + 6.0 * p[4];
     first / (first + second)
+}
+
+/// A 5-point verdict distribution (first shown much better … second shown much better) as Arena-Hard
+/// counts battles (Li et al. 2024b, seed 001 App. A: "much better" 6 wins, "better" 2, a tie 1 each —
+/// halved): the expected [first-shown wins, ties, second-shown wins], 3p₁ + p₂, p₃, p₄ + 3p₅.
+pub fn five_point_battles(p: &[f64]) -> [f64; 3] {
+    [3.0 * p[0] + p[1], p[2], p[3] + 3.0 * p[4]]
 }
 
 /// Verdicts sampled per presentation order in seed 002's selective rule (ten runs, five per order).
@@ -298,15 +344,16 @@ pub fn looks_like_pair_judgments(bytes: &[u8]) -> bool {
 }
 
 /// Pair judgments as the inputs of every aggregation: the per-(model, query) win-share scores and each
-/// query's battles (see the module docs). A pair judged twice is an error.
-pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTable, Vec<Vec<IndexBattle>>)> {
+/// query's battles (see the module docs; `rule.orders` picks one battle per order or one from their
+/// mean). A pair judged twice is an error.
+pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTable, Vec<Vec<WeightedBattle>>)> {
     let models: Vec<String> =
         pairs.iter().flat_map(|p| [p.model_a.clone(), p.model_b.clone()]).collect::<BTreeSet<_>>().into_iter().collect();
     let sessions: Vec<String> = pairs.iter().map(|p| p.session_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
     let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let si: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let mut seen = HashSet::new();
-    let mut per_session: Vec<Vec<IndexBattle>> = vec![Vec::new(); sessions.len()];
+    let mut per_session: Vec<Vec<WeightedBattle>> = vec![Vec::new(); sessions.len()];
     let mut shares: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); sessions.len()]; models.len()];
     for p in pairs {
         let (a, b, s) = (mi[p.model_a.as_str()], mi[p.model_b.as_str()], si[p.session_id.as_str()]);
@@ -316,10 +363,9 @@ pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTabl
         let pa = p.p_a();
         shares[a][s].push(pa);
         shares[b][s].push(1.0 - pa);
-        if let Some(w) = rule.outcome(1.0 + 9.0 * pa, 1.0 + 9.0 * (1.0 - pa)) {
-            // Battles keep the table's model order (a < b), as pointwise battles do.
-            per_session[s].push(if a < b { (a, b, w) } else { (b, a, w.swapped()) });
-        }
+        // Battles keep the table's model order (a < b), as pointwise battles do.
+        let ordered = |w: Winner| if a < b { (a, b, w) } else { (b, a, w.swapped()) };
+        per_session[s].extend(p.battles(rule).into_iter().map(|(w, weight)| (ordered(w), weight)));
     }
     let cells: Vec<Vec<Option<f64>>> =
         shares.iter().map(|row| row.iter().map(|xs| (!xs.is_empty()).then(|| 1.0 + 9.0 * stats::mean(xs))).collect()).collect();
@@ -353,7 +399,6 @@ pub fn position_consistency(pairs: &[PairJudgment]) -> Option<PositionConsistenc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Winner;
 
     pub(crate) fn pair(s: &str, a: &str, b: &str, first: f64, second: f64) -> PairJudgment {
         PairJudgment {
@@ -462,24 +507,56 @@ mod tests {
         }
     }
 
+    const EACH: PairRule =
+        PairRule { tie_margin: crate::rank::DEFAULT_TIE_MARGIN, equal: crate::rank::EqualScores::Tie, orders: PairOrders::Each };
+    const MEAN: PairRule = PairRule { orders: PairOrders::Mean, ..EACH };
+
     #[test]
-    fn greedy_split_orders_are_a_tie() {
+    fn each_order_is_a_battle_and_the_mean_one_battle() {
         let mut p = pair("q", "x", "y", 0.9, 0.3);
-        let verdict = |p: &PairJudgment| comparisons(std::slice::from_ref(p), &PairRule::default()).unwrap().1[0][0].2;
+        // Seed 001: one battle per order — A won with A shown first, B with B shown first.
+        assert_eq!(p.battles(&EACH), [(Winner::A, 1.0), (Winner::B, 1.0)]);
+        // The mean of the orders (0.6): one battle, A's.
+        assert_eq!(p.battles(&MEAN), [(Winner::A, 1.0)]);
         p.decoding = Some(Decoding::Greedy);
-        assert_eq!(verdict(&p), Winner::Tie);
-        p.decoding = None;
-        assert_eq!(verdict(&p), Winner::A);
+        assert_eq!(p.battles(&MEAN), [(Winner::Tie, 1.0)]);
+        assert_eq!(p.battles(&EACH), [(Winner::A, 1.0), (Winner::B, 1.0)]);
+        assert_eq!(PairRule::default(), MEAN);
+    }
+
+    #[test]
+    fn five_point_verdicts_count_as_arena_hard_battles() {
+        // A much better with A shown first; B better with B shown first ("1" = the first shown much
+        // better): 6 wins to 2 as seed 001 counts them, 3 battles to 1 as Arena-Hard does.
+        let p = PairJudgment {
+            scale: Some(PairwiseScale::FivePoint),
+            verdicts: Some([[1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0, 0.0]]),
+            decoding: Some(Decoding::Greedy),
+            ..pair("q", "x", "y", 0.0, 0.0)
+        };
+        assert_eq!(p.battles(&EACH), [(Winner::A, 3.0), (Winner::B, 1.0)]);
+        // One battle from the orders' mean win share (1 and 0): a tie.
+        assert_eq!(p.battles(&MEAN), [(Winner::Tie, 1.0)]);
+        // Ranked: x ahead with 6:2, level without.
+        let (table, battles) = comparisons(std::slice::from_ref(&p), &EACH).unwrap();
+        let opts = crate::rank::RankOptions { method: crate::rank::Method::WinRate, bootstrap: 0, ..Default::default() };
+        let r = crate::rank::rank_comparisons(&table, battles, &opts).unwrap();
+        assert_eq!((r.entries[0].model.as_str(), r.entries[0].score, r.entries[0].battles), ("x", 0.75, Some(4)));
+        // In expectation over a distribution: 3p₁ + p₂ wins, p₃ ties, p₄ + 3p₅ losses per order.
+        let spread = PairJudgment { decoding: None, verdicts: Some([[0.5, 0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]]), ..p };
+        assert_eq!(spread.battles(&EACH), [(Winner::A, 1.5 + 3.0), (Winner::Tie, 0.5)]);
     }
 
     #[test]
     fn comparisons_give_battles_in_model_order_and_win_shares() {
         let pairs = [pair("q1", "y", "x", 0.8, 0.8), pair("q1", "y", "z", 0.2, 0.2), pair("q2", "x", "y", 0.5, 0.5)];
-        let (table, battles) = comparisons(&pairs, &PairRule::default()).unwrap();
+        let (table, battles) = comparisons(&pairs, &EACH).unwrap();
         assert_eq!(table.models, ["x", "y", "z"]);
-        // y beat x on q1: stored as (x, y, B).
-        assert_eq!(battles[0], vec![(0, 1, Winner::B), (1, 2, Winner::B)]);
-        assert_eq!(battles[1], vec![(0, 1, Winner::Tie)]);
+        // y beat x on q1 in both orders: stored as (x, y, B), twice.
+        let b = |x, y, w| ((x, y, w), 1.0);
+        assert_eq!(battles[0], vec![b(0, 1, Winner::B), b(0, 1, Winner::B), b(1, 2, Winner::B), b(1, 2, Winner::B)]);
+        assert_eq!(battles[1], vec![b(0, 1, Winner::Tie), b(0, 1, Winner::Tie)]);
+        assert_eq!(comparisons(&pairs, &MEAN).unwrap().1[0], vec![b(0, 1, Winner::B), b(1, 2, Winner::B)]);
         // y on q1: p(win) 0.8 and 0.2 → share 0.5 → 5.5.
         assert!((table.get(1, 0).unwrap() - 5.5).abs() < 1e-12);
         assert!((table.get(0, 0).unwrap() - (1.0 + 9.0 * 0.2)).abs() < 1e-12);

@@ -1,6 +1,6 @@
 //! What the result views show, computed from judgments once for every front-end: the per-category
-//! table of mean scores, score distributions (quartiles), the pairwise win-rate matrix, and the CSV
-//! exports. The browser's worker answers the page's view requests with these (through `crate/wasm`),
+//! table of mean scores, score distributions (quartiles), seed 000's ratio of disagreement, the
+//! pairwise win-rate matrix, and the CSV exports. The browser's worker answers the page's view requests with these (through `crate/wasm`),
 //! so no score formula, quantile or tie rule is recomputed in JavaScript.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -67,6 +67,36 @@ pub fn distributions(scores: &[Score]) -> Vec<Distribution> {
             q3: stats::quantile(&xs, 0.75),
             max: stats::quantile(&xs, 1.0),
             responses: xs.len(),
+        })
+        .collect()
+}
+
+/// Seed 000's ratio of disagreement (its Fig. 4) for one number of samples: the share of checklist
+/// items on which that many Yes/No answers sampled at temperature 1 would not all agree, in exact
+/// expectation over the stored p(Yes) ([`crate::decoding::disagreement`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Disagreement {
+    pub samples: usize,
+    pub ratio: f64,
+    /// Graded items it averages over.
+    pub items: usize,
+}
+
+/// The numbers of samples the views show the ratio of disagreement for (seed 000's Fig. 4 goes to 5).
+pub const DISAGREEMENT_SAMPLES: [usize; 4] = [2, 3, 5, 10];
+
+/// The ratio of disagreement over every graded item of `judgments`, for each number of samples in `ns`.
+pub fn disagreement(judgments: &[crate::formats::Judgment], ns: &[usize]) -> Vec<Disagreement> {
+    let ps: Vec<f64> = judgments.iter().flat_map(|j| j.norm_probability.iter().flatten().copied()).collect();
+    ns.iter()
+        .map(|&n| Disagreement {
+            samples: n,
+            ratio: if ps.is_empty() {
+                0.0
+            } else {
+                stats::mean(&ps.iter().map(|&p| crate::decoding::disagreement(n, p)).collect::<Vec<_>>())
+            },
+            items: ps.len(),
         })
         .collect()
 }
@@ -150,6 +180,15 @@ mod tests {
 
     fn s(model: &str, session: &str, score: f64) -> Score {
         Score { session_id: session.into(), model_test: model.into(), score, judge: None }
+    }
+
+    #[test]
+    fn disagreement_averages_over_graded_items() {
+        let j: crate::formats::Judgment =
+            serde_json::from_str(r#"{"session_id":"q","model_test":"m","norm_probability":[0.5,null,1.0]}"#).unwrap();
+        // Three draws at p = 0.5 disagree with chance 1 − ⅛ − ⅛; at p = 1 never; the ungraded item is left out.
+        assert_eq!(disagreement(&[j], &[3]), [Disagreement { samples: 3, ratio: 0.375, items: 2 }]);
+        assert_eq!(disagreement(&[], &[3])[0].items, 0);
     }
 
     #[test]

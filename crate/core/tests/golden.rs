@@ -122,6 +122,12 @@ fn extra_trees_converge_to_scikit_learn() {
         for (t, want) in c["test"].as_array().unwrap().iter().zip(floats(&c["predict_2000_trees"])) {
             assert_close(model.predict(&floats(t)), want, tol, &format!("case {i} prediction"));
         }
+        // Seed 000's item reweighting (Fig. 8): scikit-learn's `feature_importances_`.
+        let itol = g["importance_tolerance"].as_f64().unwrap();
+        for (f, (got, want)) in model.importances().iter().zip(floats(&c["importances_2000_trees"])).enumerate() {
+            assert_close(*got, want, itol, &format!("case {i} importance of item {f}"));
+        }
+        assert_close(model.importances().iter().sum(), 1.0, 1e-9, "importances sum to 1");
         assert_close(kl_uniform_weight(&y, 10), c["alpha"].as_f64().unwrap(), 1e-12, &format!("case {i} alpha"));
     }
     for c in g["alpha_cases"].as_array().unwrap() {
@@ -185,6 +191,10 @@ fn strong_agreement_matches_the_python_reference() {
         match o.instance_spearman {
             Some(e) => estimates.push((e, &c["instance_spearman"], "instance spearman")),
             None => assert!(c["instance_spearman"].is_null(), "{kind}"),
+        }
+        match o.instance_krippendorff {
+            Some(e) => estimates.push((e, &c["instance_krippendorff"], "instance krippendorff (interval)")),
+            None => assert!(c["instance_krippendorff"].is_null(), "{kind}"),
         }
         for (e, want, what) in estimates {
             close(e.value, want, what);
@@ -270,5 +280,32 @@ fn seed_002_vote_split_matches_scipy() {
             assert_close(*got, want, tol, &format!("({pf}, {ps}) P(X = {x})"));
         }
         assert_close(inconsistency(pf, ps), c["inconsistency"].as_f64().unwrap(), tol, &format!("({pf}, {ps}) inconsistency"));
+    }
+}
+
+/// Seed 003's majority and median of N samples (and seed 000's disagreement ratio), exact, against every
+/// sequence of draws enumerated by `core_golden.py`.
+#[test]
+fn majority_and_median_of_samples_match_enumeration() {
+    use rocketjudge_core::decoding::{disagreement, Decoding, DecodingMethod};
+    let g = golden("decodings.json");
+    let tol = g["tolerance"].as_f64().unwrap();
+    for c in g["distributions"].as_array().unwrap() {
+        let p = floats(&c["p"]);
+        let (n, t) = (c["samples"].as_u64().unwrap() as u32, c["temperature"].as_f64().unwrap());
+        for (method, field) in [(DecodingMethod::Majority, "majority"), (DecodingMethod::Median, "median")] {
+            let d = Decoding::new(method, Some(n), Some(t), None).unwrap();
+            for (i, (got, want)) in d.distribution(&p, "k").iter().zip(floats(&c[field])).enumerate() {
+                assert_close(*got, want, tol, &format!("{field} of {n} at T = {t} of {p:?}: P({i})"));
+            }
+        }
+    }
+    for c in g["binary"].as_array().unwrap() {
+        let (p, n) = (c["p"].as_f64().unwrap(), c["samples"].as_u64().unwrap() as u32);
+        for method in [DecodingMethod::Majority, DecodingMethod::Median] {
+            let d = Decoding::new(method, Some(n), None, None).unwrap();
+            assert_close(d.binary(&[p], "k")[0], c["majority"].as_f64().unwrap(), tol, &format!("{method} of {n} at p = {p}"));
+        }
+        assert_close(disagreement(n as usize, p), c["disagreement"].as_f64().unwrap(), tol, &format!("disagreement of {n} at p = {p}"));
     }
 }

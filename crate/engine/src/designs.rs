@@ -82,10 +82,12 @@ impl AnyJudge {
             judge: self.name(),
             digits: None,
             prompt_version: Some(settings.instruction.version().to_string()),
+            reference: settings.recorded_reference(),
             checklist: false,
             checklist_use: (settings.checklist != ChecklistUse::Never).then_some(settings.checklist),
             spread: None,
             decoding: settings.decoding,
+            perplexity: None,
             tokens: None,
             truncated_tokens: None,
         };
@@ -94,14 +96,16 @@ impl AnyJudge {
                 return Ok(None);
             }
             let lp = self.response_logprob(query, response).await?;
-            (row.score, row.tokens, row.truncated_tokens) =
-                (lp.mean, Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
+            (row.score, row.perplexity, row.tokens, row.truncated_tokens) =
+                (lp.mean, Some((-lp.mean).exp()), Some(lp.tokens), (lp.truncated_tokens > 0).then_some(lp.truncated_tokens));
             return Ok(Some(row));
         }
         if settings.checklist == ChecklistUse::Always && query.checklist.is_empty() {
             return Err(no_checklist(query));
         }
-        let mut d = self.direct_score(query, response, settings.instruction, settings.checklist == ChecklistUse::Always).await?;
+        let mut d = self
+            .direct_score(query, response, settings.instruction, settings.with_reference(), settings.checklist == ChecklistUse::Always)
+            .await?;
         row.checklist = settings.guide(&d.probabilities);
         if settings.checklist == ChecklistUse::Selective {
             row.spread = Some(rocketjudge_core::decoding::score_spread(&d.probabilities));
@@ -109,7 +113,7 @@ impl AnyJudge {
                 if query.checklist.is_empty() {
                     return Err(no_checklist(query));
                 }
-                d = self.direct_score(query, response, settings.instruction, true).await?;
+                d = self.direct_score(query, response, settings.instruction, settings.with_reference(), true).await?;
             }
         }
         row.score = settings.decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(model, &response.session_id));

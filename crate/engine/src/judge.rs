@@ -408,15 +408,16 @@ impl<B: Backend> ModelJudge<B> {
             .collect())
     }
 
-    /// The Direct baseline for one response: the 0–9 prompt (with the query's reference answer when
-    /// it has one, as the paper does for MT-Bench), the digit distribution of the first answer token.
-    /// `instruction` picks the prompt's level (seed 004; not `perplexity`, see
+    /// The Direct baseline for one response: the 0–9 prompt (with `reference`, the query's reference
+    /// answer when it has one, as RocketEval does for MT-Bench), the digit distribution of the first
+    /// answer token. `instruction` picks the prompt's level (seed 004; not `perplexity`, see
     /// [`Self::response_logprob`]); with `checklist` the query's checklist guides the score (seed 002).
     pub async fn direct_score(
         &mut self,
         query: &Query,
         response: &Response,
         instruction: DirectInstruction,
+        reference: bool,
         checklist: bool,
     ) -> Result<DigitScore, EngineError> {
         let digits: Vec<u32> = (0..10)
@@ -429,11 +430,17 @@ impl<B: Backend> ModelJudge<B> {
                 }
             })
             .collect::<Result<_, _>>()?;
-        let reference = query.references.get("gpt-4").or_else(|| query.references.values().next()).map(String::as_str);
+        let reference = reference.then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
         let items = checklist.then_some(query.checklist.as_slice());
-        let prompt =
-            direct_prompt_at(instruction, &grading_history(query, response), query.user_query(), reference, response.answer(), items)
-                .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
+        let prompt = direct_prompt_at(
+            instruction,
+            &grading_history(query, response),
+            query.user_query(),
+            reference.map(String::as_str),
+            response.answer(),
+            items,
+        )
+        .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
         let mut tokens = self.codec.encode_user_message(&prompt)?;
         if tokens.len() > self.max_tokens {
             // Keep the end (the scoring instruction) and as much of the beginning as fits.
@@ -619,9 +626,10 @@ impl AnyJudge {
         query: &Query,
         response: &Response,
         instruction: DirectInstruction,
+        reference: bool,
         checklist: bool,
     ) -> Result<DigitScore, EngineError> {
-        each!(self, j => j.direct_score(query, response, instruction, checklist).await)
+        each!(self, j => j.direct_score(query, response, instruction, reference, checklist).await)
     }
 
     /// The response's mean token log-probability under the judge (seed 004's perplexity score).

@@ -358,7 +358,7 @@ pub fn score_judgments(judgments: JsValue) -> Result<JsValue, JsValue> {
     to_js(&S { scores, problems })
 }
 
-/// The ranking settings' defaults, `{method, tieMargin, equal, bootstrap, resample, seed}`, and each
+/// The ranking settings' defaults, `{method, tieMargin, equal, pairOrders, bootstrap, resample, seed}`, and each
 /// choice's names (`methods`, `equalScores`, `resamples`): the page's options come from here.
 #[wasm_bindgen(js_name = rankDefaults)]
 pub fn rank_defaults() -> Result<JsValue, JsValue> {
@@ -373,7 +373,7 @@ pub fn rank_defaults() -> Result<JsValue, JsValue> {
     to_js(&D { settings: RankSettings::default(), methods: Method::NAMES, equal_scores: EqualScores::NAMES, resamples: Resample::NAMES })
 }
 
-/// Rank models from judgments. `settings` (optional, each field too): `{method, tieMargin, equal,
+/// Rank models from judgments. `settings` (optional, each field too): `{method, tieMargin, equal, pairOrders,
 /// bootstrap, resample, seed}`; the defaults are `rankDefaults()`. The ranking comes with `rule` and
 /// `separated` (see [`RankingWithVerdicts`]).
 #[wasm_bindgen]
@@ -424,6 +424,14 @@ pub fn category_table(judgments: JsValue, categories: JsValue) -> Result<JsValue
 #[wasm_bindgen]
 pub fn distributions(judgments: JsValue) -> Result<JsValue, JsValue> {
     to_js(&report::distributions(&judgment_scores(judgments)?.0))
+}
+
+/// Seed 000's ratio of disagreement over the judgments' graded items for 2, 3, 5 and 10 samples:
+/// `[{samples, ratio, items}]`.
+#[wasm_bindgen]
+pub fn disagreement(judgments: JsValue) -> Result<JsValue, JsValue> {
+    let js: Vec<Judgment> = from_js(judgments, "judgments")?;
+    to_js(&report::disagreement(&js, &report::DISAGREEMENT_SAMPLES))
 }
 
 /// Scores as CSV text (`model,session_id,score`).

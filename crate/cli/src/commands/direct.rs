@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::direct::{read_direct_scores, DirectScore, DirectSettings, DEFAULT_DIRECT_K};
+use rocketjudge_core::direct::{read_direct_scores, DirectScore, DirectSettings, ReferenceUse, DEFAULT_DIRECT_K};
 use rocketjudge_core::formats::jsonl;
 use rocketjudge_core::pairwise::ChecklistUse;
 use rocketjudge_core::prompt::DirectInstruction;
@@ -35,6 +35,10 @@ pub struct Args {
     /// defined, score bands), or `perplexity` (no prompt: the response's mean token log-probability).
     #[arg(long, default_value_t = DirectInstruction::default(), value_parser = PossibleValuesParser::new(DirectInstruction::NAMES).try_map(|s| s.parse::<DirectInstruction>()))]
     instruction: DirectInstruction,
+    /// The query's reference answer in the prompt: `paper` (as each prompt's paper does: RocketEval's
+    /// with it, seed 004's levels without; the default), `include` or `omit`. Recorded in each line.
+    #[arg(long, default_value_t = ReferenceUse::Paper, value_parser = PossibleValuesParser::new(ReferenceUse::NAMES).try_map(|s| s.parse::<ReferenceUse>()))]
+    reference_answer: ReferenceUse,
     #[command(flatten)]
     checklist: ChecklistFlags,
     #[command(flatten)]
@@ -45,9 +49,9 @@ pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
     // Core refuses what means nothing (perplexity has no prompt for a checklist, no answer to decode).
-    let settings = DirectSettings { instruction: a.instruction, checklist, k, decoding }
+    let settings = DirectSettings { instruction: a.instruction, reference: a.reference_answer, checklist, k, decoding }
         .checked()
-        .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --decoding)", a.instruction))?;
+        .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --reference-answer, --decoding)", a.instruction))?;
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
@@ -72,10 +76,14 @@ pub fn run(a: Args) -> CliResult {
         }
         if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
             bail!(
-                "{}:{}: scored with other settings (prompt `{}`, --checklist {}, decoding `{}`) than this run's; use another --out folder",
+                "{}:{}: scored with other settings (prompt `{}`, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
                 path.display(),
                 r.line,
                 r.value.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+                match r.value.reference {
+                    Some(false) => "omitted",
+                    _ => "included",
+                },
                 r.value.checklist_use.unwrap_or_default(),
                 r.value.decoding.unwrap_or_default().label()
             );

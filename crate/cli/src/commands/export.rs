@@ -35,7 +35,7 @@ pub fn run(e: Export) -> CliResult {
     let Export::Battles(a) = e;
     let scores = inputs::scores_of_judgments(&a.judgments, None)?;
     let table = ScoreTable::new(&scores)?;
-    let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()? };
+    let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()?, ..Default::default() };
     let battles = rank::battles(&table, &rule);
     write_atomic(&a.out, &arena::battles_to_json(&battles))?;
     eprintln!("wrote {} battles between {} models to {}", battles.len(), table.models.len(), a.out.display());

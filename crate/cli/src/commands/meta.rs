@@ -3,9 +3,11 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::{arena, rocketeval};
 use rocketjudge_core::meta::{self, strong, Estimate, MetaOptions};
-use rocketjudge_core::rank::{self, PairRule, ScoreTable};
+use rocketjudge_core::pairwise::PairJudgment;
+use rocketjudge_core::rank::{self, PairOrders, PairRule, ScoreTable};
 use serde_json::json;
 
 use super::{text_table, Format};
@@ -17,8 +19,10 @@ use crate::{inputs, CliResult};
 /// the two rankings' ratings on their common models, and τ_u (seed 001) when the reference has
 /// lower/upper bounds; bootstrap CIs resample models.
 /// Instance level: --judgments DIR --pairs FILE gives the judge's agreement with pairwise labels
-/// (Arena battles with question_id = session id); --judgments DIR --labels PATH gives the correlation
-/// of its scores with reference scores and its pairwise agreement with them within each query.
+/// (Arena battles with question_id = session id) — of its scores, or of its pairwise judgments
+/// (`grade --type pairwise`; --pair-orders); --judgments DIR --labels PATH gives the correlation
+/// of its scores with reference scores (and Krippendorff's interval α, which asks for equal values on
+/// one scale) and its pairwise agreement with them within each query.
 /// Small judge vs strong judge: --judgments DIR --strong FILE compares our judge with a strong judge's
 /// verdicts (FastChat `gpt-4_single.jsonl` or `gpt-4_pair.jsonl`, Arena battles with question_id,
 /// RocketEval scores, or a CSV session_id,model_test,score; recognised by their fields): pairwise
@@ -34,9 +38,10 @@ pub struct Args {
     /// The reference ranking, same format (e.g. Chatbot Arena ratings with CIs).
     #[arg(long)]
     reference: Option<PathBuf>,
-    /// τ_u's rating-gap threshold (reference points); default: every separable pair.
-    #[arg(long)]
-    u: Option<f64>,
+    /// τ_u's rating-gap threshold (reference points); default: every separable pair. Several,
+    /// comma-separated (e.g. 25,50,100,200), sweep it: τ_u at each, as seed 001's Fig. 2 does.
+    #[arg(long, value_delimiter = ',')]
+    u: Vec<f64>,
     /// Folder (or file) of judgments, for instance-level agreement.
     #[arg(long, conflicts_with = "scores")]
     judgments: Option<PathBuf>,
@@ -55,6 +60,10 @@ pub struct Args {
     /// Tie margin when the judge's scores are compared pairwise.
     #[arg(long, default_value_t = rank::DEFAULT_TIE_MARGIN)]
     tie_margin: f64,
+    /// Pairwise judgments (`grade --type pairwise`) against --pairs: their verdicts from the mean of the
+    /// two orders (`mean`) or from one battle per order as seed 001 counts them (`each`; as `rank`).
+    #[arg(long, default_value_t = PairOrders::Mean, value_parser = PossibleValuesParser::new(PairOrders::NAMES).try_map(|s| s.parse::<PairOrders>()))]
+    pair_orders: PairOrders,
     /// Bootstrap replicates for the intervals (0: none).
     #[arg(long, default_value_t = 1000)]
     bootstrap: usize,
@@ -72,8 +81,12 @@ fn est(e: &Estimate) -> String {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let opts = MetaOptions { bootstrap: a.bootstrap, seed: a.seed, u: a.u, ..Default::default() };
-    let rule = PairRule { tie_margin: a.tie_margin, ..Default::default() };
+    if a.u.iter().any(|u| !(u.is_finite() && *u > 0.0)) {
+        bail!("--u takes positive rating gaps, not {:?}", a.u);
+    }
+    let single_u = if a.u.len() == 1 { Some(a.u[0]) } else { None };
+    let opts = MetaOptions { bootstrap: a.bootstrap, seed: a.seed, u: single_u, ..Default::default() };
+    let rule = PairRule { tie_margin: a.tie_margin, orders: a.pair_orders, ..Default::default() };
     let report = if let (Some(r), Some(reference)) = (&a.ranking, &a.reference) {
         let ours = rocketeval::read_ranking(&r.display().to_string(), &inputs::read(r)?)?;
         let theirs = rocketeval::read_ranking(&reference.display().to_string(), &inputs::read(reference)?)?;
@@ -86,6 +99,19 @@ pub fn run(a: Args) -> CliResult {
                 c.only_reference
             );
         }
+        // A sweep over u: τ_u among the pairs at most u apart, for each u.
+        let mut sweep = Vec::new();
+        if a.u.len() > 1 {
+            if c.tau_u.is_none() {
+                bail!("--u needs a reference ranking with lower and upper bounds for every model");
+            }
+            for &u in &a.u {
+                let at = meta::compare_rankings(&ours, &theirs, &MetaOptions { u: Some(u), ..opts })?;
+                if let (Some(t), Some(p)) = (at.tau_u, at.tau_u_pairs) {
+                    sweep.push((u, t, p));
+                }
+            }
+        }
         if a.format == Format::Table {
             println!("models compared  {}", c.models.len());
             println!("Spearman rho     {}", est(&c.spearman));
@@ -95,15 +121,25 @@ pub fn run(a: Args) -> CliResult {
                 println!(
                     "tau_u            {} over {p} separable pairs{}",
                     est(t),
-                    a.u.map(|u| format!(" (gap <= {u})")).unwrap_or_default()
+                    single_u.map(|u| format!(" (gap <= {u})")).unwrap_or_default()
                 );
+            }
+            for (u, t, p) in &sweep {
+                println!("tau_u, gap <= {u:<6} {} over {p} separable pairs", est(t));
             }
             return Ok(());
         }
-        serde_json::to_value(&c)?
+        let mut v = serde_json::to_value(&c)?;
+        if !sweep.is_empty() {
+            v["tau_u_by_u"] = sweep.iter().map(|(u, t, p)| json!({"u": u, "tau_u": t, "pairs": p})).collect();
+        }
+        v
     } else if a.judgments.is_some() || a.scores.is_some() {
         let scores = match (&a.judgments, &a.scores) {
-            (Some(j), _) => inputs::scores_of_judgments(j, None)?,
+            (Some(j), _) => match inputs::judged(j, None)? {
+                inputs::Judged::Scores(scores) => scores,
+                inputs::Judged::Pairs(pairs) => return pairs_against_labels(&a, &pairs, &rule, &opts),
+            },
             (None, Some(s)) => inputs::labels(s)?,
             _ => unreachable!(),
         };
@@ -132,11 +168,12 @@ pub fn run(a: Args) -> CliResult {
             let agr = meta::pairwise_agreement(&table, &label_pairs, &rule, &opts)?;
             if a.format == Format::Table {
                 println!(
-                    "score correlation over {} responses: Pearson {}, Spearman {}, Kendall tau-b {}",
+                    "score correlation over {} responses: Pearson {}, Spearman {}, Kendall tau-b {}; Krippendorff's alpha (interval) {}",
                     corr.n,
                     est(&corr.pearson),
                     est(&corr.spearman),
-                    est(&corr.kendall_tau_b)
+                    est(&corr.kendall_tau_b),
+                    est(&corr.krippendorff_interval)
                 );
                 print_agreement("pairs derived from the labels", &agr);
             }
@@ -164,6 +201,23 @@ pub fn run(a: Args) -> CliResult {
         bail!("give --ranking with --reference, or --judgments/--scores with --pairs, --labels and/or --strong");
     };
     println!("{}", serde_json::to_string_pretty(&json!(report))?);
+    Ok(())
+}
+
+/// Pairwise judgments against pairwise labels (e.g. human verdicts): seed 001's accuracy.
+fn pairs_against_labels(a: &Args, pairs: &[PairJudgment], rule: &PairRule, opts: &MetaOptions) -> CliResult {
+    let (Some(p), None, None) = (&a.pairs, &a.labels, &a.strong) else {
+        bail!("{} holds pairwise judgments: compare them with pairwise labels (--pairs)", a.judgments.as_ref().unwrap().display());
+    };
+    let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?.into_iter().map(|l| l.value).collect();
+    let agr = meta::pair_judgment_agreement(pairs, &labels, rule, opts)?;
+    if agr.unmatched > 0 {
+        eprintln!("note: {} of {} labelled pairs were not compared by the judge and were not counted", agr.unmatched, labels.len());
+    }
+    match a.format {
+        Format::Table => print_agreement(&format!("pairwise labels, verdicts by --pair-orders {}", a.pair_orders), &agr),
+        _ => println!("{}", serde_json::to_string_pretty(&json!({ "pairs": agr }))?),
+    }
     Ok(())
 }
 
@@ -204,8 +258,8 @@ fn print_strong(s: &strong::StrongAgreement) {
         est(&o.spearman),
         est(&o.kendall_tau_b)
     );
-    if let Some(e) = &o.instance_spearman {
-        println!("scores over {} responses: Spearman {}", o.responses, est(e));
+    if let (Some(e), Some(k)) = (&o.instance_spearman, &o.instance_krippendorff) {
+        println!("scores over {} responses: Spearman {}, Krippendorff's alpha (interval) {}", o.responses, est(e), est(k));
     }
     println!();
     let rows: Vec<Vec<String>> = s

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::pairwise;
-use rocketjudge_core::rank::{self, EqualScores, Method, RankOptions, RankSettings, Resample, ScoreTable};
+use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions, RankSettings, Resample, ScoreTable};
 use rocketjudge_core::report;
 use serde::Serialize;
 
@@ -20,8 +20,8 @@ use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 /// Reads one RocketEval judgments JSONL per model from --judgments (or score files from --scores),
 /// scores each response (mean p(Yes) on 1–10), turns scores into per-query pairwise battles (a
 /// difference below --tie-margin is a tie) and rates the models. A --judgments folder of pairwise
-/// judgments (`grade --type pairwise`) feeds every method too: battles from p(A better) averaged over
-/// both orders, and for mean/median each model's win share per query on 1–10. JSON output is a list
+/// judgments (`grade --type pairwise`) feeds every method too: battles from both presentation orders
+/// (--pair-orders), and for mean/median each model's win share per query on 1–10. JSON output is a list
 /// of {model, score, lower, upper, rank}, best first; lower/upper are the bootstrap 95% interval.
 #[derive(clap::Args)]
 pub struct Args {
@@ -54,6 +54,12 @@ pub struct RankFlags {
     /// Exactly equal scores: `tie` (half a win each) or `skip` (no battle).
     #[arg(long, default_value_t = RankSettings::default().equal, value_parser = PossibleValuesParser::new(EqualScores::NAMES).try_map(|s| s.parse::<EqualScores>()))]
     equal: EqualScores,
+    /// Pairwise judgments: `mean` — one battle from the two orders' mean p(A better) (the default: a
+    /// small judge's single-order verdict is mostly position bias); `each` — one battle per
+    /// presentation order, a 5-point verdict counted as seed 001 counts it ("much better" three
+    /// battles, "better" one, a tie one tie).
+    #[arg(long, default_value_t = RankSettings::default().pair_orders, value_parser = PossibleValuesParser::new(PairOrders::NAMES).try_map(|s| s.parse::<PairOrders>()))]
+    pair_orders: PairOrders,
     /// Bootstrap replicates for the intervals (0: none).
     #[arg(long, default_value_t = RankSettings::default().bootstrap)]
     bootstrap: usize,
@@ -75,6 +81,7 @@ impl RankFlags {
             method: self.method,
             tie_margin: self.tie_margin,
             equal: self.equal,
+            pair_orders: self.pair_orders,
             bootstrap: self.bootstrap,
             resample: self.resample,
             seed: self.seed,

@@ -42,9 +42,34 @@ pub struct Args {
     classes: usize,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// The weight of the trees' prediction for every query instead of Eq. 3's α (0–1; seed 000's
+    /// ablation "w/o weight factor" is 1: the prediction alone).
+    #[arg(long, requires = "labels")]
+    alpha: Option<f64>,
+    /// Also write each trained query's item importances (seed 000's Fig. 8 reweighting: the trees'
+    /// mean decrease in squared error per checklist item, summing to 1) to this JSON file:
+    /// [{session_id, alpha, importance: [...]}].
+    #[arg(long, requires = "labels")]
+    importance: Option<PathBuf>,
     /// Output folder.
     #[arg(long)]
     out: PathBuf,
+}
+
+/// One trained query's item importances, in session order.
+#[derive(Serialize)]
+struct Importance<'a> {
+    session_id: &'a str,
+    alpha: f64,
+    importance: &'a [f64],
+}
+
+fn importances<'a>(s: &'a SupervisedScorer, examples: &'a [TrainingExample]) -> Vec<Importance<'a>> {
+    let sessions: std::collections::BTreeSet<&str> = examples.iter().map(|e| e.session_id.as_str()).collect();
+    sessions
+        .into_iter()
+        .filter_map(|sid| Some(Importance { session_id: sid, alpha: s.alpha(sid)?, importance: s.importances(sid)? }))
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -99,8 +124,15 @@ pub fn run(a: Args) -> CliResult {
                 eprintln!("warning: {unlabelled} training judgments have no label and were not used");
             }
             let params = ExtraTreesParams { n_estimators: a.trees, max_depth: Some(a.max_depth), seed: a.seed, ..Default::default() };
-            let s = SupervisedScorer::fit(&examples, &params, a.classes)?;
+            let mut s = SupervisedScorer::fit(&examples, &params, a.classes)?;
+            if let Some(alpha) = a.alpha {
+                s = s.with_alpha(alpha).map_err(|e| anyhow::anyhow!("--alpha: {e}"))?;
+            }
             eprintln!("trained predictors for {} queries on {} labelled responses", s.trained_queries(), examples.len());
+            if let Some(path) = &a.importance {
+                write_atomic(path, &serde_json::to_string_pretty(&importances(&s, &examples))?)?;
+                eprintln!("wrote item importances to {}", path.display());
+            }
             Some(s)
         }
         None => None,

@@ -175,6 +175,54 @@ pub fn pairwise_agreement(table: &ScoreTable, labels: &[Battle], rule: &PairRule
     if verdicts.is_empty() {
         return invalid!("none of the {} labelled pairs has scores for both responses", labels.len());
     }
+    Ok(agreement_of(&verdicts, unmatched, opts))
+}
+
+/// Agreement of pairwise judgments ([`crate::pairwise::PairJudgment`], both orders) with pairwise
+/// `labels` (`question_id` = session id), e.g. human verdicts: each comparison's verdict is the side
+/// with more points over its battles under `rule` (one from the mean of the orders, or one per order
+/// as seed 001 counts them), equal points a tie.
+pub fn pair_judgment_agreement(
+    pairs: &[crate::pairwise::PairJudgment],
+    labels: &[Battle],
+    rule: &PairRule,
+    opts: &MetaOptions,
+) -> Result<PairwiseAgreement> {
+    let by: HashMap<(&str, &str, &str), &crate::pairwise::PairJudgment> =
+        pairs.iter().map(|p| ((p.session_id.as_str(), p.model_a.as_str(), p.model_b.as_str()), p)).collect();
+    let mut verdicts: Vec<(Winner, Winner)> = Vec::new();
+    let mut unmatched = 0;
+    for l in labels {
+        let Some(sid) = l.question_id.as_deref() else {
+            return invalid!("pairwise labels need a `question_id` (the session id) to match comparisons");
+        };
+        let (p, swapped) = match (by.get(&(sid, &l.model_a, &l.model_b)), by.get(&(sid, &l.model_b, &l.model_a))) {
+            (Some(p), _) => (p, false),
+            (None, Some(p)) => (p, true),
+            (None, None) => {
+                unmatched += 1;
+                continue;
+            }
+        };
+        let (a, b) =
+            p.battles(rule).iter().fold((0.0, 0.0), |(a, b), (w, weight)| (a + weight * w.score_a(), b + weight * (1.0 - w.score_a())));
+        let verdict = if (a - b).abs() < 1e-12 {
+            Winner::Tie
+        } else if a > b {
+            Winner::A
+        } else {
+            Winner::B
+        };
+        verdicts.push((if swapped { verdict.swapped() } else { verdict }, l.winner));
+    }
+    if verdicts.is_empty() {
+        return invalid!("none of the {} labelled pairs was compared by the judge", labels.len());
+    }
+    Ok(agreement_of(&verdicts, unmatched, opts))
+}
+
+/// Agreement and accuracy (ties half) of (judge, label) verdicts, with bootstrap intervals.
+fn agreement_of(verdicts: &[(Winner, Winner)], unmatched: usize, opts: &MetaOptions) -> PairwiseAgreement {
     let agree = |idx: &[usize]| idx.iter().filter(|&&i| verdicts[i].0 == verdicts[i].1).count() as f64 / idx.len() as f64;
     let credit = |(j, l): (Winner, Winner)| match (j, l) {
         _ if j == l => 1.0,
@@ -182,14 +230,14 @@ pub fn pairwise_agreement(table: &ScoreTable, labels: &[Battle], rule: &PairRule
         _ => 0.0,
     };
     let acc = |idx: &[usize]| idx.iter().map(|&i| credit(verdicts[i])).sum::<f64>() / idx.len() as f64;
-    Ok(PairwiseAgreement {
+    PairwiseAgreement {
         pairs: verdicts.len(),
         unmatched,
         agreement: estimate(verdicts.len(), opts, agree),
         accuracy: estimate(verdicts.len(), opts, acc),
         judge_ties: verdicts.iter().filter(|v| v.0 == Winner::Tie).count(),
         label_ties: verdicts.iter().filter(|v| v.1 == Winner::Tie).count(),
-    })
+    }
 }
 
 /// Correlation of the judge's scores with reference scores over the (model, session) cells both have.
@@ -199,6 +247,16 @@ pub struct ScoreCorrelation {
     pub pearson: Estimate,
     pub spearman: Estimate,
     pub kendall_tau_b: Estimate,
+    /// Krippendorff's α at the interval level, the judge and the reference as two raters of each
+    /// response (seed 003's agreement measure: unlike a correlation it asks for the same values, so
+    /// both must be on one scale, e.g. 1–10). NaN where every value is the same (α undefined).
+    pub krippendorff_interval: Estimate,
+}
+
+/// Krippendorff's interval α of paired ratings (one unit per pair), NaN where undefined.
+pub fn paired_interval_alpha(x: &[f64], y: &[f64]) -> f64 {
+    let units: Vec<Vec<Option<f64>>> = x.iter().zip(y).map(|(a, b)| vec![Some(*a), Some(*b)]).collect();
+    krippendorff::alpha(&units, krippendorff::Level::Interval).unwrap_or(f64::NAN)
 }
 
 pub fn score_correlation(judge: &ScoreTable, reference: &ScoreTable, opts: &MetaOptions) -> Result<ScoreCorrelation> {
@@ -221,7 +279,13 @@ pub fn score_correlation(judge: &ScoreTable, reference: &ScoreTable, opts: &Meta
     }
     let pick = |v: &[f64], idx: &[usize]| idx.iter().map(|&i| v[i]).collect::<Vec<_>>();
     let corr = |f: fn(&[f64], &[f64]) -> f64| estimate(x.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)));
-    Ok(ScoreCorrelation { n: x.len(), pearson: corr(pearson), spearman: corr(spearman), kendall_tau_b: corr(kendall_tau_b) })
+    Ok(ScoreCorrelation {
+        n: x.len(),
+        pearson: corr(pearson),
+        spearman: corr(spearman),
+        kendall_tau_b: corr(kendall_tau_b),
+        krippendorff_interval: corr(paired_interval_alpha),
+    })
 }
 
 #[cfg(test)]
@@ -231,6 +295,27 @@ mod tests {
 
     fn entry(name: &str, rating: f64, ci: Option<f64>) -> RankingEntry {
         RankingEntry { name: name.into(), rating, lower: ci.map(|h| rating - h), upper: ci.map(|h| rating + h) }
+    }
+
+    #[test]
+    fn pair_judgments_meet_labels_by_either_rule() {
+        let p = |s: &str, a: &str, b: &str, first: f64, second: f64| -> crate::pairwise::PairJudgment {
+            serde_json::from_value(serde_json::json!({"session_id": s, "model_a": a, "model_b": b, "judge": "j",
+                "p_a_first": first, "p_a_second": second, "checklist": false}))
+            .unwrap()
+        };
+        let label =
+            |s: &str, a: &str, b: &str, winner| Battle { model_a: a.into(), model_b: b.into(), winner, question_id: Some(s.into()) };
+        // q1: x ahead on the mean (0.6), split by order; q2: y ahead in both orders, labelled from y's side.
+        let pairs = [p("q1", "x", "y", 0.9, 0.3), p("q2", "x", "y", 0.2, 0.1)];
+        let labels = [label("q1", "x", "y", Winner::A), label("q2", "y", "x", Winner::A), label("q3", "x", "y", Winner::B)];
+        let opts = MetaOptions { bootstrap: 0, ..Default::default() };
+        let mean = pair_judgment_agreement(&pairs, &labels, &PairRule::default(), &opts).unwrap();
+        assert_eq!((mean.pairs, mean.unmatched, mean.accuracy.value, mean.judge_ties), (2, 1, 1.0, 0));
+        let each = PairRule { orders: crate::rank::PairOrders::Each, ..Default::default() };
+        let per_order = pair_judgment_agreement(&pairs, &labels, &each, &opts).unwrap();
+        // Seed 001's count: q1 is one battle each way, a tie (half credit).
+        assert_eq!((per_order.accuracy.value, per_order.agreement.value, per_order.judge_ties), (0.75, 0.5, 1));
     }
 
     #[test]

@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{estimate, kendall_tau_b, spearman, Estimate, MetaOptions};
+use super::{estimate, kendall_tau_b, paired_interval_alpha, spearman, Estimate, MetaOptions};
 use crate::error::{invalid, FormatError, Result};
 use crate::formats::rocketeval::{id_string, read_scores};
 use crate::formats::{arena, check_scores, fastchat, jsonl, Battle, Lined, Problem, Score, Winner};
@@ -310,6 +310,9 @@ pub struct OverallAgreement {
     /// Spearman ρ of our scores against the strong scores over the matched responses (strong scores only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_spearman: Option<Estimate>,
+    /// Krippendorff's interval α of the same pairs of scores (both on 1–10; seed 003's measure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_krippendorff: Option<Estimate>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -595,6 +598,17 @@ pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairR
         }
     };
     let w = |idx: &[usize]| weights(nu, idx);
+    // Our scores against the strong scores over the matched responses, each unit weighted.
+    let instance = |w: &[f64], stat: fn(&[f64], &[f64]) -> f64| {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for r in &matched {
+            for _ in 0..w[r.unit] as usize {
+                x.push(r.ours);
+                y.push(r.strong.0);
+            }
+        }
+        stat(&x, &y)
+    };
     let overall = OverallAgreement {
         pairs: obs.len(),
         agreement: estimate(nu, opts, |idx| pooled(&w(idx), &all_sums).0),
@@ -604,19 +618,8 @@ pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairR
         responses: matched.len(),
         spearman: estimate(nu, opts, |idx| system(&w(idx), spearman)),
         kendall_tau_b: estimate(nu, opts, |idx| system(&w(idx), kendall_tau_b)),
-        instance_spearman: (kind == StrongKind::Scores).then(|| {
-            estimate(nu, opts, |idx| {
-                let w = w(idx);
-                let (mut x, mut y) = (Vec::new(), Vec::new());
-                for r in &matched {
-                    for _ in 0..w[r.unit] as usize {
-                        x.push(r.ours);
-                        y.push(r.strong.0);
-                    }
-                }
-                spearman(&x, &y)
-            })
-        }),
+        instance_spearman: (kind == StrongKind::Scores).then(|| estimate(nu, opts, |idx| instance(&w(idx), spearman))),
+        instance_krippendorff: (kind == StrongKind::Scores).then(|| estimate(nu, opts, |idx| instance(&w(idx), paired_interval_alpha))),
     };
 
     // Per model.

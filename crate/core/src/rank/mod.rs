@@ -76,6 +76,19 @@ crate::named_enum!(
     }
 );
 
+crate::named_enum!(
+    /// How a pairwise judgment (both presentation orders) becomes battles.
+    pub enum PairOrders, "the battles per comparison" {
+        /// One battle from the two orders' mean p(A better) (a 5-point verdict: each order's win
+        /// share) — the default: a small judge's verdict in one order is mostly its position bias,
+        /// and the mean of the two orders' probabilities keeps what signal there is (README, "Judge-design knobs").
+        Mean = "mean",
+        /// One battle per order, as seed 001 counts them; a 5-point verdict weighs as Arena-Hard's:
+        /// "much better" three wins, "better" one, a tie one tie.
+        Each = "each",
+    }
+);
+
 /// Score differences strictly below this are ties (RocketEval: 0.1).
 pub const DEFAULT_TIE_MARGIN: f64 = 0.1;
 /// Bootstrap replicates for the intervals.
@@ -83,17 +96,19 @@ pub const DEFAULT_BOOTSTRAP: usize = 1000;
 /// The bootstrap's seed.
 pub const DEFAULT_SEED: u64 = 42;
 
-/// Pointwise → pairwise conversion.
+/// Scores → battles: pointwise scores, and pairwise judgments ([`crate::pairwise::comparisons`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PairRule {
     /// Score differences strictly below this are ties (RocketEval: 0.1).
     pub tie_margin: f64,
     pub equal: EqualScores,
+    /// Pairwise judgments only: battles per comparison.
+    pub orders: PairOrders,
 }
 
 impl Default for PairRule {
     fn default() -> Self {
-        Self { tie_margin: DEFAULT_TIE_MARGIN, equal: EqualScores::Tie }
+        Self { tie_margin: DEFAULT_TIE_MARGIN, equal: EqualScores::Tie, orders: PairOrders::Mean }
     }
 }
 
@@ -120,9 +135,12 @@ impl PairRule {
 
 /// A battle between models by index (a < b).
 pub type IndexBattle = (usize, usize, Winner);
+/// A battle and how many battles it counts as (1 for a pointwise pair; a 5-point verdict's expected
+/// wins, see [`PairOrders::Each`]).
+pub type WeightedBattle = (IndexBattle, f64);
 
 /// Battles of each session: every pair (a < b by model order) that both have a score.
-fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<IndexBattle>> {
+fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<WeightedBattle>> {
     (0..table.sessions.len())
         .map(|s| {
             let mut out = Vec::new();
@@ -131,7 +149,7 @@ fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<IndexBattle>>
                 for b in a + 1..table.models.len() {
                     if let Some(sb) = table.get(b, s) {
                         if let Some(w) = rule.outcome(sa, sb) {
-                            out.push((a, b, w));
+                            out.push(((a, b, w), 1.0));
                         }
                     }
                 }
@@ -147,7 +165,7 @@ pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
         .into_iter()
         .enumerate()
         .flat_map(|(s, bs)| {
-            bs.into_iter().map(move |(a, b, w)| Battle {
+            bs.into_iter().map(move |((a, b, w), _)| Battle {
                 model_a: table.models[a].clone(),
                 model_b: table.models[b].clone(),
                 winner: w,
@@ -187,7 +205,7 @@ crate::named_enum!(
     }
 );
 
-/// The settings a front-end chooses (the CLI's `rank` flags, the page's `{method, tieMargin, equal,
+/// The settings a front-end chooses (the CLI's `rank` flags, the page's `{method, tieMargin, equal, pairOrders,
 /// bootstrap, resample, seed}`); the defaults are the only ones.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -195,6 +213,8 @@ pub struct RankSettings {
     pub method: Method,
     pub tie_margin: f64,
     pub equal: EqualScores,
+    /// Pairwise judgments: one battle per order or one from their mean.
+    pub pair_orders: PairOrders,
     pub bootstrap: usize,
     pub resample: Resample,
     pub seed: u64,
@@ -206,6 +226,7 @@ impl Default for RankSettings {
             method: Method::BradleyTerry,
             tie_margin: DEFAULT_TIE_MARGIN,
             equal: EqualScores::Tie,
+            pair_orders: PairOrders::Mean,
             bootstrap: DEFAULT_BOOTSTRAP,
             resample: Resample::Sessions,
             seed: DEFAULT_SEED,
@@ -221,7 +242,7 @@ impl RankSettings {
         }
         Ok(RankOptions {
             method: self.method,
-            pairs: PairRule { tie_margin: self.tie_margin, equal: self.equal },
+            pairs: PairRule { tie_margin: self.tie_margin, equal: self.equal, orders: self.pair_orders },
             bootstrap: self.bootstrap,
             resample: self.resample,
             seed: self.seed,
@@ -314,7 +335,7 @@ pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
 
 /// Rank from scores and each session's battles given separately: pairwise judgments
 /// ([`crate::pairwise::comparisons`]) give both, so every method applies to every evaluation type.
-pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, opts: &RankOptions) -> Result<Ranking> {
+pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>>, opts: &RankOptions) -> Result<Ranking> {
     let n = table.models.len();
     if n < 2 {
         return invalid!("ranking needs at least two models with scores, found {n}");
@@ -330,15 +351,18 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
     if opts.bootstrap > 0 {
         let mut rng = Rng::new(opts.seed);
         let unique = unique_battles(&per_session);
-        let total: usize = unique.iter().map(|u| u.1).sum();
+        // As many draws as there are battle records, each in proportion to its battle's weight and
+        // weighing the mean weight (with unit weights: Arena's multinomial counts).
+        let total: usize = per_session.iter().map(Vec::len).sum();
+        let p: Vec<f64> = unique.iter().map(|u| u.1).collect();
+        let per_draw = p.iter().sum::<f64>() / total.max(1) as f64;
         for _ in 0..opts.bootstrap {
             let est = match opts.resample {
                 Resample::Sessions => estimate(table, &per_session, &rng.resample(table.sessions.len()), opts).map(|e| e.ratings),
                 Resample::Battles => {
-                    let p: Vec<f64> = unique.iter().map(|u| u.1 as f64).collect();
                     let counts = rng.multinomial(total, &p);
-                    let weighted: Vec<(IndexBattle, f64)> =
-                        unique.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(u, c)| (u.0, c as f64)).collect();
+                    let weighted: Vec<WeightedBattle> =
+                        unique.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(u, c)| (u.0, c as f64 * per_draw)).collect();
                     pairwise_estimate(n, &weighted, opts, Some(&mut rng)).map(|(r, _)| r.ratings)
                 }
             };
@@ -351,10 +375,10 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
     let samples: Vec<Vec<f64>> = (0..n).map(|m| replicates.iter().map(|r| r[m]).filter(|v| v.is_finite()).collect()).collect();
 
     let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
-    let mut battles_per_model = vec![0usize; n];
-    for &(a, b, _) in per_session.iter().flatten() {
-        battles_per_model[a] += 1;
-        battles_per_model[b] += 1;
+    let mut battles_per_model = vec![0.0; n];
+    for &((a, b, _), weight) in per_session.iter().flatten() {
+        battles_per_model[a] += weight;
+        battles_per_model[b] += weight;
     }
     let a = (1.0 - opts.level) / 2.0;
     let mut entries: Vec<RankedModel> = (0..n)
@@ -371,7 +395,7 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<IndexBattle>>, 
                 upper,
                 rank: 0,
                 responses: responses[m],
-                battles: opts.method.is_pairwise().then_some(battles_per_model[m]),
+                battles: opts.method.is_pairwise().then_some(battles_per_model[m].round() as usize),
                 notes: point.notes[m].clone(),
             }
         })
@@ -418,7 +442,7 @@ struct Estimate {
     notes: Vec<Vec<String>>,
 }
 
-fn estimate(table: &ScoreTable, per_session: &[Vec<IndexBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
+fn estimate(table: &ScoreTable, per_session: &[Vec<WeightedBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
     let n = table.models.len();
     let ratings = match opts.method {
         Method::Mean | Method::Median => {
@@ -434,7 +458,7 @@ fn estimate(table: &ScoreTable, per_session: &[Vec<IndexBattle>], sessions: &[us
             r
         }
         _ => {
-            let weighted: Vec<(IndexBattle, f64)> = sessions.iter().flat_map(|&s| per_session[s].iter().map(|b| (*b, 1.0))).collect();
+            let weighted: Vec<WeightedBattle> = sessions.iter().flat_map(|&s| per_session[s].iter().copied()).collect();
             let (est, notes) = pairwise_estimate(n, &weighted, opts, None)?;
             return Ok(Estimate { shift: anchor_shift(table, &est.ratings, opts), ratings: est.ratings, notes });
         }
@@ -450,7 +474,7 @@ struct PairwiseEstimate {
 /// random order when `shuffle` is given (bootstrap replicates, as Arena's bootstrap does).
 fn pairwise_estimate(
     n: usize,
-    weighted: &[(IndexBattle, f64)],
+    weighted: &[WeightedBattle],
     opts: &RankOptions,
     shuffle: Option<&mut Rng>,
 ) -> Result<(PairwiseEstimate, Vec<Vec<String>>)> {
@@ -485,10 +509,12 @@ fn pairwise_estimate(
         }
         Method::WinRate => (0..n).map(|m| if games[m] > 0.0 { wins[m].iter().sum::<f64>() / games[m] } else { f64::NAN }).collect(),
         Method::Elo => {
-            let mut seq: Vec<IndexBattle> = Vec::new();
+            // A battle of weight w is replayed ⌊w⌋ times, then once more with K scaled by the rest.
+            let mut seq: Vec<WeightedBattle> = Vec::new();
             for &(b, weight) in weighted {
-                for _ in 0..weight.round() as usize {
-                    seq.push(b);
+                seq.extend(std::iter::repeat((b, 1.0)).take(weight.floor() as usize));
+                if weight.fract() > 1e-9 {
+                    seq.push((b, weight.fract()));
                 }
             }
             if let Some(rng) = shuffle {
@@ -510,13 +536,13 @@ fn anchor_shift(table: &ScoreTable, ratings: &[f64], opts: &RankOptions) -> f64 
     }
 }
 
-/// Distinct battles and how often each occurred (for multinomial reweighting).
-fn unique_battles(per_session: &[Vec<IndexBattle>]) -> Vec<(IndexBattle, usize)> {
-    let mut counts: HashMap<(usize, usize, u8), usize> = HashMap::new();
-    for &(a, b, w) in per_session.iter().flatten() {
-        *counts.entry((a, b, w as u8)).or_insert(0) += 1;
+/// Distinct battles and their total weight (for multinomial reweighting).
+fn unique_battles(per_session: &[Vec<WeightedBattle>]) -> Vec<WeightedBattle> {
+    let mut counts: HashMap<(usize, usize, u8), f64> = HashMap::new();
+    for &((a, b, w), weight) in per_session.iter().flatten() {
+        *counts.entry((a, b, w as u8)).or_insert(0.0) += weight;
     }
-    let mut out: Vec<(IndexBattle, usize)> = counts
+    let mut out: Vec<WeightedBattle> = counts
         .into_iter()
         .map(|((a, b, w), c)| {
             let w = match w {
@@ -561,7 +587,7 @@ mod tests {
         assert_eq!(r.outcome(7.0, 6.95), Some(Winner::Tie));
         assert_eq!(r.outcome(7.0, 6.9), Some(Winner::A));
         assert_eq!(r.outcome(6.0, 7.0), Some(Winner::B));
-        let skip = PairRule { tie_margin: 0.0, equal: EqualScores::Skip };
+        let skip = PairRule { tie_margin: 0.0, equal: EqualScores::Skip, ..Default::default() };
         assert_eq!(skip.outcome(5.0, 5.0), None);
         assert_eq!(skip.outcome(5.0, 4.99), Some(Winner::A));
     }

@@ -70,6 +70,7 @@ impl Tree {
 #[derive(Debug, Clone)]
 pub struct ExtraTrees {
     trees: Vec<Tree>,
+    importances: Vec<f64>,
 }
 
 impl ExtraTrees {
@@ -86,23 +87,49 @@ impl ExtraTrees {
             return invalid!("n_estimators must be at least 1");
         }
         let mut rng = Rng::new(params.seed);
+        let mut importances = vec![0.0; width];
         let trees = (0..params.n_estimators)
             .map(|_| {
                 let mut nodes = Vec::new();
+                let mut decrease = vec![0.0; width];
                 let idx: Vec<usize> = (0..x.len()).collect();
-                grow(x, y, idx, 0, params, &mut rng, &mut nodes);
+                grow(x, y, idx, 0, params, &mut rng, &mut nodes, &mut decrease);
+                // scikit-learn's mean decrease in impurity: each tree's normalised to sum 1 (a tree
+                // without a split adds nothing), averaged, normalised again.
+                let total: f64 = decrease.iter().sum();
+                if total > 0.0 {
+                    importances.iter_mut().zip(&decrease).for_each(|(i, d)| *i += d / total);
+                }
                 Tree { nodes }
             })
             .collect();
-        Ok(Self { trees })
+        let total: f64 = importances.iter().sum();
+        if total > 0.0 {
+            importances.iter_mut().for_each(|i| *i /= total);
+        }
+        Ok(Self { trees, importances })
     }
 
     pub fn predict(&self, x: &[f64]) -> f64 {
         self.trees.iter().map(|t| t.predict(x)).sum::<f64>() / self.trees.len() as f64
     }
+
+    /// Each feature's importance: its mean decrease in squared error over the splits that use it
+    /// (scikit-learn's `feature_importances_`), summing to 1; all 0 when no tree could split.
+    pub fn importances(&self) -> &[f64] {
+        &self.importances
+    }
 }
 
-/// Grow the subtree of samples `idx`, push its nodes, return the index of its root.
+/// The sum of squared deviations from the mean of `y` over `idx`.
+fn sse(y: &[f64], idx: &[usize]) -> f64 {
+    let mean = idx.iter().map(|&i| y[i]).sum::<f64>() / idx.len() as f64;
+    idx.iter().map(|&i| (y[i] - mean).powi(2)).sum()
+}
+
+/// Grow the subtree of samples `idx`, push its nodes, add each split's decrease in squared error to
+/// its feature's entry of `decrease`, return the index of its root.
+#[allow(clippy::too_many_arguments)]
 fn grow(
     x: &[Vec<f64>],
     y: &[f64],
@@ -111,14 +138,15 @@ fn grow(
     params: &ExtraTreesParams,
     rng: &mut Rng,
     nodes: &mut Vec<Node>,
+    decrease: &mut [f64],
 ) -> usize {
     let n = idx.len() as f64;
     let mean = idx.iter().map(|&i| y[i]).sum::<f64>() / n;
-    let sse: f64 = idx.iter().map(|&i| (y[i] - mean).powi(2)).sum();
+    let sse_here = sse(y, &idx);
     let at_limit = params.max_depth.is_some_and(|d| depth >= d) || idx.len() < params.min_samples_split;
     let me = nodes.len();
     nodes.push(Node::Leaf(mean));
-    if at_limit || sse <= f64::EPSILON * n {
+    if at_limit || sse_here <= f64::EPSILON * n {
         return me;
     }
     // Random splitter: one uniform threshold per non-constant feature, best variance reduction wins.
@@ -157,8 +185,9 @@ fn grow(
         return me;
     };
     let (l, r): (Vec<usize>, Vec<usize>) = idx.into_iter().partition(|&i| x[i][feature] <= threshold);
-    let left = grow(x, y, l, depth + 1, params, rng, nodes);
-    let right = grow(x, y, r, depth + 1, params, rng, nodes);
+    decrease[feature] += sse_here - sse(y, &l) - sse(y, &r);
+    let left = grow(x, y, l, depth + 1, params, rng, nodes, decrease);
+    let right = grow(x, y, r, depth + 1, params, rng, nodes, decrease);
     nodes[me] = Node::Split { feature, threshold, left, right };
     me
 }
@@ -275,6 +304,22 @@ impl SupervisedScorer {
     /// The weight α of a query, if it was trained.
     pub fn alpha(&self, session_id: &str) -> Option<f64> {
         self.per_query.get(session_id).map(|p| p.alpha)
+    }
+
+    /// Each checklist item's importance to a query's predictor (seed 000's Fig. 8 "item reweighting":
+    /// the trees' mean decrease in squared error, summing to 1), if the query was trained.
+    pub fn importances(&self, session_id: &str) -> Option<&[f64]> {
+        self.per_query.get(session_id).map(|p| p.trees.importances())
+    }
+
+    /// Every query's weight α set to `alpha` instead of Eq. 3's (seed 000's ablation "w/o weight
+    /// factor" is α = 1: the trees' prediction alone); an error outside [0, 1].
+    pub fn with_alpha(mut self, alpha: f64) -> Result<Self> {
+        if !(0.0..=1.0).contains(&alpha) {
+            return invalid!("the weight factor α must be between 0 and 1, not {alpha}");
+        }
+        self.per_query.values_mut().for_each(|p| p.alpha = alpha);
+        Ok(self)
     }
 
     /// Score one response. Without a predictor for its query the score is the unsupervised one (α = 0).
