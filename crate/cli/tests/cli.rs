@@ -367,3 +367,29 @@ fn every_command_has_help() {
         assert!(h.contains("Usage:"), "{h}");
     }
 }
+
+#[test]
+fn rank_battles_as_given() {
+    // Seed 001's setting 3: human verdicts ranked by Bradley–Terry (win rate checked by counting).
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("human.jsonl");
+    let rows = [
+        ("a", "b", "model_a", "q1"),
+        ("a", "c", "model_a", "q1"),
+        ("b", "c", "tie", "q2"),
+        ("c", "a", "model_a", "q2"),
+        ("b", "a", "model_b", "q3"),
+    ];
+    let text: String =
+        rows.iter().map(|(x, y, w, q)| format!("{}\n", json!({"model_a": x, "model_b": y, "winner": w, "question_id": q}))).collect();
+    std::fs::write(&b, text).unwrap();
+    let rank = |method: &str| run(&["rank", "--battles", b.to_str().unwrap(), "--method", method, "--bootstrap", "0", "--format", "json"]);
+    let v: Vec<Value> = serde_json::from_str(&stdout(&rank("winrate"))).unwrap();
+    // a: 3 wins of 4; c: a win, a tie, a loss; b: two losses and a tie.
+    let got: Vec<(String, f64)> = v.iter().map(|r| (r["model"].as_str().unwrap().to_string(), r["score"].as_f64().unwrap())).collect();
+    assert_eq!(got, [("a".to_string(), 0.75), ("c".to_string(), 0.5), ("b".to_string(), 0.5 / 3.0)]);
+    let bt: Vec<Value> = serde_json::from_str(&stdout(&rank("bt"))).unwrap();
+    assert_eq!(bt[0]["model"], "a");
+    let o = rank("mean");
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--method bt, winrate or elo"));
+}

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_core::formats::arena;
 use rocketjudge_core::pairwise;
 use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions, RankSettings, Resample, ScoreTable};
 use rocketjudge_core::report;
@@ -26,11 +27,16 @@ use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 #[derive(clap::Args)]
 pub struct Args {
     /// Folder (or file) of RocketEval judgments JSONL, one file per model.
-    #[arg(long, required_unless_present = "scores", conflicts_with = "scores")]
+    #[arg(long, required_unless_present_any = ["scores", "battles"], conflicts_with_all = ["scores", "battles"])]
     judgments: Option<PathBuf>,
     /// Folder (or file) of score files instead of judgments (RocketEval `score/` layout, JSON or JSONL).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "battles")]
     scores: Option<PathBuf>,
+    /// Pairwise verdicts as given, e.g. human judgments (Arena battles {model_a, model_b, winner,
+    /// question_id?}, JSON or JSONL): seed 001's setting 3 ranks systems by Bradley–Terry over them.
+    /// A pairwise method only; the bootstrap resamples question ids (a battle without one alone).
+    #[arg(long)]
+    battles: Option<PathBuf>,
     #[command(flatten)]
     rank: RankFlags,
     /// Decode the judgments' probabilities this way instead of as they record (e.g. repeats of
@@ -123,11 +129,22 @@ struct VsNext {
 pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let opts = a.rank.options()?;
-    let judged = match (&a.judgments, &a.scores) {
-        (Some(j), _) => inputs::judged(j, decoding)?,
-        (None, Some(_)) if decoding.is_some() => bail!("--decoding re-decodes judgments (--judgments); score files hold no distributions"),
-        (None, Some(s)) => inputs::Judged::Scores(inputs::labels(s)?),
-        (None, None) => unreachable!("clap requires one of --judgments and --scores"),
+    if a.judgments.is_none() && decoding.is_some() {
+        bail!("--decoding re-decodes judgments (--judgments); score and battle files hold no distributions");
+    }
+    let judged = match (&a.judgments, &a.scores, &a.battles) {
+        (Some(j), _, _) => inputs::judged(j, decoding)?,
+        (None, Some(s), _) => inputs::Judged::Scores(inputs::labels(s)?),
+        (None, None, Some(b)) => {
+            if !opts.method.is_pairwise() {
+                bail!("--battles hold verdicts, not scores: rank them with --method bt, winrate or elo");
+            }
+            let battles: Vec<_> = arena::read_battles(&b.display().to_string(), &inputs::read(b)?)?.into_iter().map(|l| l.value).collect();
+            let (table, per_session) = rank::battle_comparisons(&battles);
+            eprintln!("{} battles between {} models on {} questions", battles.len(), table.models.len(), table.sessions.len());
+            return print_ranking(&a, &opts, rank::rank_comparisons(&table, per_session, &opts)?, None);
+        }
+        (None, None, None) => unreachable!("clap requires one of --judgments, --scores and --battles"),
     };
     let (ranking, graded) = match judged {
         inputs::Judged::Pairs(pairs) => {
@@ -142,6 +159,11 @@ pub fn run(a: Args) -> CliResult {
         }
         inputs::Judged::Scores(scores) => (rank::rank(&ScoreTable::new(&scores)?, &opts)?, Some(scores.len())),
     };
+    print_ranking(&a, &opts, ranking, graded)
+}
+
+/// The leaderboard as --format asks, with its notes; `graded`: the scored responses, if any.
+fn print_ranking(a: &Args, opts: &RankOptions, ranking: rank::Ranking, graded: Option<usize>) -> CliResult {
     // Which neighbours the bootstrap separates (a folder still being graded included).
     let models: Vec<String> = ranking.entries.iter().map(|e| e.model.clone()).collect();
     let standing = (!ranking.adjacent.is_empty())

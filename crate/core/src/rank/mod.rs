@@ -175,6 +175,30 @@ pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
         .collect()
 }
 
+/// Battles as given (e.g. human verdicts, seed 001's setting 3: Bradley–Terry over instance-level human
+/// judgments): the models and sessions (`question_id`; a battle without one is a session of its own),
+/// a table without scores, and each session's battles (weight 1) for [`rank_comparisons`] with a
+/// pairwise method.
+pub fn battle_comparisons(battles: &[Battle]) -> (ScoreTable, Vec<Vec<WeightedBattle>>) {
+    let session = |i: usize, b: &Battle| b.question_id.clone().unwrap_or_else(|| format!("battle {i}"));
+    let mut models: Vec<String> = battles.iter().flat_map(|b| [b.model_a.clone(), b.model_b.clone()]).collect();
+    let mut sessions: Vec<String> = battles.iter().enumerate().map(|(i, b)| session(i, b)).collect();
+    models.sort();
+    models.dedup();
+    sessions.sort();
+    sessions.dedup();
+    let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let si: HashMap<String, usize> = sessions.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
+    let mut per_session = vec![Vec::new(); sessions.len()];
+    for (i, b) in battles.iter().enumerate() {
+        let (x, y) = (mi[b.model_a.as_str()], mi[b.model_b.as_str()]);
+        let battle = if x < y { (x, y, b.winner) } else { (y, x, b.winner.swapped()) };
+        per_session[si[&session(i, b)]].push((battle, 1.0));
+    }
+    let cells = vec![vec![None; sessions.len()]; models.len()];
+    (ScoreTable::from_cells(models, sessions, cells), per_session)
+}
+
 crate::named_enum!(
     /// How a model's rating is computed.
     pub enum Method, "the ranking method" {
@@ -190,7 +214,7 @@ crate::named_enum!(
 );
 
 impl Method {
-    fn is_pairwise(self) -> bool {
+    pub fn is_pairwise(self) -> bool {
         matches!(self, Method::BradleyTerry | Method::WinRate | Method::Elo)
     }
 }
@@ -579,6 +603,20 @@ mod tests {
             v.push(score("c", s, 3.0 + if i == 3 { 3.95 } else { 0.0 }));
         }
         v
+    }
+
+    #[test]
+    fn given_battles_rank_like_the_same_battles_from_scores() {
+        // The battles the scores imply, given directly (as human verdicts are), rank the same.
+        let t = table();
+        let opts = RankOptions { bootstrap: 0, ..Default::default() };
+        let (bt, per_session) = battle_comparisons(&battles(&t, &PairRule::default()));
+        let given = rank_comparisons(&bt, per_session, &opts).unwrap();
+        let from_scores = rank(&t, &opts).unwrap();
+        for (g, f) in given.entries.iter().zip(&from_scores.entries) {
+            assert_eq!(g.model, f.model);
+            assert!((g.score - f.score).abs() < 1e-9);
+        }
     }
 
     #[test]
