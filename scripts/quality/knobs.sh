@@ -29,6 +29,14 @@ mkdir -p "$out"
 step() { echo "== $* ($(date -u +%T))" >&2; }
 hq=(--queries "$in/human-queries.jsonl" --responses "$in/human")
 mq=(--queries "$mt/queries.jsonl" --responses "$in/mt")
+# KNOBS_ONLY=human-pairs: only seed 001's base and 5-point runs on the human pairs, reported to
+# .cache/quality/knobs-JUDGE-human-pairs.json/.md (the recorded tables in docs/ are left as they are).
+if [ "${KNOBS_ONLY:-}" = human-pairs ]; then
+  $rj grade --model "$judge" "${hq[@]}" --type pairwise --checklist never --out "$out/human-pair-never" "$@"
+  $rj grade --model "$judge" "${hq[@]}" --type pairwise-5point --out "$out/human-pair-5point" "$@"
+  KNOBS_OUT="$out-human-pairs.json" python3 scripts/quality/knobs.py "$judge"
+  exit
+fi
 # Seed 002 pairwise setting / seed 001 instance level: plain and checklist-guided comparisons, both orders.
 for use in never always; do
   step "human pairs, pairwise, checklist $use"
