@@ -22,6 +22,8 @@ const INSTRUCTIONS = {
   perplexity: 'Perplexity: no prompt (level 1)',
 };
 const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
+// The levels whose rubric section a user may write (seed 004: one criterion named, or defined with score bands).
+const RUBRIC_LEVELS = ['criteria', 'rubric'];
 // Core's `ReferenceUse`: the query's reference answer in a Direct prompt.
 const REFERENCES = { paper: 'as the prompt\'s paper does', include: 'included', omit: 'left out' };
 // Core's `pairOrders` (rank::PairOrders): how a comparison's two orders become battles.
@@ -32,7 +34,8 @@ function designOf(u) {
   const k = u.checklist === 'selective' && u.k !== '' ? Number(u.k) : null;
   if (u.type === 'direct') {
     const perplexity = u.instruction === 'perplexity';
-    return { type: 'direct', settings: { instruction: u.instruction, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
+    const rubric = RUBRIC_LEVELS.includes(u.instruction) && u.rubric.trim() ? u.rubric : null;
+    return { type: 'direct', settings: { instruction: u.instruction, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
@@ -65,12 +68,15 @@ export const DESIGN_VIEWS = {
   /** Choose a design, run it with the loaded judge, and rank its records with every aggregation. */
   async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
-    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper' });
+    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '' });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
       placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many of 10 sampled verdicts, five per order, in expectation (default 3)' });
     k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
+    const rubric = h('textarea', { id: 'design-rubric', rows: 2, cols: 40, 'aria-label': 'Rubric', placeholder: u.instruction === 'criteria' ? 'Helpfulness, Relevance, Accuracy, Depth, Creativity, Level of detail' : 'the criterion, its definition and when to give each score',
+      title: 'Seed 004 judges one criterion the user names (criteria) or defines with score bands (rubric); empty: the built-in one' }, u.rubric);
+    rubric.addEventListener('change', () => { u.rubric = rubric.value; ui.designStatus = ''; rerender(); });
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
@@ -105,6 +111,7 @@ export const DESIGN_VIEWS = {
       h('label', {}, 'Type ', select('design-type', 'Evaluation type', TYPES, u.type, set('type'))),
       u.type === 'reference' ? h('label', {}, 'Reference ', select('design-reference', 'Reference model', Object.fromEntries(models.map((m) => [m, m])), u.reference, set('reference'))) : null,
       u.type === 'direct' ? h('label', {}, 'Instruction ', select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction'))) : null,
+      u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? h('label', {}, 'Rubric ', rubric) : null,
       u.type === 'direct' && !perplexity ? h('label', { title: 'The query\'s reference answer in the prompt: RocketEval\'s Direct prompt carries it (its MT-Bench setting), seed 004\'s levels judge without one' }, 'Reference answer ', select('design-reference-answer', 'Reference answer', REFERENCES, u.referenceAnswer, set('referenceAnswer'))) : null,
       perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
       !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,

@@ -156,6 +156,14 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   });
   assert.ok(worstDigit <= 0.01, `Direct digits page vs native: max |Δ| ${worstDigit}`);
 
+  // ---- Seed 004's one criterion named by the user: the page's rubric box, checked and recorded by core.
+  const named = await view({ type: 'direct', settings: { instruction: 'criteria', rubric: 'Logicality' } }, {});
+  assert.equal(named.count, 0, 'a criterion of its own is another design, with nothing made yet');
+  const misplaced = await view({ type: 'direct', settings: { instruction: 'generic', rubric: 'Logicality' } }, {}).then(() => null, (e) => e.message);
+  assert.match(misplaced || '', /rubric of your own/);
+  await choose(page, 'design-instruction', 'criteria');
+  await page.waitForSelector('#design-rubric');
+
   // ---- Perplexity (level 1, no prompt): the checklist menu goes away; mean log p as natively.
   await choose(page, 'design-instruction', 'perplexity');
   assert.equal(await page.locator('#design-checklist').count(), 0);

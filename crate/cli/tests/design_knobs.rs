@@ -309,6 +309,16 @@ fn direct_levels_perplexity_checklist_and_decodings() {
         direct(&q, &r, &dir.path().join("x0"), &["--instruction", "perplexity", "--reference-answer", "include"]),
         "reference answer",
     );
+    // Seed 004: one criterion the user names, in place of MT-Bench's six; recorded, and refused where
+    // a level has no rubric section.
+    let named = dir.path().join("criteria-logicality");
+    ok(direct(&q, &r, &named, &["--instruction", "criteria", "--rubric", "Logicality"]));
+    let six = dir.path().join("criteria");
+    ok(direct(&q, &r, &six, &["--instruction", "criteria"]));
+    let (named, six) = (rows_of(&named), rows_of(&six));
+    assert!(named.values().all(|v| v["rubric"] == "Logicality") && six.values().all(|v| v.get("rubric").is_none()));
+    assert!(named.iter().any(|(k, v)| digits(v) != digits(&six[k])), "the named criterion changes some distribution");
+    fails_with(direct(&q, &r, &dir.path().join("x1"), &["--instruction", "generic", "--rubric", "Logicality"]), "rubric of your own");
 
     // Decodings of the same distributions.
     let greedy = dir.path().join("greedy");

@@ -61,6 +61,10 @@ pub struct DirectScore {
     /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_version: Option<String>,
+    /// The user's rubric section (`criteria`: the criterion named; `rubric`: its definition and score
+    /// bands), absent for the built-in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<String>,
     /// Whether the prompt carried the query's reference answer where it has one (absent for perplexity,
     /// and in lines written before this was recorded, which always did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,10 +92,14 @@ pub struct DirectScore {
 
 /// How Direct scores are made: the instruction level, the reference answer's use, the checklist rule
 /// (with selective use's threshold `k`) and the decoding.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DirectSettings {
     pub instruction: DirectInstruction,
+    /// The rubric section for `criteria` (the criterion named, seed 004's setting 3) or `rubric` (its
+    /// definition and score bands, setting 4) in place of the built-in one (MT-Bench's six criteria).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<String>,
     /// Checked settings hold `include` or `omit` (`paper` resolved); `include` is not written.
     #[serde(skip_serializing_if = "ReferenceUse::is_default")]
     pub reference: ReferenceUse,
@@ -114,6 +122,14 @@ impl DirectSettings {
         }
         self.k = self.checklist.threshold(self.k, DEFAULT_DIRECT_K)?;
         self.reference = if self.with_reference() { ReferenceUse::Include } else { ReferenceUse::Omit };
+        if let Some(text) = &self.rubric {
+            if !matches!(self.instruction, DirectInstruction::Criteria | DirectInstruction::Rubric) {
+                return invalid!("a rubric of your own replaces the `criteria` or `rubric` level's, not `{}`'s", self.instruction);
+            }
+            if text.trim().is_empty() {
+                return invalid!("the rubric is empty: name the criterion (criteria) or write its definition and score bands (rubric)");
+            }
+        }
         Ok(self)
     }
 
@@ -146,6 +162,7 @@ impl DirectSettings {
         row.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()) == self.instruction.version()
             && row.checklist_use.unwrap_or(ChecklistUse::Never) == self.checklist
             && row.decoding == self.decoding
+            && row.rubric == self.rubric
             && self.recorded_reference().is_none_or(|r| row.reference.unwrap_or(true) == r)
     }
 }
@@ -198,6 +215,7 @@ mod tests {
             judge: "j".into(),
             digits,
             prompt_version: None,
+            rubric: None,
             reference: None,
             checklist: false,
             checklist_use: None,
@@ -243,6 +261,12 @@ mod tests {
         assert!(!s(DirectInstruction::Generic, ReferenceUse::Paper).made(&old));
         assert!(s(DirectInstruction::Generic, ReferenceUse::Include).made(&old));
         assert!(s(DirectInstruction::Generic, ReferenceUse::Paper).made(&DirectScore { reference: Some(false), ..old }));
+        // A rubric of one's own belongs to the criteria and rubric levels, and is recorded.
+        let own = |instruction, text: &str| DirectSettings { instruction, rubric: Some(text.into()), ..Default::default() }.checked();
+        assert!(own(DirectInstruction::Generic, "Logicality").is_err() && own(DirectInstruction::Criteria, " ").is_err());
+        let logicality = own(DirectInstruction::Criteria, "Logicality").unwrap();
+        let line = DirectScore { prompt_version: Some(DirectInstruction::Criteria.version().into()), ..row(None) };
+        assert!(!logicality.made(&line) && logicality.made(&DirectScore { rubric: Some("Logicality".into()), ..line }));
     }
 
     #[test]

@@ -346,8 +346,11 @@ fn checklist_block(checklist: &[String]) -> String {
 }
 
 /// A Direct 0–9 prompt at an instruction level (seed 004 levels 2–4, or RocketEval's), optionally with
-/// the query's checklist to guide the score (seed 002's direct-scoring setting). `None` for
+/// the query's checklist to guide the score (seed 002's direct-scoring setting). `rubric` replaces
+/// the built-in rubric section of `criteria` (the criteria named: MT-Bench's six) or `rubric` (their
+/// definitions and score bands) — seed 004 judges one criterion the user names. `None` for
 /// [`DirectInstruction::Perplexity`], which has no prompt. Every variant ends on "Your score: ".
+#[allow(clippy::too_many_arguments)]
 pub fn direct_prompt_at(
     instruction: DirectInstruction,
     history: &[Message],
@@ -355,6 +358,7 @@ pub fn direct_prompt_at(
     reference: Option<&str>,
     model_output: &str,
     checklist: Option<&[String]>,
+    rubric: Option<&str>,
 ) -> Option<String> {
     let mut p = match instruction {
         DirectInstruction::Perplexity => return None,
@@ -367,9 +371,12 @@ pub fn direct_prompt_at(
             });
             p.push_str("# Conversation between User and AI\n## History\n<|begin_of_history|>\n");
             push_direct_conversation(&mut p, history, user_query, reference, model_output);
-            match level {
-                DirectInstruction::Criteria => p.push_str(&format!("# Rubric\n{MT_BENCH_CRITERIA}\n\n")),
-                DirectInstruction::Rubric => p.push_str(&format!("# Rubric\n{RUBRIC}\n")),
+            match (level, rubric) {
+                (DirectInstruction::Criteria | DirectInstruction::Rubric, Some(text)) => {
+                    p.push_str(&format!("# Rubric\n{}\n\n", text.trim_end()))
+                }
+                (DirectInstruction::Criteria, None) => p.push_str(&format!("# Rubric\n{MT_BENCH_CRITERIA}\n\n")),
+                (DirectInstruction::Rubric, None) => p.push_str(&format!("# Rubric\n{RUBRIC}\n")),
                 _ => {}
             }
             p.push_str("# Evaluation\nEvaluate the quality of the response and return a score between 0 (bad) and 9 (very good). Output only the digit.\n\nYour score: ");
@@ -530,9 +537,12 @@ mod tests {
     #[test]
     fn direct_levels_add_instruction_and_end_on_the_score_cue() {
         let items = vec!["Does it say 42?".to_string()];
-        let at = |level, checklist| direct_prompt_at(level, &[], "What is 6*7?", Some("42"), "It is 42.", checklist).unwrap();
+        let at = |level, checklist| direct_prompt_at(level, &[], "What is 6*7?", Some("42"), "It is 42.", checklist, None).unwrap();
         assert_eq!(at(DirectInstruction::RocketEval, None), direct_prompt(&[], "What is 6*7?", Some("42"), "It is 42."));
-        assert!(direct_prompt_at(DirectInstruction::Perplexity, &[], "q", None, "r", None).is_none());
+        assert!(direct_prompt_at(DirectInstruction::Perplexity, &[], "q", None, "r", None, None).is_none());
+        // Seed 004: the user names the criterion (or writes the rubric) in place of the built-in one.
+        let own = direct_prompt_at(DirectInstruction::Criteria, &[], "q", None, "r", None, Some("Logicality")).unwrap();
+        assert!(own.contains("# Rubric\nLogicality\n\n# Evaluation") && !own.contains("Helpfulness"), "{own}");
         let (generic, criteria, rubric) =
             (at(DirectInstruction::Generic, None), at(DirectInstruction::Criteria, None), at(DirectInstruction::Rubric, None));
         assert!(!generic.contains("# Rubric") && criteria.contains("# Rubric\nHelpfulness, Relevance"));

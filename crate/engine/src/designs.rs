@@ -82,6 +82,7 @@ impl AnyJudge {
             judge: self.name(),
             digits: None,
             prompt_version: Some(settings.instruction.version().to_string()),
+            rubric: settings.rubric.clone(),
             reference: settings.recorded_reference(),
             checklist: false,
             checklist_use: (settings.checklist != ChecklistUse::Never).then_some(settings.checklist),
@@ -103,9 +104,7 @@ impl AnyJudge {
         if settings.checklist == ChecklistUse::Always && query.checklist.is_empty() {
             return Err(no_checklist(query));
         }
-        let mut d = self
-            .direct_score(query, response, settings.instruction, settings.with_reference(), settings.checklist == ChecklistUse::Always)
-            .await?;
+        let mut d = self.direct_score(query, response, settings, settings.checklist == ChecklistUse::Always).await?;
         row.checklist = settings.guide(&d.probabilities);
         if settings.checklist == ChecklistUse::Selective {
             row.spread = Some(rocketjudge_core::decoding::score_spread(&d.probabilities));
@@ -113,7 +112,7 @@ impl AnyJudge {
                 if query.checklist.is_empty() {
                     return Err(no_checklist(query));
                 }
-                d = self.direct_score(query, response, settings.instruction, settings.with_reference(), true).await?;
+                d = self.direct_score(query, response, settings, true).await?;
             }
         }
         row.score = settings.decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(model, &response.session_id));

@@ -18,11 +18,12 @@
 use std::borrow::Cow;
 use std::future::Future;
 
+use rocketjudge_core::direct::DirectSettings;
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
 use rocketjudge_core::pairwise::five_point_share;
 use rocketjudge_core::prompt::{
-    direct_prompt_at, format_history, grading_history, grading_prompt_for, pairwise_prompt, DirectInstruction, GradingPrompt,
-    PairwiseScale, PromptStyle, TRUNCATION_MARKER,
+    direct_prompt_at, format_history, grading_history, grading_prompt_for, pairwise_prompt, GradingPrompt, PairwiseScale, PromptStyle,
+    TRUNCATION_MARKER,
 };
 use serde::Serialize;
 
@@ -408,16 +409,16 @@ impl<B: Backend> ModelJudge<B> {
             .collect())
     }
 
-    /// The Direct baseline for one response: the 0–9 prompt (with `reference`, the query's reference
-    /// answer when it has one, as RocketEval does for MT-Bench), the digit distribution of the first
-    /// answer token. `instruction` picks the prompt's level (seed 004; not `perplexity`, see
-    /// [`Self::response_logprob`]); with `checklist` the query's checklist guides the score (seed 002).
+    /// The Direct baseline for one response: the 0–9 prompt of `settings` (its instruction level,
+    /// seed 004's — not `perplexity`, see [`Self::response_logprob`]; the query's reference answer
+    /// when the settings take it and the query has one; a rubric of the user's), the digit
+    /// distribution of the first answer token; with `checklist` the query's checklist guides the score
+    /// (seed 002).
     pub async fn direct_score(
         &mut self,
         query: &Query,
         response: &Response,
-        instruction: DirectInstruction,
-        reference: bool,
+        settings: &DirectSettings,
         checklist: bool,
     ) -> Result<DigitScore, EngineError> {
         let digits: Vec<u32> = (0..10)
@@ -430,15 +431,17 @@ impl<B: Backend> ModelJudge<B> {
                 }
             })
             .collect::<Result<_, _>>()?;
-        let reference = reference.then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
+        let reference =
+            settings.with_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
         let items = checklist.then_some(query.checklist.as_slice());
         let prompt = direct_prompt_at(
-            instruction,
+            settings.instruction,
             &grading_history(query, response),
             query.user_query(),
             reference.map(String::as_str),
             response.answer(),
             items,
+            settings.rubric.as_deref(),
         )
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
         let mut tokens = self.codec.encode_user_message(&prompt)?;
@@ -625,11 +628,10 @@ impl AnyJudge {
         &mut self,
         query: &Query,
         response: &Response,
-        instruction: DirectInstruction,
-        reference: bool,
+        settings: &DirectSettings,
         checklist: bool,
     ) -> Result<DigitScore, EngineError> {
-        each!(self, j => j.direct_score(query, response, instruction, reference, checklist).await)
+        each!(self, j => j.direct_score(query, response, settings, checklist).await)
     }
 
     /// The response's mean token log-probability under the judge (seed 004's perplexity score).

@@ -39,6 +39,14 @@ pub struct Args {
     /// with it, seed 004's levels without; the default), `include` or `omit`. Recorded in each line.
     #[arg(long, default_value_t = ReferenceUse::Paper, value_parser = PossibleValuesParser::new(ReferenceUse::NAMES).try_map(|s| s.parse::<ReferenceUse>()))]
     reference_answer: ReferenceUse,
+    /// Seed 004's judging of one criterion the user names: the rubric section of `--instruction
+    /// criteria` (e.g. "Logicality") or `rubric` (the criterion's definition and score bands) in place
+    /// of the built-in one (MT-Bench's six criteria). Recorded in each line.
+    #[arg(long, conflicts_with = "rubric_file")]
+    rubric: Option<String>,
+    /// The same, read from a UTF-8 text file.
+    #[arg(long)]
+    rubric_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     checklist: ChecklistFlags,
     #[command(flatten)]
@@ -49,9 +57,14 @@ pub fn run(a: Args) -> CliResult {
     let decoding = a.decoding.chosen()?;
     let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
     // Core refuses what means nothing (perplexity has no prompt for a checklist, no answer to decode).
-    let settings = DirectSettings { instruction: a.instruction, reference: a.reference_answer, checklist, k, decoding }
-        .checked()
-        .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --reference-answer, --decoding)", a.instruction))?;
+    let rubric = match &a.rubric_file {
+        Some(f) => Some(String::from_utf8(inputs::read(f)?).map_err(|_| anyhow::anyhow!("{}: the rubric is not UTF-8 text", f.display()))?),
+        None => a.rubric.clone(),
+    };
+    let settings =
+        DirectSettings { instruction: a.instruction, rubric, reference: a.reference_answer, checklist, k, decoding }
+            .checked()
+            .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --reference-answer, --rubric, --decoding)", a.instruction))?;
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
@@ -76,10 +89,11 @@ pub fn run(a: Args) -> CliResult {
         }
         if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
             bail!(
-                "{}:{}: scored with other settings (prompt `{}`, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
+                "{}:{}: scored with other settings (prompt `{}`{}, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
                 path.display(),
                 r.line,
                 r.value.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+                r.value.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
                 match r.value.reference {
                     Some(false) => "omitted",
                     _ => "included",
