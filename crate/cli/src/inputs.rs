@@ -154,6 +154,11 @@ fn scores_of(mut files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<De
     Ok(scores)
 }
 
+/// Pairwise verdicts as Arena battles ({model_a, model_b, winner, question_id?}, JSON or JSONL).
+pub fn battles(path: &Path) -> Result<Vec<formats::Battle>> {
+    Ok(formats::arena::read_battles(&path.display().to_string(), &read(path)?)?.into_iter().map(|l| l.value).collect())
+}
+
 /// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL) or a FastChat
 /// `*_single.jsonl` judgment file (recognised by its `question_id` and `turn` fields). A response
 /// scored twice is an error.

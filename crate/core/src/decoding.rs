@@ -293,6 +293,8 @@ pub fn mode_distribution(p: &[f64], n: usize) -> Vec<f64> {
         /// The answers that can be drawn (the others take no part).
         live: Vec<usize>,
         ln_fact: Vec<f64>,
+        /// Draws in all.
+        n: usize,
         counts: Vec<usize>,
         out: Vec<f64>,
     }
@@ -307,8 +309,7 @@ pub fn mode_distribution(p: &[f64], n: usize) -> Vec<f64> {
                 return;
             }
             self.counts[i] = left;
-            let n = self.counts.iter().sum::<usize>();
-            let ln = self.ln_fact[n]
+            let ln = self.ln_fact[self.n]
                 + self.counts.iter().zip(&self.live).map(|(&c, &a)| c as f64 * self.p[a].ln() - self.ln_fact[c]).sum::<f64>();
             let top = *self.counts.iter().max().expect("one answer at least");
             let modes = self.counts.iter().filter(|&&c| c == top).count();
@@ -321,7 +322,7 @@ pub fn mode_distribution(p: &[f64], n: usize) -> Vec<f64> {
     }
     let live: Vec<usize> = (0..p.len()).filter(|&i| p[i] > 0.0).collect();
     let ln_fact = (0..=n).map(|k| (1..=k).map(|x| (x as f64).ln()).sum()).collect();
-    let mut w = Walk { p, counts: vec![0; live.len()], live, ln_fact, out: vec![0.0; p.len()] };
+    let mut w = Walk { p, counts: vec![0; live.len()], live, ln_fact, n, out: vec![0.0; p.len()] };
     if !w.live.is_empty() {
         w.from(0, n);
     }

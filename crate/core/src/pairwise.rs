@@ -24,8 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decoding::Decoding;
 use crate::error::{invalid, FormatError, Result};
-use crate::formats::Lined;
-use crate::formats::Winner;
+use crate::formats::{Lined, Winner};
 use crate::prompt::PairwiseScale;
 use crate::rank::{PairOrders, PairRule, ScoreTable, WeightedBattle};
 use crate::stats;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::formats::{arena, rocketeval};
+use rocketjudge_core::formats::rocketeval;
 use rocketjudge_core::meta::{self, strong, Estimate, MetaOptions};
 use rocketjudge_core::pairwise::PairJudgment;
 use rocketjudge_core::rank::{self, PairOrders, PairRule, ScoreTable};
@@ -146,7 +146,7 @@ pub fn run(a: Args) -> CliResult {
         let table = ScoreTable::new(&scores)?;
         let mut out = serde_json::Map::new();
         if let Some(p) = &a.pairs {
-            let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?.into_iter().map(|l| l.value).collect();
+            let labels = inputs::battles(p)?;
             let agr = meta::pairwise_agreement(&table, &labels, &rule, &opts)?;
             if agr.unmatched > 0 {
                 eprintln!(
@@ -209,7 +209,7 @@ fn pairs_against_labels(a: &Args, pairs: &[PairJudgment], rule: &PairRule, opts:
     let (Some(p), None, None) = (&a.pairs, &a.labels, &a.strong) else {
         bail!("{} holds pairwise judgments: compare them with pairwise labels (--pairs)", a.judgments.as_ref().unwrap().display());
     };
-    let labels: Vec<_> = arena::read_battles(&p.display().to_string(), &inputs::read(p)?)?.into_iter().map(|l| l.value).collect();
+    let labels = inputs::battles(p)?;
     let agr = meta::pair_judgment_agreement(pairs, &labels, rule, opts)?;
     if agr.unmatched > 0 {
         eprintln!("note: {} of {} labelled pairs were not compared by the judge and were not counted", agr.unmatched, labels.len());

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::formats::arena;
 use rocketjudge_core::pairwise;
 use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions, RankSettings, Resample, ScoreTable};
 use rocketjudge_core::report;
@@ -139,7 +138,7 @@ pub fn run(a: Args) -> CliResult {
             if !opts.method.is_pairwise() {
                 bail!("--battles hold verdicts, not scores: rank them with --method bt, winrate or elo");
             }
-            let battles: Vec<_> = arena::read_battles(&b.display().to_string(), &inputs::read(b)?)?.into_iter().map(|l| l.value).collect();
+            let battles = inputs::battles(b)?;
             let (table, per_session) = rank::battle_comparisons(&battles);
             eprintln!("{} battles between {} models on {} questions", battles.len(), table.models.len(), table.sessions.len());
             return print_ranking(&a, &opts, rank::rank_comparisons(&table, per_session, &opts)?, None);
