@@ -37,6 +37,19 @@ if [ "${KNOBS_ONLY:-}" = human-pairs ]; then
   KNOBS_OUT="$out-human-pairs.json" python3 scripts/quality/knobs.py "$judge"
   exit
 fi
+# Seed 004: instruction levels and perplexity; seed 003: criteria given or not (generic vs rubric).
+direct_levels() {
+  for level in rocketeval generic criteria rubric perplexity; do
+    step "MT-Bench, direct --instruction $level"
+    $rj direct --model "$judge" "${mq[@]}" --instruction "$level" --out "$out/mt-direct-$level" "$@"
+  done
+}
+# KNOBS_ONLY=direct: only those (reported to .cache/quality/knobs-JUDGE-direct.json/.md).
+if [ "${KNOBS_ONLY:-}" = direct ]; then
+  direct_levels "$@"
+  KNOBS_OUT="$out-direct.json" python3 scripts/quality/knobs.py "$judge"
+  exit
+fi
 # Seed 002 pairwise setting / seed 001 instance level: plain and checklist-guided comparisons, both orders.
 for use in never always; do
   step "human pairs, pairwise, checklist $use"
@@ -50,11 +63,7 @@ step "MT-Bench, pointwise checklist grading"
 $rj grade --model "$judge" "${mq[@]}" --out "$out/mt-grade" "$@"
 step "MT-Bench, pairwise, all pairs"
 $rj grade --model "$judge" "${mq[@]}" --type pairwise --out "$out/mt-pair" "$@"
-# Seed 004: instruction levels and perplexity; seed 003: criteria given or not (generic vs rubric).
-for level in rocketeval generic criteria rubric perplexity; do
-  step "MT-Bench, direct --instruction $level"
-  $rj direct --model "$judge" "${mq[@]}" --instruction "$level" --out "$out/mt-direct-$level" "$@"
-done
+direct_levels "$@"
 # Seed 002 direct-scoring setting on the human pairs.
 for use in never always; do
   step "human pairs, direct, checklist $use"

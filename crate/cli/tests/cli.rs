@@ -288,6 +288,64 @@ fn meta_compares_rankings() {
 
 /// Small judge vs strong judge: the hand-checked case of `meta::strong`'s unit tests, through files.
 #[test]
+fn meta_ranks_judgments_against_a_reference_resampling_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("judgments");
+    std::fs::create_dir(&j).unwrap();
+    // One item per response, p = (score − 1)/9; q3 reverses the order the other queries agree on.
+    let scores = [("a", [9.0, 8.0, 2.0]), ("b", [7.0, 7.0, 4.0]), ("c", [5.0, 3.0, 6.0]), ("d", [2.0, 2.0, 8.0])];
+    for (m, per_query) in scores {
+        let lines: String = per_query
+            .iter()
+            .enumerate()
+            .map(|(q, s)| {
+                format!(
+                    "{}\n",
+                    json!({"session_id": format!("q{q}"), "model_test": m, "judge": "fixture", "norm_probability": [(s - 1.0) / 9.0]})
+                )
+            })
+            .collect();
+        std::fs::write(j.join(format!("{m}.jsonl")), lines).unwrap();
+    }
+    let reference = dir.path().join("ref.json");
+    std::fs::write(&reference, r#"[{"name":"a","rating":1300},{"name":"b","rating":1200},{"name":"c","rating":1100},{"name":"d","rating":1000},{"name":"e","rating":900}]"#).unwrap();
+    let (j, r) = (j.to_str().unwrap(), reference.to_str().unwrap());
+    let v: Value = serde_json::from_str(&stdout(&run(&[
+        "meta",
+        "--judgments",
+        j,
+        "--reference",
+        r,
+        "--method",
+        "mean",
+        "--bootstrap",
+        "200",
+        "--format",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(v["resampled"], "queries");
+    assert_eq!(v["only_reference"], json!(["e"]));
+    // The point is the ranking `rank` makes, compared as `meta --ranking` compares it.
+    let ranking = dir.path().join("ours.json");
+    std::fs::write(&ranking, stdout(&run(&["rank", "--judgments", j, "--method", "mean", "--bootstrap", "0", "--format", "json"])))
+        .unwrap();
+    let whole: Value =
+        serde_json::from_str(&stdout(&run(&["meta", "--ranking", ranking.to_str().unwrap(), "--reference", r, "--format", "json"])))
+            .unwrap();
+    assert_eq!(whole["resampled"], "models");
+    assert_eq!(v["spearman"]["value"], whole["spearman"]["value"]);
+    assert!((v["spearman"]["value"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    // Resampling the three queries: a replicate of q3 alone reverses the order.
+    let (lo, hi) = (v["spearman"]["lower"].as_f64().unwrap(), v["spearman"]["upper"].as_f64().unwrap());
+    assert!(lo < 0.0 && (hi - 1.0).abs() < 1e-12, "[{lo}, {hi}]");
+    let t = stdout(&run(&["meta", "--judgments", j, "--reference", r, "--bootstrap", "50"]));
+    assert!(t.contains("intervals resample the queries"), "{t}");
+    let both = bin().args(["meta", "--judgments", j, "--reference", r, "--pairs", r]).output().unwrap();
+    assert!(!both.status.success() && String::from_utf8_lossy(&both.stderr).contains("in a run of their own"));
+}
+
+#[test]
 fn meta_strong_agreement_with_fastchat_files() {
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("judgments");

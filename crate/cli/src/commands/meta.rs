@@ -6,8 +6,8 @@ use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::rocketeval;
 use rocketjudge_core::meta::{self, strong, Estimate, MetaOptions};
-use rocketjudge_core::pairwise::PairJudgment;
-use rocketjudge_core::rank::{self, PairOrders, PairRule, ScoreTable};
+use rocketjudge_core::pairwise::{self, PairJudgment};
+use rocketjudge_core::rank::{self, Method, PairOrders, PairRule, RankOptions, RankSettings, ScoreTable};
 use serde_json::json;
 
 use super::{text_table, Format};
@@ -17,7 +17,8 @@ use crate::{inputs, CliResult};
 ///
 /// System level: --ranking FILE --reference FILE gives Spearman ρ, Kendall τ-b and Pearson r between
 /// the two rankings' ratings on their common models, and τ_u (seed 001) when the reference has
-/// lower/upper bounds; bootstrap CIs resample models.
+/// lower/upper bounds; bootstrap CIs resample models. --judgments DIR (or --scores) --reference FILE
+/// ranks the judgments (--method) and compares that ranking, the CIs resampling the queries.
 /// Instance level: --judgments DIR --pairs FILE gives the judge's agreement with pairwise labels
 /// (Arena battles with question_id = session id) — of its scores, or of its pairwise judgments
 /// (`grade --type pairwise`; --pair-orders); --judgments DIR --labels PATH gives the correlation
@@ -35,9 +36,14 @@ pub struct Args {
     /// Our ranking (JSON list of {model|name, score|rating, lower?, upper?}).
     #[arg(long, requires = "reference", conflicts_with = "judgments")]
     ranking: Option<PathBuf>,
-    /// The reference ranking, same format (e.g. Chatbot Arena ratings with CIs).
+    /// The reference ranking, same format (e.g. Chatbot Arena ratings with CIs). With --judgments or
+    /// --scores instead of --ranking: our ranking is made from them (--method) and the intervals
+    /// resample the queries, ranking again each time (seed 001's bootstrap over inputs).
     #[arg(long)]
     reference: Option<PathBuf>,
+    /// How --judgments/--scores are ranked against --reference (as `rank --method`).
+    #[arg(long, default_value_t = RankSettings::default().method, value_parser = PossibleValuesParser::new(Method::NAMES).try_map(|s| s.parse::<Method>()))]
+    method: Method,
     /// τ_u's rating-gap threshold (reference points); default: every separable pair. Several,
     /// comma-separated (e.g. 25,50,100,200), sweep it: τ_u at each, as seed 001's Fig. 2 does.
     #[arg(long, value_delimiter = ',')]
@@ -87,61 +93,42 @@ pub fn run(a: Args) -> CliResult {
     let single_u = if a.u.len() == 1 { Some(a.u[0]) } else { None };
     let opts = MetaOptions { bootstrap: a.bootstrap, seed: a.seed, u: single_u, ..Default::default() };
     let rule = PairRule { tie_margin: a.tie_margin, orders: a.pair_orders, ..Default::default() };
+    let read_ranking = |f: &PathBuf| -> anyhow::Result<_> { Ok(rocketeval::read_ranking(&f.display().to_string(), &inputs::read(f)?)?) };
     let report = if let (Some(r), Some(reference)) = (&a.ranking, &a.reference) {
-        let ours = rocketeval::read_ranking(&r.display().to_string(), &inputs::read(r)?)?;
-        let theirs = rocketeval::read_ranking(&reference.display().to_string(), &inputs::read(reference)?)?;
-        let c = meta::compare_rankings(&ours, &theirs, &opts)?;
-        if !c.only_ours.is_empty() || !c.only_reference.is_empty() {
-            eprintln!(
-                "note: compared {} common models; only in ours: {:?}; only in the reference: {:?}",
-                c.models.len(),
-                c.only_ours,
-                c.only_reference
-            );
+        let (ours, theirs) = (read_ranking(r)?, read_ranking(reference)?);
+        match report_comparison(&a, &opts, |o| meta::compare_rankings(&ours, &theirs, o))? {
+            Some(v) => v,
+            None => return Ok(()),
         }
-        // A sweep over u: τ_u among the pairs at most u apart, for each u.
-        let mut sweep = Vec::new();
-        if a.u.len() > 1 {
-            if c.tau_u.is_none() {
-                bail!("--u needs a reference ranking with lower and upper bounds for every model");
-            }
-            for &u in &a.u {
-                let at = meta::compare_rankings(&ours, &theirs, &MetaOptions { u: Some(u), ..opts })?;
-                if let (Some(t), Some(p)) = (at.tau_u, at.tau_u_pairs) {
-                    sweep.push((u, t, p));
-                }
-            }
+    } else if let (Some(reference), true) = (&a.reference, a.judgments.is_some() || a.scores.is_some()) {
+        // Our ranking made from the judgments, its intervals resampling the queries.
+        if a.pairs.is_some() || a.labels.is_some() || a.strong.is_some() {
+            bail!("--reference ranks the judgments and compares the ranking; give --pairs, --labels or --strong in a run of their own");
         }
-        if a.format == Format::Table {
-            println!("models compared  {}", c.models.len());
-            println!("Spearman rho     {}", est(&c.spearman));
-            println!("Kendall tau-b    {}", est(&c.kendall_tau_b));
-            println!("Pearson r        {}", est(&c.pearson));
-            if let (Some(t), Some(p)) = (&c.tau_u, c.tau_u_pairs) {
-                println!(
-                    "tau_u            {} over {p} separable pairs{}",
-                    est(t),
-                    single_u.map(|u| format!(" (gap <= {u})")).unwrap_or_default()
-                );
+        let theirs = read_ranking(reference)?;
+        let (table, battles) = match judged(&a)? {
+            inputs::Judged::Pairs(pairs) => pairwise::comparisons(&pairs, &rule)?,
+            inputs::Judged::Scores(scores) => {
+                let table = ScoreTable::new(&scores)?;
+                let battles = rank::session_battles(&table, &rule);
+                (table, battles)
             }
-            for (u, t, p) in &sweep {
-                println!("tau_u, gap <= {u:<6} {} over {p} separable pairs", est(t));
-            }
-            return Ok(());
+        };
+        let rank_opts = RankOptions { method: a.method, pairs: rule, bootstrap: 0, ..Default::default() };
+        eprintln!(
+            "ranking {} models by {} over {} queries; the intervals resample the queries",
+            table.models.len(),
+            a.method,
+            table.sessions.len()
+        );
+        match report_comparison(&a, &opts, |o| meta::compare_over_queries(&table, &battles, &rank_opts, &theirs, o))? {
+            Some(v) => v,
+            None => return Ok(()),
         }
-        let mut v = serde_json::to_value(&c)?;
-        if !sweep.is_empty() {
-            v["tau_u_by_u"] = sweep.iter().map(|(u, t, p)| json!({"u": u, "tau_u": t, "pairs": p})).collect();
-        }
-        v
     } else if a.judgments.is_some() || a.scores.is_some() {
-        let scores = match (&a.judgments, &a.scores) {
-            (Some(j), _) => match inputs::judged(j, None)? {
-                inputs::Judged::Scores(scores) => scores,
-                inputs::Judged::Pairs(pairs) => return pairs_against_labels(&a, &pairs, &rule, &opts),
-            },
-            (None, Some(s)) => inputs::labels(s)?,
-            _ => unreachable!(),
+        let scores = match judged(&a)? {
+            inputs::Judged::Scores(scores) => scores,
+            inputs::Judged::Pairs(pairs) => return pairs_against_labels(&a, &pairs, &rule, &opts),
         };
         let table = ScoreTable::new(&scores)?;
         let mut out = serde_json::Map::new();
@@ -198,10 +185,76 @@ pub fn run(a: Args) -> CliResult {
         }
         serde_json::Value::Object(out)
     } else {
-        bail!("give --ranking with --reference, or --judgments/--scores with --pairs, --labels and/or --strong");
+        bail!("give --ranking with --reference, or --judgments/--scores with --reference, --pairs, --labels and/or --strong");
     };
     println!("{}", serde_json::to_string_pretty(&json!(report))?);
     Ok(())
+}
+
+/// The judgments (or scores) the instance-level and query-bootstrap reports read.
+fn judged(a: &Args) -> anyhow::Result<inputs::Judged> {
+    Ok(match (&a.judgments, &a.scores) {
+        (Some(j), _) => inputs::judged(j, None)?,
+        (None, Some(s)) => inputs::Judged::Scores(inputs::labels(s)?),
+        (None, None) => bail!("give --judgments or --scores"),
+    })
+}
+
+/// A system-level comparison as --format asks (`None`: printed as a table), with τ_u swept over
+/// several --u values.
+fn report_comparison(
+    a: &Args,
+    opts: &MetaOptions,
+    compare: impl Fn(&MetaOptions) -> rocketjudge_core::Result<meta::RankingComparison>,
+) -> anyhow::Result<Option<serde_json::Value>> {
+    let c = compare(opts)?;
+    if !c.only_ours.is_empty() || !c.only_reference.is_empty() {
+        eprintln!(
+            "note: compared {} common models; only in ours: {:?}; only in the reference: {:?}",
+            c.models.len(),
+            c.only_ours,
+            c.only_reference
+        );
+    }
+    // A sweep over u: τ_u among the pairs at most u apart, for each u.
+    let mut sweep = Vec::new();
+    if a.u.len() > 1 {
+        if c.tau_u.is_none() {
+            bail!("--u needs a reference ranking with lower and upper bounds for every model");
+        }
+        for &u in &a.u {
+            let at = compare(&MetaOptions { u: Some(u), ..*opts })?;
+            if let (Some(t), Some(p)) = (at.tau_u, at.tau_u_pairs) {
+                sweep.push((u, t, p));
+            }
+        }
+    }
+    if a.format == Format::Table {
+        let over = match c.resampled {
+            meta::Resampled::Models => "models",
+            meta::Resampled::Queries => "queries",
+        };
+        println!("models compared  {} (intervals resample the {over})", c.models.len());
+        println!("Spearman rho     {}", est(&c.spearman));
+        println!("Kendall tau-b    {}", est(&c.kendall_tau_b));
+        println!("Pearson r        {}", est(&c.pearson));
+        if let (Some(t), Some(p)) = (&c.tau_u, c.tau_u_pairs) {
+            println!(
+                "tau_u            {} over {p} separable pairs{}",
+                est(t),
+                opts.u.map(|u| format!(" (gap <= {u})")).unwrap_or_default()
+            );
+        }
+        for (u, t, p) in &sweep {
+            println!("tau_u, gap <= {u:<6} {} over {p} separable pairs", est(t));
+        }
+        return Ok(None);
+    }
+    let mut v = serde_json::to_value(&c)?;
+    if !sweep.is_empty() {
+        v["tau_u_by_u"] = sweep.iter().map(|(u, t, p)| json!({"u": u, "tau_u": t, "pairs": p})).collect();
+    }
+    Ok(Some(v))
 }
 
 /// Pairwise judgments against pairwise labels (e.g. human verdicts): seed 001's accuracy.

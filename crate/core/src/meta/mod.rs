@@ -22,8 +22,9 @@ use serde::Serialize;
 
 use crate::error::{invalid, Result};
 use crate::formats::{Battle, RankingEntry, Winner};
-use crate::rank::{PairRule, ScoreTable};
+use crate::rank::{ratings_on, PairRule, RankOptions, ScoreTable, WeightedBattle};
 use crate::stats::bootstrap_ci;
+use crate::stats::Rng;
 
 pub use correlation::{kendall_tau_b, pearson, spearman, tau_u};
 
@@ -57,6 +58,17 @@ fn estimate(n: usize, opts: &MetaOptions, stat: impl Fn(&[usize]) -> f64) -> Est
     Estimate { value, lower: ci.map(|c| c.lower), upper: ci.map(|c| c.upper) }
 }
 
+/// What a system-level comparison's intervals resample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resampled {
+    /// The compared models (two given rankings: nothing else to resample).
+    Models,
+    /// The queries our ranking was made from, ranking again in each replicate (seed 001's bootstrap
+    /// over inputs).
+    Queries,
+}
+
 /// Our ranking against a reference ranking.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankingComparison {
@@ -75,56 +87,132 @@ pub struct RankingComparison {
     pub tau_u_pairs: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub u: Option<f64>,
+    /// What the intervals resample.
+    pub resampled: Resampled,
 }
 
-/// Compare two rankings on their common models. Bootstrap CIs resample those models with replacement.
-pub fn compare_rankings(ours: &[RankingEntry], reference: &[RankingEntry], opts: &MetaOptions) -> Result<RankingComparison> {
+/// Spearman ρ, Kendall τ-b, Pearson r and τ_u (NaN without the reference's bounds) of our ratings `x`
+/// against the reference's `y` (`bounds`: its (rating, lower, upper) per model).
+fn system_correlations(x: &[f64], y: &[f64], bounds: Option<&[(f64, f64, f64)]>, u: Option<f64>) -> [f64; 4] {
+    [spearman(x, y), kendall_tau_b(x, y), pearson(x, y), bounds.map_or(f64::NAN, |b| tau_u(x, b, u))]
+}
+
+/// The models both rankings have, their ratings, the reference's bounds, and the names only one has.
+struct Common {
+    models: Vec<String>,
+    reference: Vec<f64>,
+    bounds: Option<Vec<(f64, f64, f64)>>,
+    only_ours: Vec<String>,
+    only_reference: Vec<String>,
+}
+
+fn common_models<'a>(ours: impl Iterator<Item = &'a str> + Clone, reference: &[RankingEntry]) -> Result<Common> {
     let theirs: HashMap<&str, &RankingEntry> = reference.iter().map(|e| (e.name.as_str(), e)).collect();
-    let mine: HashMap<&str, &RankingEntry> = ours.iter().map(|e| (e.name.as_str(), e)).collect();
-    let mut models: Vec<String> = ours.iter().filter(|e| theirs.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
+    let mut models: Vec<String> = ours.clone().filter(|m| theirs.contains_key(m)).map(str::to_string).collect();
     models.sort();
     models.dedup();
     if models.len() < 3 {
         return invalid!("only {} model(s) appear in both rankings; at least 3 are needed (check that the names match)", models.len());
     }
-    let x: Vec<f64> = models.iter().map(|m| mine[m.as_str()].rating).collect();
-    let y: Vec<f64> = models.iter().map(|m| theirs[m.as_str()].rating).collect();
-    let pick = |v: &[f64], idx: &[usize]| idx.iter().map(|&i| v[i]).collect::<Vec<_>>();
-    let corr = |f: fn(&[f64], &[f64]) -> f64| estimate(models.len(), opts, |idx| f(&pick(&x, idx), &pick(&y, idx)));
-    let with_ci: Option<Vec<(f64, f64, f64)>> = models
+    let bounds = models
         .iter()
         .map(|m| {
             let e = theirs[m.as_str()];
             Some((e.rating, e.lower?, e.upper?))
         })
         .collect();
-    let (tau_u_est, tau_u_pairs) = match &with_ci {
-        Some(r) => {
-            let pairs = count_tau_u_pairs(r, opts.u);
-            let est = estimate(models.len(), opts, |idx| {
-                let rr: Vec<_> = idx.iter().map(|&i| r[i]).collect();
-                tau_u(&pick(&x, idx), &rr, opts.u)
-            });
-            (Some(est), Some(pairs))
-        }
-        None => (None, None),
-    };
-    let mut only_ours: Vec<String> = ours.iter().filter(|e| !theirs.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
-    let mut only_reference: Vec<String> =
-        reference.iter().filter(|e| !mine.contains_key(e.name.as_str())).map(|e| e.name.clone()).collect();
+    let mut only_ours: Vec<String> = ours.clone().filter(|m| !theirs.contains_key(m)).map(str::to_string).collect();
+    let mut only_reference: Vec<String> = reference.iter().filter(|e| !ours.clone().any(|m| m == e.name)).map(|e| e.name.clone()).collect();
     only_ours.sort();
     only_reference.sort();
-    Ok(RankingComparison {
-        spearman: corr(spearman),
-        kendall_tau_b: corr(kendall_tau_b),
-        pearson: corr(pearson),
-        tau_u: tau_u_est,
-        tau_u_pairs,
-        u: opts.u,
-        models,
-        only_ours,
-        only_reference,
-    })
+    Ok(Common { reference: models.iter().map(|m| theirs[m.as_str()].rating).collect(), models, bounds, only_ours, only_reference })
+}
+
+impl Common {
+    /// The comparison: `point` from every unit, and each statistic's percentile interval over the
+    /// `replicates` (absent when fewer than half of those asked for gave a finite value).
+    fn comparison(self, point: [f64; 4], replicates: &[[f64; 4]], resampled: Resampled, opts: &MetaOptions) -> RankingComparison {
+        let a = (1.0 - opts.level) / 2.0;
+        let est = |k: usize| {
+            let vals: Vec<f64> = replicates.iter().map(|r| r[k]).filter(|v| v.is_finite()).collect();
+            let ok = opts.bootstrap > 0 && vals.len() * 2 >= opts.bootstrap;
+            Estimate {
+                value: point[k],
+                lower: ok.then(|| crate::stats::quantile(&vals, a)),
+                upper: ok.then(|| crate::stats::quantile(&vals, 1.0 - a)),
+            }
+        };
+        let tau_u_pairs = self.bounds.as_ref().map(|b| count_tau_u_pairs(b, opts.u));
+        RankingComparison {
+            spearman: est(0),
+            kendall_tau_b: est(1),
+            pearson: est(2),
+            tau_u: self.bounds.is_some().then(|| est(3)),
+            tau_u_pairs,
+            u: opts.u,
+            resampled,
+            models: self.models,
+            only_ours: self.only_ours,
+            only_reference: self.only_reference,
+        }
+    }
+}
+
+fn pick<T: Copy>(v: &[T], idx: &[usize]) -> Vec<T> {
+    idx.iter().map(|&i| v[i]).collect()
+}
+
+/// Compare two rankings on their common models. Bootstrap CIs resample those models with replacement.
+pub fn compare_rankings(ours: &[RankingEntry], reference: &[RankingEntry], opts: &MetaOptions) -> Result<RankingComparison> {
+    let common = common_models(ours.iter().map(|e| e.name.as_str()), reference)?;
+    let mine: HashMap<&str, f64> = ours.iter().map(|e| (e.name.as_str(), e.rating)).collect();
+    let x: Vec<f64> = common.models.iter().map(|m| mine[m.as_str()]).collect();
+    let (y, bounds) = (&common.reference, common.bounds.as_deref());
+    let point = system_correlations(&x, y, bounds, opts.u);
+    let mut rng = Rng::new(opts.seed);
+    let replicates: Vec<[f64; 4]> = (0..opts.bootstrap)
+        .map(|_| {
+            let idx = rng.resample(x.len());
+            system_correlations(&pick(&x, &idx), &pick(y, &idx), bounds.map(|b| pick(b, &idx)).as_deref(), opts.u)
+        })
+        .collect();
+    Ok(common.comparison(point, &replicates, Resampled::Models, opts))
+}
+
+/// Our ranking made from the judge's output on a set of queries (`table` and each query's battles, as
+/// [`crate::rank::rank_comparisons`] takes them, ranked by `rank_opts.method`) against a reference
+/// ranking. The intervals resample the queries and rank again in each replicate (seed 001's bootstrap
+/// over inputs): how much the agreement depends on which queries were asked. A replicate's
+/// correlations use the common models it rates.
+pub fn compare_over_queries(
+    table: &ScoreTable,
+    per_session: &[Vec<WeightedBattle>],
+    rank_opts: &RankOptions,
+    reference: &[RankingEntry],
+    opts: &MetaOptions,
+) -> Result<RankingComparison> {
+    let common = common_models(table.models.iter().map(String::as_str), reference)?;
+    let index: Vec<usize> = common.models.iter().map(|m| table.models.iter().position(|t| t == m).expect("a common model")).collect();
+    let correlations = |ratings: &[f64]| {
+        let rated: Vec<usize> = (0..index.len()).filter(|&i| ratings[index[i]].is_finite()).collect();
+        if rated.len() < 3 {
+            return [f64::NAN; 4];
+        }
+        let x: Vec<f64> = rated.iter().map(|&i| ratings[index[i]]).collect();
+        let bounds = common.bounds.as_ref().map(|b| pick(b, &rated));
+        system_correlations(&x, &pick(&common.reference, &rated), bounds.as_deref(), opts.u)
+    };
+    let all: Vec<usize> = (0..table.sessions.len()).collect();
+    let point = correlations(&ratings_on(table, per_session, &all, rank_opts)?);
+    let mut rng = Rng::new(opts.seed);
+    let replicates: Vec<[f64; 4]> = (0..opts.bootstrap)
+        .map(|_| match ratings_on(table, per_session, &rng.resample(all.len()), rank_opts) {
+            Ok(r) => correlations(&r),
+            // A resample without comparisons has no ranking: skipped, not faked.
+            Err(_) => [f64::NAN; 4],
+        })
+        .collect();
+    Ok(common.comparison(point, &replicates, Resampled::Queries, opts))
 }
 
 fn count_tau_u_pairs(r: &[(f64, f64, f64)], u: Option<f64>) -> usize {
@@ -330,6 +418,59 @@ mod tests {
             assert!((e.value - 1.0).abs() < 1e-12, "{e:?}");
         }
         assert_eq!(c.tau_u_pairs, Some(3));
+    }
+
+    #[test]
+    fn the_query_bootstrap_ranks_again_on_each_resample() {
+        let s = |m: &str, q: &str, v: f64| Score { session_id: q.into(), model_test: m.into(), score: v, judge: None };
+        let reference =
+            [entry("a", 1300.0, Some(5.0)), entry("b", 1200.0, Some(5.0)), entry("c", 1100.0, Some(5.0)), entry("d", 1000.0, Some(5.0))];
+        let opts = MetaOptions { bootstrap: 300, ..Default::default() };
+        let mean = RankOptions { method: crate::rank::Method::Mean, bootstrap: 0, ..Default::default() };
+        // Two queries in the reference's order, one reversed by a wide margin, one with c first.
+        let rows: Vec<Score> =
+            [("q1", [4.0, 3.0, 2.0, 1.0]), ("q2", [4.0, 3.0, 2.0, 1.0]), ("q3", [1.0, 2.0, 3.0, 9.0]), ("q4", [2.0, 1.0, 5.0, 1.0])]
+                .iter()
+                .flat_map(|(q, v)| ["a", "b", "c", "d"].iter().zip(v).map(|(m, &x)| s(m, q, x)))
+                .collect();
+        let table = ScoreTable::new(&rows).unwrap();
+        let battles = crate::rank::session_battles(&table, &mean.pairs);
+        let c = compare_over_queries(&table, &battles, &mean, &reference, &opts).unwrap();
+        assert_eq!(c.resampled, Resampled::Queries);
+        // The point: our ranking of all queries against the reference, as `compare_rankings` gives it.
+        let ranked = crate::rank::rank(&table, &mean).unwrap();
+        let ours: Vec<RankingEntry> = ranked.entries.iter().map(|e| entry(&e.model, e.score, None)).collect();
+        let whole = compare_rankings(&ours, &reference, &opts).unwrap();
+        assert_eq!(
+            (c.spearman.value, c.kendall_tau_b.value, c.tau_u.unwrap().value),
+            (whole.spearman.value, whole.kendall_tau_b.value, whole.tau_u.unwrap().value)
+        );
+        // The interval: each replicate the models' means over the resampled queries, done by hand.
+        let mut rng = Rng::new(opts.seed);
+        let mut rhos: Vec<f64> = (0..opts.bootstrap)
+            .map(|_| {
+                let idx = rng.resample(4);
+                let x: Vec<f64> =
+                    (0..4).map(|m| crate::stats::mean(&idx.iter().map(|&q| table.get(m, q).unwrap()).collect::<Vec<_>>())).collect();
+                spearman(&x, &[1300.0, 1200.0, 1100.0, 1000.0])
+            })
+            .collect();
+        rhos.retain(|r| r.is_finite());
+        assert_eq!(
+            (c.spearman.lower, c.spearman.upper),
+            (Some(crate::stats::quantile(&rhos, 0.025)), Some(crate::stats::quantile(&rhos, 0.975)))
+        );
+        assert!(c.spearman.lower.unwrap() < -0.99 && c.spearman.upper.unwrap() > 0.99, "{:?}", c.spearman);
+        // Queries that all agree leave nothing to resample: the interval is the point.
+        let same: Vec<Score> = rows.iter().filter(|r| r.session_id == "q1" || r.session_id == "q2").cloned().collect();
+        let t2 = ScoreTable::new(&same).unwrap();
+        let bt = RankOptions { bootstrap: 0, ..Default::default() };
+        let c2 = compare_over_queries(&t2, &crate::rank::session_battles(&t2, &bt.pairs), &bt, &reference, &opts).unwrap();
+        assert!(
+            (c2.spearman.value - 1.0).abs() < 1e-12
+                && c2.spearman.lower == Some(c2.spearman.value)
+                && c2.spearman.upper == Some(c2.spearman.value)
+        );
     }
 
     #[test]

@@ -140,7 +140,7 @@ pub type IndexBattle = (usize, usize, Winner);
 pub type WeightedBattle = (IndexBattle, f64);
 
 /// Battles of each session: every pair (a < b by model order) that both have a score.
-fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<WeightedBattle>> {
+pub fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<WeightedBattle>> {
     (0..table.sessions.len())
         .map(|s| {
             let mut out = Vec::new();
@@ -457,6 +457,13 @@ fn adjacent_pair(table: &ScoreTable, replicates: &[Vec<f64>], a: usize, b: usize
         sd_gap,
         common: (0..table.sessions.len()).filter(|&s| table.get(a, s).is_some() && table.get(b, s).is_some()).count(),
     }
+}
+
+/// Each model's rating (in `table.models`' order, NaN where unrated, no anchor shift) from the
+/// `sessions` given, repeats counting again: what one replicate of [`rank_comparisons`]'s query bootstrap
+/// computes.
+pub fn ratings_on(table: &ScoreTable, per_session: &[Vec<WeightedBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Vec<f64>> {
+    estimate(table, per_session, sessions, opts).map(|e| e.ratings)
 }
 
 struct Estimate {
