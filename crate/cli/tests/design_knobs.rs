@@ -319,6 +319,41 @@ fn direct_levels_perplexity_checklist_and_decodings() {
     assert!(named.values().all(|v| v["rubric"] == "Logicality") && six.values().all(|v| v.get("rubric").is_none()));
     assert!(named.iter().any(|(k, v)| digits(v) != digits(&six[k])), "the named criterion changes some distribution");
     fails_with(direct(&q, &r, &dir.path().join("x1"), &["--instruction", "generic", "--rubric", "Logicality"]), "rubric of your own");
+    // Seed 003's instance rubrics: a query's own rubric where the file gives one, the run's elsewhere —
+    // the same prompts, so the same distributions, as the runs above.
+    let first = named.keys().next().unwrap().1.clone();
+    let rubrics = dir.path().join("rubrics.jsonl");
+    std::fs::write(&rubrics, format!("{}\n", serde_json::json!({"session_id": first, "rubric": "Logicality"}))).unwrap();
+    let per_query = dir.path().join("criteria-per-query");
+    ok(direct(&q, &r, &per_query, &["--instruction", "criteria", "--rubrics", rubrics.to_str().unwrap()]));
+    for (k, v) in rows_of(&per_query) {
+        let (twin, rubric) = if k.1 == first { (&named[&k], serde_json::json!("Logicality")) } else { (&six[&k], Value::Null) };
+        assert_eq!(v.get("rubric").cloned().unwrap_or(Value::Null), rubric, "{k:?}");
+        assert!(digits(&v).iter().zip(digits(twin)).all(|(a, b)| (a - b).abs() < 1e-6), "{k:?}");
+    }
+    fails_with(direct(&q, &r, &per_query, &["--instruction", "criteria"]), "use another --out folder");
+    std::fs::write(&rubrics, "{\"session_id\": \"nope\", \"rubric\": \"Logicality\"}\n").unwrap();
+    fails_with(
+        direct(&q, &r, &dir.path().join("x3"), &["--instruction", "criteria", "--rubrics", rubrics.to_str().unwrap()]),
+        "rubrics.jsonl:1",
+    );
+    // Seeds 003 and 004's 1–5 scale: only the digits 1–5 can be the answer.
+    let likert = dir.path().join("rubric-1-5");
+    ok(direct(&q, &r, &likert, &["--instruction", "rubric", "--scale", "1-5"]));
+    let likert = rows_of(&likert);
+    for v in likert.values() {
+        let d = digits(v);
+        assert!(d[0] == 0.0 && d[6..].iter().all(|p| *p == 0.0) && (d.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{d:?}");
+        assert!((1.0..=5.0).contains(&f(v, "score")) && v["scale"] == "1-5" && (f(v, "score") - expectation(&d)).abs() < 1e-9);
+    }
+    // Seed 003's "Score 1 & 5": only the ends of the scale described.
+    let ends = dir.path().join("rubric-ends-1-5");
+    ok(direct(&q, &r, &ends, &["--instruction", "rubric-ends", "--scale", "1-5"]));
+    let ends = rows_of(&ends);
+    assert!(ends.values().all(|v| v["prompt_version"] == "rubric-ends-direct-v1"));
+    assert!(ends.iter().any(|(k, v)| digits(v) != digits(&likert[k])), "describing the ends only changes some distribution");
+    fails_with(direct(&q, &r, &dir.path().join("x4"), &["--scale", "1-5"]), "0–9");
+    fails_with(direct(&q, &r, &dir.path().join("rubric-1-5"), &["--instruction", "rubric"]), "use another --out folder");
 
     // Decodings of the same distributions.
     let greedy = dir.path().join("greedy");

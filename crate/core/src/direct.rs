@@ -13,7 +13,7 @@ use crate::decoding::{score_spread, Decoding};
 use crate::error::{invalid, FormatError};
 use crate::formats::{rocketeval::Score, Lined};
 use crate::pairwise::ChecklistUse;
-use crate::prompt::DirectInstruction;
+use crate::prompt::{DirectInstruction, DirectPrompt, DirectScale};
 
 crate::named_enum!(
     /// Whether a Direct prompt carries the query's reference answer (seeds 003 and 004 judge without one).
@@ -51,13 +51,16 @@ pub const DEFAULT_DIRECT_K: f64 = 1.5;
 pub struct DirectScore {
     pub session_id: String,
     pub model_test: String,
-    /// The decoded digit (0–9), or for `perplexity` the mean token log-probability, −ln(perplexity):
+    /// The decoded digit (0–9, or 1–5 on that scale), or for `perplexity` the mean token log-probability, −ln(perplexity):
     /// higher is better, and within a query it orders responses exactly as −perplexity does.
     pub score: f64,
     pub judge: String,
-    /// The ten digits' probabilities (absent for `perplexity`).
+    /// The ten digits' probabilities (absent for `perplexity`; zero outside the scale).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digits: Option<[f64; 10]>,
+    /// The scale asked for, when not 0–9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<DirectScale>,
     /// The prompt's version (`rocketeval-direct-v1`, `generic-direct-v1`, …, `perplexity-v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_version: Option<String>,
@@ -96,6 +99,9 @@ pub struct DirectScore {
 #[serde(default, deny_unknown_fields)]
 pub struct DirectSettings {
     pub instruction: DirectInstruction,
+    /// 0–9 (not written, so settings from before this choice keep their id) or 1–5.
+    #[serde(skip_serializing_if = "DirectScale::is_default")]
+    pub scale: DirectScale,
     /// The rubric section for `criteria` (the criterion named, seed 004's setting 3) or `rubric` (its
     /// definition and score bands, setting 4) in place of the built-in one (MT-Bench's six criteria).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -120,11 +126,23 @@ impl DirectSettings {
                 "the perplexity score has no prompt and no answer to decode: the checklist, the reference answer and the decoding do not apply"
             );
         }
+        if self.scale != DirectScale::ZeroToNine
+            && matches!(self.instruction, DirectInstruction::RocketEval | DirectInstruction::Perplexity)
+        {
+            return invalid!(
+                "the `{}` score has no {} scale: RocketEval's prompt scores 0–9, perplexity is no score asked for",
+                self.instruction,
+                self.scale
+            );
+        }
         self.k = self.checklist.threshold(self.k, DEFAULT_DIRECT_K)?;
         self.reference = if self.with_reference() { ReferenceUse::Include } else { ReferenceUse::Omit };
         if let Some(text) = &self.rubric {
-            if !matches!(self.instruction, DirectInstruction::Criteria | DirectInstruction::Rubric) {
-                return invalid!("a rubric of your own replaces the `criteria` or `rubric` level's, not `{}`'s", self.instruction);
+            if !self.instruction.has_rubric() {
+                return invalid!(
+                    "a rubric of your own replaces the `criteria`, `rubric` or `rubric-ends` level's, not `{}`'s",
+                    self.instruction
+                );
             }
             if text.trim().is_empty() {
                 return invalid!("the rubric is empty: name the criterion (criteria) or write its definition and score bands (rubric)");
@@ -140,6 +158,16 @@ impl DirectSettings {
             ChecklistUse::Never => false,
             ChecklistUse::Selective => score_spread(plain) >= self.k.unwrap_or(DEFAULT_DIRECT_K),
         }
+    }
+
+    /// What the prompt asks: the level, the scale and the user's rubric.
+    pub fn prompt(&self) -> DirectPrompt<'_> {
+        DirectPrompt { instruction: self.instruction, scale: self.scale, rubric: self.rubric.as_deref() }
+    }
+
+    /// What a line made with these settings records as `scale` (nothing for 0–9).
+    pub fn recorded_scale(&self) -> Option<DirectScale> {
+        (!self.scale.is_default()).then_some(self.scale)
     }
 
     /// Whether the prompt carries the query's reference answer (where it has one).
@@ -163,6 +191,7 @@ impl DirectSettings {
             && row.checklist_use.unwrap_or(ChecklistUse::Never) == self.checklist
             && row.decoding == self.decoding
             && row.rubric == self.rubric
+            && row.scale.unwrap_or_default() == self.scale
             && self.recorded_reference().is_none_or(|r| row.reference.unwrap_or(true) == r)
     }
 }
@@ -185,6 +214,40 @@ impl DirectScore {
             judge: Some(self.judge.clone()),
         }
     }
+}
+
+/// One query's own rubric (seed 003 judges each instance by its own score rubric): a line of
+/// `direct --rubrics FILE`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryRubric {
+    pub session_id: String,
+    pub rubric: String,
+}
+
+/// Read per-query rubrics (JSONL `{session_id, rubric}`): one per query, none empty.
+pub fn read_query_rubrics(file: &str, bytes: &[u8]) -> std::result::Result<Vec<Lined<QueryRubric>>, FormatError> {
+    let rows = crate::formats::jsonl::read_jsonl::<QueryRubric>(file, bytes)?;
+    let mut seen = std::collections::HashMap::new();
+    for r in &rows {
+        if r.value.rubric.trim().is_empty() {
+            return Err(FormatError::new(
+                file,
+                r.line,
+                "rubric",
+                "expected the query's rubric (the criterion, or its definition and score bands), found an empty one",
+            ));
+        }
+        if let Some(first) = seen.insert(r.value.session_id.as_str(), r.line) {
+            return Err(FormatError::new(
+                file,
+                r.line,
+                "session_id",
+                format!("expected one rubric per query; `{}` has one on line {first}", r.value.session_id),
+            ));
+        }
+    }
+    Ok(rows)
 }
 
 /// Read Direct scores (JSONL), checking the digit probabilities.
@@ -215,6 +278,7 @@ mod tests {
             judge: "j".into(),
             digits,
             prompt_version: None,
+            scale: None,
             rubric: None,
             reference: None,
             checklist: false,
@@ -225,6 +289,36 @@ mod tests {
             tokens: None,
             truncated_tokens: None,
         }
+    }
+
+    #[test]
+    fn query_rubrics_are_one_per_query_and_not_empty() {
+        let ok = read_query_rubrics(
+            "r.jsonl",
+            b"{\"session_id\":\"a\",\"rubric\":\"Logicality\"}\n{\"session_id\":\"b\",\"rubric\":\"Fluency\"}\n",
+        )
+        .unwrap();
+        assert_eq!(ok.len(), 2);
+        let twice = read_query_rubrics("r.jsonl", b"{\"session_id\":\"a\",\"rubric\":\"x\"}\n{\"session_id\":\"a\",\"rubric\":\"y\"}\n")
+            .unwrap_err();
+        assert!(twice.to_string().contains("r.jsonl") && twice.to_string().contains("line 1"), "{twice}");
+        let empty = read_query_rubrics("r.jsonl", b"{\"session_id\":\"a\",\"rubric\":\" \"}\n").unwrap_err();
+        assert!(empty.to_string().contains("rubric"), "{empty}");
+        assert!(read_query_rubrics("r.jsonl", b"{\"session_id\":\"a\",\"text\":\"x\"}\n").is_err());
+    }
+
+    #[test]
+    fn the_scale_is_recorded_checked_on_resume_and_refused_where_fixed() {
+        let s = |instruction, scale| DirectSettings { instruction, scale, ..Default::default() }.checked();
+        assert!(s(DirectInstruction::RocketEval, DirectScale::OneToFive).is_err());
+        assert!(s(DirectInstruction::Perplexity, DirectScale::OneToFive).is_err());
+        let likert = s(DirectInstruction::RubricEnds, DirectScale::OneToFive).unwrap();
+        assert_eq!(likert.recorded_scale(), Some(DirectScale::OneToFive));
+        // 0–9 is not written: settings stored before the choice keep their id.
+        assert!(!serde_json::to_string(&s(DirectInstruction::Generic, DirectScale::ZeroToNine).unwrap()).unwrap().contains("scale"));
+        let line = DirectScore { prompt_version: Some(DirectInstruction::RubricEnds.version().into()), ..row(None) };
+        assert!(!likert.made(&line));
+        assert!(likert.made(&DirectScore { scale: Some(DirectScale::OneToFive), ..line }));
     }
 
     #[test]

@@ -264,7 +264,7 @@ const DIRECT_RULES: &str = "# Evaluation\n\n## Rules\nYou should first compare t
 crate::named_enum!(
     /// How much the Direct prompt says about the target quality: seed 004's levels of instruction
     /// (level 1, no prompt, is the judge's perplexity: see the engine's `response_logprob`), and
-    /// seed 003's "evaluation criteria given or not".
+    /// seed 003's "evaluation criteria given or not" and "only scores 1 and 5 described".
     pub enum DirectInstruction, "the Direct instruction level" {
         /// RocketEval's Direct prompt (score bands, no named criteria): the default, the paper's baseline.
         RocketEval = "rocketeval",
@@ -277,6 +277,9 @@ crate::named_enum!(
         Criteria = "criteria",
         /// Seed 004 level 4: the criteria defined and what each score band means.
         Rubric = "rubric",
+        /// Seed 003's Fig. 2 ("Score 1 & 5"): the criteria defined, only the lowest and the highest
+        /// score described.
+        RubricEnds = "rubric-ends",
     }
 );
 
@@ -295,13 +298,84 @@ impl DirectInstruction {
             DirectInstruction::Generic => "generic-direct-v1",
             DirectInstruction::Criteria => "criteria-direct-v1",
             DirectInstruction::Rubric => "rubric-direct-v1",
+            DirectInstruction::RubricEnds => "rubric-ends-direct-v1",
+        }
+    }
+
+    /// Whether the prompt has a rubric section (that a rubric of the user's replaces).
+    pub fn has_rubric(self) -> bool {
+        matches!(self, DirectInstruction::Criteria | DirectInstruction::Rubric | DirectInstruction::RubricEnds)
+    }
+}
+
+crate::named_enum!(
+    /// The range a Direct prompt asks its score in; the score is read from the answer token's
+    /// distribution over the scale's digits (each one token).
+    pub enum DirectScale, "the Direct score scale" {
+        /// 0 (bad) to 9 (very good): RocketEval's (the default).
+        ZeroToNine = "0-9",
+        /// 1 (bad) to 5 (very good): the Likert scale of seeds 003 and 004.
+        OneToFive = "1-5",
+    }
+);
+
+impl Default for DirectScale {
+    fn default() -> Self {
+        DirectScale::ZeroToNine
+    }
+}
+
+impl DirectScale {
+    pub fn is_default(&self) -> bool {
+        *self == DirectScale::default()
+    }
+
+    /// The digits a score on this scale may be.
+    pub fn digits(self) -> std::ops::RangeInclusive<usize> {
+        match self {
+            DirectScale::ZeroToNine => 0..=9,
+            DirectScale::OneToFive => 1..=5,
+        }
+    }
+
+    /// The score bands' labels, lowest first: two digits each on 0–9, one on 1–5.
+    fn band_labels(self) -> [&'static str; 5] {
+        match self {
+            DirectScale::ZeroToNine => ["0-1", "2-3", "4-5", "6-7", "8-9"],
+            DirectScale::OneToFive => ["1", "2", "3", "4", "5"],
         }
     }
 }
 
 /// MT-Bench's single-answer criteria (FastChat `single-v1`), named at level 3 and defined at level 4.
 const MT_BENCH_CRITERIA: &str = "Helpfulness, Relevance, Accuracy, Depth, Creativity, Level of detail";
-const RUBRIC: &str = "- Helpfulness: the response solves the user's problem or answers the question asked.\n- Relevance: everything in it bears on the query; nothing is off topic.\n- Accuracy: facts, numbers, code and reasoning are correct.\n- Depth: it explains why, not only what, where the query calls for it.\n- Creativity: where the task is open, the answer is original rather than generic.\n- Level of detail: as detailed as the query needs, no more.\n\nScore 0-1: incoherent, wrong or off topic. Score 2-3: addresses the query but is mostly wrong or unhelpful. Score 4-5: partly correct or incomplete (factual errors, missing key information). Score 6-7: correct and helpful with minor issues. Score 8-9: correct, complete, relevant and well explained.\n";
+const CRITERIA_DEFINED: &str = "- Helpfulness: the response solves the user's problem or answers the question asked.\n- Relevance: everything in it bears on the query; nothing is off topic.\n- Accuracy: facts, numbers, code and reasoning are correct.\n- Depth: it explains why, not only what, where the query calls for it.\n- Creativity: where the task is open, the answer is original rather than generic.\n- Level of detail: as detailed as the query needs, no more.\n";
+/// What each of the five score bands means, lowest first.
+const BANDS: [&str; 5] = [
+    "incoherent, wrong or off topic.",
+    "addresses the query but is mostly wrong or unhelpful.",
+    "partly correct or incomplete (factual errors, missing key information).",
+    "correct and helpful with minor issues.",
+    "correct, complete, relevant and well explained.",
+];
+
+/// The built-in rubric: the criteria defined, then every score band (`rubric`) or the lowest and the
+/// highest only (`rubric-ends`), labelled on `scale`.
+fn built_in_rubric(scale: DirectScale, ends_only: bool) -> String {
+    let labels = scale.band_labels();
+    let bands: Vec<String> =
+        (0..5).filter(|&b| !ends_only || b == 0 || b == 4).map(|b| format!("Score {}: {}", labels[b], BANDS[b])).collect();
+    format!("{CRITERIA_DEFINED}\n{}\n", bands.join(" "))
+}
+
+/// What a Direct prompt asks, apart from the conversation: the instruction level, the scale, and a
+/// rubric section of the user's.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DirectPrompt<'a> {
+    pub instruction: DirectInstruction,
+    pub scale: DirectScale,
+    pub rubric: Option<&'a str>,
+}
 
 /// The paper's "Direct" baseline (appendix A.1, checklist disabled, CoT disabled): the judge scores
 /// the response 0–9 with one digit; the score is read from the first token's digit distribution.
@@ -345,22 +419,21 @@ fn checklist_block(checklist: &[String]) -> String {
     p
 }
 
-/// A Direct 0–9 prompt at an instruction level (seed 004 levels 2–4, or RocketEval's), optionally with
-/// the query's checklist to guide the score (seed 002's direct-scoring setting). `rubric` replaces
-/// the built-in rubric section of `criteria` (the criteria named: MT-Bench's six) or `rubric` (their
-/// definitions and score bands) — seed 004 judges one criterion the user names. `None` for
-/// [`DirectInstruction::Perplexity`], which has no prompt. Every variant ends on "Your score: ".
-#[allow(clippy::too_many_arguments)]
+/// A Direct prompt at an instruction level (seed 004 levels 2–4, seed 003's ends-only rubric, or
+/// RocketEval's) on a scale (RocketEval's prompt is on 0–9 only), optionally with the query's
+/// checklist to guide the score (seed 002's direct-scoring setting). A rubric of the user's replaces
+/// the built-in rubric section of `criteria` (the criteria named: MT-Bench's six), `rubric` and
+/// `rubric-ends` (their definitions and score bands) — seed 004 judges one criterion the user names.
+/// `None` for [`DirectInstruction::Perplexity`], which has no prompt. Every variant ends on "Your score: ".
 pub fn direct_prompt_at(
-    instruction: DirectInstruction,
+    spec: DirectPrompt,
     history: &[Message],
     user_query: &str,
     reference: Option<&str>,
     model_output: &str,
     checklist: Option<&[String]>,
-    rubric: Option<&str>,
 ) -> Option<String> {
-    let mut p = match instruction {
+    let mut p = match spec.instruction {
         DirectInstruction::Perplexity => return None,
         DirectInstruction::RocketEval => direct_prompt(history, user_query, reference, model_output),
         level => {
@@ -371,15 +444,18 @@ pub fn direct_prompt_at(
             });
             p.push_str("# Conversation between User and AI\n## History\n<|begin_of_history|>\n");
             push_direct_conversation(&mut p, history, user_query, reference, model_output);
-            match (level, rubric) {
-                (DirectInstruction::Criteria | DirectInstruction::Rubric, Some(text)) => {
-                    p.push_str(&format!("# Rubric\n{}\n\n", text.trim_end()))
-                }
+            match (level, spec.rubric) {
+                (DirectInstruction::Generic, _) => {}
+                (_, Some(text)) => p.push_str(&format!("# Rubric\n{}\n\n", text.trim_end())),
                 (DirectInstruction::Criteria, None) => p.push_str(&format!("# Rubric\n{MT_BENCH_CRITERIA}\n\n")),
-                (DirectInstruction::Rubric, None) => p.push_str(&format!("# Rubric\n{RUBRIC}\n")),
-                _ => {}
+                (_, None) => p.push_str(&format!("# Rubric\n{}\n", built_in_rubric(spec.scale, level == DirectInstruction::RubricEnds))),
             }
-            p.push_str("# Evaluation\nEvaluate the quality of the response and return a score between 0 (bad) and 9 (very good). Output only the digit.\n\nYour score: ");
+            let range = spec.scale.digits();
+            p.push_str(&format!(
+                "# Evaluation\nEvaluate the quality of the response and return a score between {} (bad) and {} (very good). Output only the digit.\n\nYour score: ",
+                range.start(),
+                range.end()
+            ));
             p
         }
     };
@@ -537,23 +613,54 @@ mod tests {
     #[test]
     fn direct_levels_add_instruction_and_end_on_the_score_cue() {
         let items = vec!["Does it say 42?".to_string()];
-        let at = |level, checklist| direct_prompt_at(level, &[], "What is 6*7?", Some("42"), "It is 42.", checklist, None).unwrap();
+        let spec = |instruction| DirectPrompt { instruction, ..Default::default() };
+        let at = |level, checklist| direct_prompt_at(spec(level), &[], "What is 6*7?", Some("42"), "It is 42.", checklist).unwrap();
         assert_eq!(at(DirectInstruction::RocketEval, None), direct_prompt(&[], "What is 6*7?", Some("42"), "It is 42."));
-        assert!(direct_prompt_at(DirectInstruction::Perplexity, &[], "q", None, "r", None, None).is_none());
+        assert!(direct_prompt_at(spec(DirectInstruction::Perplexity), &[], "q", None, "r", None).is_none());
         // Seed 004: the user names the criterion (or writes the rubric) in place of the built-in one.
-        let own = direct_prompt_at(DirectInstruction::Criteria, &[], "q", None, "r", None, Some("Logicality")).unwrap();
+        let own = DirectPrompt { rubric: Some("Logicality"), ..spec(DirectInstruction::Criteria) };
+        let own = direct_prompt_at(own, &[], "q", None, "r", None).unwrap();
         assert!(own.contains("# Rubric\nLogicality\n\n# Evaluation") && !own.contains("Helpfulness"), "{own}");
         let (generic, criteria, rubric) =
             (at(DirectInstruction::Generic, None), at(DirectInstruction::Criteria, None), at(DirectInstruction::Rubric, None));
         assert!(!generic.contains("# Rubric") && criteria.contains("# Rubric\nHelpfulness, Relevance"));
         assert!(rubric.contains("- Accuracy: ") && rubric.contains("Score 8-9"));
         assert!(generic.len() < criteria.len() && criteria.len() < rubric.len());
-        for level in [DirectInstruction::RocketEval, DirectInstruction::Generic, DirectInstruction::Criteria, DirectInstruction::Rubric] {
+        for level in [
+            DirectInstruction::RocketEval,
+            DirectInstruction::Generic,
+            DirectInstruction::Criteria,
+            DirectInstruction::Rubric,
+            DirectInstruction::RubricEnds,
+        ] {
             let p = at(level, Some(&items));
             assert!(p.ends_with("Your score: ") && p.contains("It is 42.") && p.contains("<|begin_of_reference_response|>"), "{level}");
             assert!(p.find("1. Does it say 42?").unwrap() < p.rfind("# Evaluation").unwrap(), "{level}");
             assert!(!at(level, None).contains("## Checklist"));
         }
+    }
+
+    #[test]
+    fn the_rubric_describes_every_band_or_the_ends_on_either_scale() {
+        // The 0–9 rubric is word for word what `rubric-direct-v1` has always sent (stored lines keep their meaning).
+        assert_eq!(
+            built_in_rubric(DirectScale::ZeroToNine, false),
+            "- Helpfulness: the response solves the user's problem or answers the question asked.\n- Relevance: everything in it bears on the query; nothing is off topic.\n- Accuracy: facts, numbers, code and reasoning are correct.\n- Depth: it explains why, not only what, where the query calls for it.\n- Creativity: where the task is open, the answer is original rather than generic.\n- Level of detail: as detailed as the query needs, no more.\n\nScore 0-1: incoherent, wrong or off topic. Score 2-3: addresses the query but is mostly wrong or unhelpful. Score 4-5: partly correct or incomplete (factual errors, missing key information). Score 6-7: correct and helpful with minor issues. Score 8-9: correct, complete, relevant and well explained.\n"
+        );
+        let at =
+            |instruction, scale| direct_prompt_at(DirectPrompt { instruction, scale, rubric: None }, &[], "q", None, "r", None).unwrap();
+        let full = at(DirectInstruction::Rubric, DirectScale::OneToFive);
+        for band in ["Score 1: incoherent", "Score 2: ", "Score 3: ", "Score 4: ", "Score 5: correct, complete"] {
+            assert!(full.contains(band), "{band}");
+        }
+        assert!(full.contains("a score between 1 (bad) and 5 (very good)") && !full.contains("Score 0"));
+        // Seed 003's "Score 1 & 5": the lowest and highest described, nothing between.
+        let ends = at(DirectInstruction::RubricEnds, DirectScale::OneToFive);
+        assert!(ends.contains("Score 1: incoherent, wrong or off topic. Score 5: correct, complete"), "{ends}");
+        assert!(!ends.contains("Score 2") && !ends.contains("Score 3") && ends.contains("- Accuracy: "));
+        let ends09 = at(DirectInstruction::RubricEnds, DirectScale::ZeroToNine);
+        assert!(ends09.contains("Score 0-1: incoherent, wrong or off topic. Score 8-9: ") && !ends09.contains("Score 4-5"));
+        assert!(at(DirectInstruction::Generic, DirectScale::ZeroToNine).contains("between 0 (bad) and 9 (very good)"));
     }
 
     #[test]

@@ -82,6 +82,7 @@ impl AnyJudge {
             judge: self.name(),
             digits: None,
             prompt_version: Some(settings.instruction.version().to_string()),
+            scale: settings.recorded_scale(),
             rubric: settings.rubric.clone(),
             reference: settings.recorded_reference(),
             checklist: false,

@@ -409,10 +409,10 @@ impl<B: Backend> ModelJudge<B> {
             .collect())
     }
 
-    /// The Direct baseline for one response: the 0–9 prompt of `settings` (its instruction level,
+    /// The Direct baseline for one response: the prompt of `settings` (its instruction level and scale,
     /// seed 004's — not `perplexity`, see [`Self::response_logprob`]; the query's reference answer
     /// when the settings take it and the query has one; a rubric of the user's), the digit
-    /// distribution of the first answer token; with `checklist` the query's checklist guides the score
+    /// distribution of the first answer token over the scale's digits; with `checklist` the query's checklist guides the score
     /// (seed 002).
     pub async fn direct_score(
         &mut self,
@@ -435,13 +435,12 @@ impl<B: Backend> ModelJudge<B> {
             settings.with_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
         let items = checklist.then_some(query.checklist.as_slice());
         let prompt = direct_prompt_at(
-            settings.instruction,
+            settings.prompt(),
             &grading_history(query, response),
             query.user_query(),
             reference.map(String::as_str),
             response.answer(),
             items,
-            settings.rubric.as_deref(),
         )
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
         let mut tokens = self.codec.encode_user_message(&prompt)?;
@@ -450,7 +449,14 @@ impl<B: Backend> ModelJudge<B> {
             let cut = tokens.len() - self.max_tokens;
             tokens.drain(self.max_tokens / 2..self.max_tokens / 2 + cut);
         }
-        Ok(DigitScore::from_logits(&self.next_token_logits(&tokens, &digits).await?))
+        let mut logits = self.next_token_logits(&tokens, &digits).await?;
+        // Only the scale's digits are answers: the others get no probability.
+        for (d, l) in logits.iter_mut().enumerate() {
+            if !settings.scale.digits().contains(&d) {
+                *l = f32::NEG_INFINITY;
+            }
+        }
+        Ok(DigitScore::from_logits(&logits))
     }
 
     /// Seed 004's prompt-free score: the mean log-probability of the response's tokens under the judge,

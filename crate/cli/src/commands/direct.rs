@@ -1,19 +1,19 @@
 //! `rocketjudge direct`: the paper's "Direct" baseline — no checklist; the judge scores each response
-//! 0–9 with one digit and the score is the expectation of its first-token digit distribution. For
+//! 0–9 (or 1–5) with one digit and the score is the expectation of its first-token digit distribution. For
 //! comparing against checklist grading (quality report), not for production use.
 //!
 //! The judge-design knobs of seeds 002–004 apply here: the instruction level (`--instruction`,
-//! including the prompt-free `perplexity`), the checklist in the prompt (`--checklist`, always or
+//! including the prompt-free `perplexity`), the scale, the rubric (one per run or per query), the checklist in the prompt (`--checklist`, always or
 //! selectively where the digit distribution is spread), and the decoding (`--decoding`).
 
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::direct::{read_direct_scores, DirectScore, DirectSettings, ReferenceUse, DEFAULT_DIRECT_K};
+use rocketjudge_core::direct::{read_direct_scores, read_query_rubrics, DirectScore, DirectSettings, ReferenceUse, DEFAULT_DIRECT_K};
 use rocketjudge_core::formats::jsonl;
 use rocketjudge_core::pairwise::ChecklistUse;
-use rocketjudge_core::prompt::DirectInstruction;
+use rocketjudge_core::prompt::{DirectInstruction, DirectScale};
 
 use super::score::safe_file_name;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
@@ -32,9 +32,15 @@ pub struct Args {
     io: inputs::GradingArgs,
     /// The instruction level (seed 004): `rocketeval` (RocketEval's Direct prompt, the default),
     /// `generic` (evaluate the quality), `criteria` (MT-Bench's criteria named), `rubric` (criteria
-    /// defined, score bands), or `perplexity` (no prompt: the response's mean token log-probability).
+    /// defined, score bands), `rubric-ends` (criteria defined, only the lowest and highest score
+    /// described: seed 003's "Score 1 & 5"), or `perplexity` (no prompt: the response's mean token
+    /// log-probability).
     #[arg(long, default_value_t = DirectInstruction::default(), value_parser = PossibleValuesParser::new(DirectInstruction::NAMES).try_map(|s| s.parse::<DirectInstruction>()))]
     instruction: DirectInstruction,
+    /// The score's range: `0-9` (RocketEval's, the default) or `1-5` (the Likert scale of seeds 003
+    /// and 004; not for `rocketeval` or `perplexity`). Only the scale's digits can be answered.
+    #[arg(long, default_value_t = DirectScale::default(), value_parser = PossibleValuesParser::new(DirectScale::NAMES).try_map(|s| s.parse::<DirectScale>()))]
+    scale: DirectScale,
     /// The query's reference answer in the prompt: `paper` (as each prompt's paper does: RocketEval's
     /// with it, seed 004's levels without; the default), `include` or `omit`. Recorded in each line.
     #[arg(long, default_value_t = ReferenceUse::Paper, value_parser = PossibleValuesParser::new(ReferenceUse::NAMES).try_map(|s| s.parse::<ReferenceUse>()))]
@@ -47,6 +53,10 @@ pub struct Args {
     /// The same, read from a UTF-8 text file.
     #[arg(long)]
     rubric_file: Option<std::path::PathBuf>,
+    /// Each query's own rubric (seed 003's instance-specific rubrics): JSONL lines {session_id,
+    /// rubric}. Queries without a line get --rubric (or the built-in one). Recorded in each line.
+    #[arg(long)]
+    rubrics: Option<std::path::PathBuf>,
     #[command(flatten)]
     checklist: ChecklistFlags,
     #[command(flatten)]
@@ -62,16 +72,34 @@ pub fn run(a: Args) -> CliResult {
         None => a.rubric.clone(),
     };
     let settings =
-        DirectSettings { instruction: a.instruction, rubric, reference: a.reference_answer, checklist, k, decoding }
+        DirectSettings { instruction: a.instruction, scale: a.scale, rubric, reference: a.reference_answer, checklist, k, decoding }
             .checked()
-            .map_err(|e| anyhow::anyhow!("--instruction {}: {e} (--checklist, --reference-answer, --rubric, --decoding)", a.instruction))?;
+            .map_err(|e| {
+                anyhow::anyhow!("--instruction {}: {e} (--scale, --checklist, --reference-answer, --rubric, --decoding)", a.instruction)
+            })?;
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
+    let work = inputs.work();
+    // Each query's settings: the run's, with the query's own rubric where --rubrics gives one.
+    let mut own: BTreeMap<String, DirectSettings> = BTreeMap::new();
+    if let Some(f) = &a.rubrics {
+        if !a.instruction.has_rubric() {
+            bail!("--rubrics: `--instruction {}` has no rubric section; use criteria, rubric or rubric-ends", a.instruction);
+        }
+        let name = f.display().to_string();
+        let queries: HashSet<&str> = work.iter().map(|w| w.response.session_id.as_str()).collect();
+        for r in read_query_rubrics(&name, &inputs::read(f)?)? {
+            if !queries.contains(r.value.session_id.as_str()) {
+                bail!("{name}:{}: session_id: no response answers a query `{}` in this run", r.line, r.value.session_id);
+            }
+            own.insert(r.value.session_id, DirectSettings { rubric: Some(r.value.rubric), ..settings.clone() });
+        }
+    }
+    let settings_for = |session: &str| own.get(session).unwrap_or(&settings);
     let mut out = OutputFolder::lock(&a.io.out, None)?;
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
     let out_path = |model: &str| a.io.out.join(format!("{}.jsonl", safe_file_name(model)));
-    let work = inputs.work();
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if done.contains_key(&w.model) {
@@ -87,12 +115,13 @@ pub fn run(a: Args) -> CliResult {
                 r.value.judge
             );
         }
-        if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
+        if let Some(r) = rows.iter().find(|r| !settings_for(&r.value.session_id).made(&r.value)) {
             bail!(
-                "{}:{}: scored with other settings (prompt `{}`{}, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
+                "{}:{}: scored with other settings (prompt `{}` on {}{}, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
                 path.display(),
                 r.line,
                 r.value.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+                r.value.scale.unwrap_or_default(),
                 r.value.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
                 match r.value.reference {
                     Some(false) => "omitted",
@@ -111,7 +140,9 @@ pub fn run(a: Args) -> CliResult {
     let (mut guided_count, mut skipped) = (0, 0);
     for (n, w) in todo.iter().enumerate() {
         let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
-        let Some(row) = pollster::block_on(judge.direct(w.query, w.response, &w.model, &settings)).with_context(ctx)? else {
+        let Some(row) =
+            pollster::block_on(judge.direct(w.query, w.response, &w.model, settings_for(&w.response.session_id))).with_context(ctx)?
+        else {
             // No tokens, no perplexity: the response gets no score (ranked as unanswered), and the run goes on.
             eprintln!("warning: {}: the response is empty; it has no perplexity and gets no score", ctx());
             skipped += 1;
