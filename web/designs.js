@@ -12,18 +12,22 @@ const TYPES = {
   pairwise: 'Pairwise: every two models, both orders',
   reference: 'Pairwise: each model against a reference',
   five: 'Pairwise on a 5-point scale (Arena-Hard\'s), both orders',
-  direct: 'Direct score (0–9, no checklist items)',
+  direct: 'Direct score (0–9 or 1–5, no checklist items)',
 };
 const INSTRUCTIONS = {
   rocketeval: 'RocketEval\'s Direct prompt (score bands)',
   generic: 'Generic: "evaluate the quality" (level 2)',
   criteria: 'Criteria named (level 3)',
   rubric: 'Criteria defined, with score bands (level 4)',
+  'rubric-ends': 'Criteria defined, only the lowest and highest score described (seed 003)',
   perplexity: 'Perplexity: no prompt (level 1)',
 };
 const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
 // The levels whose rubric section a user may write (seed 004: one criterion named, or defined with score bands).
-const RUBRIC_LEVELS = ['criteria', 'rubric'];
+const RUBRIC_LEVELS = ['criteria', 'rubric', 'rubric-ends'];
+// Core's `DirectScale`: the range the levels' prompts ask the score in (RocketEval's prompt is 0–9 only).
+const SCALES = { '0-9': '0–9', '1-5': '1–5 (seeds 003 and 004)' };
+const hasScale = (instruction) => !['rocketeval', 'perplexity'].includes(instruction);
 // Core's `ReferenceUse`: the query's reference answer in a Direct prompt.
 const REFERENCES = { paper: 'as the prompt\'s paper does', include: 'included', omit: 'left out' };
 // Core's `pairOrders` (rank::PairOrders): how a comparison's two orders become battles.
@@ -35,7 +39,9 @@ function designOf(u) {
   if (u.type === 'direct') {
     const perplexity = u.instruction === 'perplexity';
     const rubric = RUBRIC_LEVELS.includes(u.instruction) && u.rubric.trim() ? u.rubric : null;
-    return { type: 'direct', settings: { instruction: u.instruction, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
+    // 0–9 is core's default and left out, so designs stored before the choice keep their id.
+    const scale = hasScale(u.instruction) && u.scale === '1-5' ? { scale: '1-5' } : {};
+    return { type: 'direct', settings: { instruction: u.instruction, ...scale, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
@@ -68,14 +74,14 @@ export const DESIGN_VIEWS = {
   /** Choose a design, run it with the loaded judge, and rank its records with every aggregation. */
   async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
-    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '' });
+    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', scale: '0-9', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '' });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
       placeholder: u.type === 'direct' ? '1.5' : '3', title: u.type === 'direct' ? 'Use the checklist where the standard deviation of the plain prompt\'s 0–9 distribution is at least this (default 1.5)' : 'Use the checklist where the less-preferred response would get at least this many of 10 sampled verdicts, five per order, in expectation (default 3)' });
     k.addEventListener('change', () => { u.k = k.value; ui.designStatus = ''; rerender(); });
     const rubric = h('textarea', { id: 'design-rubric', rows: 2, cols: 40, 'aria-label': 'Rubric', placeholder: u.instruction === 'criteria' ? 'Helpfulness, Relevance, Accuracy, Depth, Creativity, Level of detail' : 'the criterion, its definition and when to give each score',
-      title: 'Seed 004 judges one criterion the user names (criteria) or defines with score bands (rubric); empty: the built-in one' }, u.rubric);
+      title: 'Seed 004 judges one criterion the user names (criteria) or defines with score bands (rubric, rubric-ends); empty: the built-in one' }, u.rubric);
     rubric.addEventListener('change', () => { u.rubric = rubric.value; ui.designStatus = ''; rerender(); });
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
@@ -111,6 +117,7 @@ export const DESIGN_VIEWS = {
       h('label', {}, 'Type ', select('design-type', 'Evaluation type', TYPES, u.type, set('type'))),
       u.type === 'reference' ? h('label', {}, 'Reference ', select('design-reference', 'Reference model', Object.fromEntries(models.map((m) => [m, m])), u.reference, set('reference'))) : null,
       u.type === 'direct' ? h('label', {}, 'Instruction ', select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction'))) : null,
+      u.type === 'direct' && hasScale(u.instruction) ? h('label', {}, 'Scale ', select('design-scale', 'Score scale', SCALES, u.scale, set('scale'))) : null,
       u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? h('label', {}, 'Rubric ', rubric) : null,
       u.type === 'direct' && !perplexity ? h('label', { title: 'The query\'s reference answer in the prompt: RocketEval\'s Direct prompt carries it (its MT-Bench setting), seed 004\'s levels judge without one' }, 'Reference answer ', select('design-reference-answer', 'Reference answer', REFERENCES, u.referenceAnswer, set('referenceAnswer'))) : null,
       perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),

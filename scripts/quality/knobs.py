@@ -86,6 +86,28 @@ def boot_ci(values, reps=1000, seed=7):
     return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
+def fisher_ci(r, n):
+    """The 95% interval of a Pearson correlation by Fisher's z (approximate for small n)."""
+    if n < 4 or not np.isfinite(r) or abs(r) >= 1:
+        return [None, None]
+    z, se = np.arctanh(r), 1.96 / np.sqrt(n - 3)
+    return [float(np.tanh(z - se)), float(np.tanh(z + se))]
+
+
+def paired_diff_ci(a, b, y, reps=2000, seed=11):
+    """Pearson(a, y) - Pearson(b, y) over the same responses, with a percentile bootstrap interval that
+    resamples the responses (both scores of a response move together)."""
+    a, b, y = (np.asarray(v, float) for v in (a, b, y))
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(reps):
+        i = rng.integers(0, len(y), len(y))
+        d = pearson(a[i], y[i]) - pearson(b[i], y[i])
+        if np.isfinite(d):
+            diffs.append(d)
+    return float(pearson(a, y) - pearson(b, y)), [float(np.quantile(diffs, 0.025)), float(np.quantile(diffs, 0.975))]
+
+
 # ---------- decodings (core/src/decoding.rs) ----------
 def tempered(p, t):
     p = np.asarray(p, float)
@@ -312,13 +334,26 @@ def main():
 
     # ---- seed 004: instruction levels and perplexity vs GPT-4's scores ----
     seed004 = {}
-    for level in ["perplexity", "generic", "criteria", "rubric", "rocketeval"]:
+    level_scores = {}
+    # The levels on 0-9, and (`-1-5`) on the papers' own 1-5 scale with seed 003's ends-only rubric.
+    for level in ["perplexity", "generic", "criteria", "rubric", "rocketeval", "generic-1-5", "rubric-1-5", "rubric-ends-1-5"]:
         folder = f"mt-direct-{level}"
         if have(folder):
             rows = [r for r in folder_rows(os.path.join(runs, folder)) if (r["model_test"], r["session_id"]) in gpt4]
             x = [r["score"] for r in rows]
             y = [gpt4[(r["model_test"], r["session_id"])] for r in rows]
-            seed004[level] = {"pearson": pearson(x, y), "spearman": spearman(x, y), "responses": len(rows)}
+            level_scores[level] = {(r["model_test"], r["session_id"]): r["score"] for r in rows}
+            seed004[level] = {"pearson": pearson(x, y), "pearson_ci": fisher_ci(pearson(x, y), len(rows)), "spearman": spearman(x, y), "responses": len(rows)}
+    # The papers' contrasts, paired over the same responses: seed 003's criteria given vs not and its
+    # "Score 1 & 5" vs every score described; seed 004's rubric vs generic.
+    contrasts = {}
+    for a, b in [("rubric", "generic"), ("rubric-1-5", "generic-1-5"), ("rubric-ends-1-5", "rubric-1-5"), ("perplexity", "generic")]:
+        if a in level_scores and b in level_scores:
+            keys = sorted(set(level_scores[a]) & set(level_scores[b]))
+            d, ci = paired_diff_ci([level_scores[a][k] for k in keys], [level_scores[b][k] for k in keys], [gpt4[k] for k in keys])
+            contrasts[f"{a} minus {b}"] = {"pearson_difference": d, "ci": ci, "responses": len(keys)}
+    if contrasts:
+        report["seed004_contrasts"] = contrasts
     if have("mt-grade"):
         rows = [r for r in folder_rows(os.path.join(runs, "mt-grade")) if (r["model_test"], r["session_id"]) in gpt4]
         x = [np.mean(r["norm_probability"]) * 9 + 1 for r in rows]
@@ -397,9 +432,17 @@ def markdown(r):
         out.append("")
     if r["seed004"]:
         out.append("**Seed 004 — instruction level** (Direct prompts; perplexity = no prompt), per response against GPT-4's scores:\n")
-        out.append("| score | Pearson | Spearman | responses |\n|---|---|---|---|")
+        out.append("| score | Pearson [95% CI, Fisher z] | Spearman | responses |\n|---|---|---|---|")
         for k, v in r["seed004"].items():
-            out.append(f"| {k} | {fmt(v['pearson'])} | {fmt(v['spearman'])} | {v['responses']} |")
+            ci = v.get("pearson_ci") or [None, None]
+            band = f" [{fmt(ci[0], 2)}, {fmt(ci[1], 2)}]" if ci[0] is not None else ""
+            out.append(f"| {k} | {fmt(v['pearson'])}{band} | {fmt(v['spearman'])} | {v['responses']} |")
+        out.append("")
+    if r.get("seed004_contrasts"):
+        out.append("**Seeds 003/004 — contrasts**, the difference of the two levels' Pearson with GPT-4 over the same responses (bootstrap over responses):\n")
+        out.append("| contrast | difference [95% CI] | responses |\n|---|---|---|")
+        for k, v in r["seed004_contrasts"].items():
+            out.append(f"| {k} | {fmt(v['pearson_difference'])} [{fmt(v['ci'][0], 2)}, {fmt(v['ci'][1], 2)}] | {v['responses']} |")
         out.append("")
     return "\n".join(out) + "\n"
 

@@ -38,15 +38,24 @@ if [ "${KNOBS_ONLY:-}" = human-pairs ]; then
   exit
 fi
 # Seed 004: instruction levels and perplexity; seed 003: criteria given or not (generic vs rubric).
+# Then on the papers' 1-5 scale, with seed 003's "Score 1 & 5" (rubric-ends).
 direct_levels() {
   for level in rocketeval generic criteria rubric perplexity; do
     step "MT-Bench, direct --instruction $level"
     $rj direct --model "$judge" "${mq[@]}" --instruction "$level" --out "$out/mt-direct-$level" "$@"
   done
+  direct_likert "$@"
 }
-# KNOBS_ONLY=direct: only those (reported to .cache/quality/knobs-JUDGE-direct.json/.md).
-if [ "${KNOBS_ONLY:-}" = direct ]; then
-  direct_levels "$@"
+direct_likert() {
+  for level in generic rubric rubric-ends; do
+    step "MT-Bench, direct --instruction $level --scale 1-5"
+    $rj direct --model "$judge" "${mq[@]}" --instruction "$level" --scale 1-5 --out "$out/mt-direct-$level-1-5" "$@"
+  done
+}
+# KNOBS_ONLY=direct: only those (reported to .cache/quality/knobs-JUDGE-direct.json/.md);
+# KNOBS_ONLY=likert: only the 1-5 runs.
+if [ "${KNOBS_ONLY:-}" = direct ] || [ "${KNOBS_ONLY:-}" = likert ]; then
+  if [ "$KNOBS_ONLY" = direct ]; then direct_levels "$@"; else direct_likert "$@"; fi
   KNOBS_OUT="$out-direct.json" python3 scripts/quality/knobs.py "$judge"
   exit
 fi

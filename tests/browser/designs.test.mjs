@@ -163,6 +163,16 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   assert.match(misplaced || '', /rubric of your own/);
   await choose(page, 'design-instruction', 'criteria');
   await page.waitForSelector('#design-rubric');
+  // ---- Seeds 003/004's 1–5 scale and 003's ends-only rubric: the page's menus reach core, which
+  // refuses the scale where the prompt is fixed to 0–9.
+  const likert = await view({ type: 'direct', settings: { instruction: 'rubric-ends', scale: '1-5' } }, {});
+  assert.equal(likert.count, 0, 'the 1–5 scale is another design, with nothing made yet');
+  const fixed = await view({ type: 'direct', settings: { instruction: 'rocketeval', scale: '1-5' } }, {}).then(() => null, (e) => e.message);
+  assert.match(fixed || '', /0–9/);
+  await choose(page, 'design-scale', '1-5');
+  await choose(page, 'design-instruction', 'rubric-ends');
+  await page.waitForSelector('#design-rubric');
+  assert.equal(await page.locator('#design-scale').inputValue(), '1-5');
 
   // ---- Perplexity (level 1, no prompt): the checklist menu goes away; mean log p as natively.
   await choose(page, 'design-instruction', 'perplexity');
