@@ -450,4 +450,9 @@ fn rank_battles_as_given() {
     assert_eq!(bt[0]["model"], "a");
     let o = rank("mean");
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--method bt, winrate or elo"));
+    // The table counts each model's battles (a: 4, b: 3, c: 3), not its responses (there are none).
+    let t = stdout(&run(&["rank", "--battles", b.to_str().unwrap(), "--method", "winrate", "--bootstrap", "0"]));
+    let counts: Vec<(&str, &str)> = t.lines().skip(2).map(|l| l.split_whitespace().collect::<Vec<_>>()).map(|c| (c[0], c[5])).collect();
+    assert!(t.starts_with("model") && t.lines().next().unwrap().contains("battles"), "{t}");
+    assert_eq!(counts, [("a", "4"), ("c", "3"), ("b", "3")], "{t}");
 }

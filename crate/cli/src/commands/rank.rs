@@ -194,6 +194,9 @@ fn print_ranking(a: &Args, opts: &RankOptions, ranking: rank::Ranking, graded: O
         Format::Csv => print!("{}", report::ranking_csv(&ranking.entries)),
         Format::Table => {
             let digits = if matches!(opts.method, Method::WinRate) { 3 } else { 2 };
+            // Given battles have no responses: count what each model's rating rests on instead.
+            let given = a.battles.is_some();
+            let count = |e: &rank::RankedModel| if given { e.battles.unwrap_or(0) } else { e.responses };
             let f = |x: Option<f64>| x.map(|v| format!("{v:.digits$}")).unwrap_or_else(|| "–".into());
             let body: Vec<Vec<String>> = ranking
                 .entries
@@ -201,10 +204,11 @@ fn print_ranking(a: &Args, opts: &RankOptions, ranking: rank::Ranking, graded: O
                 .enumerate()
                 .map(|(i, e)| {
                     let next = pair(i).map(verdict_cell).unwrap_or_default();
-                    vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), e.responses.to_string(), next]
+                    vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), count(e).to_string(), next]
                 })
                 .collect();
-            print!("{}", text_table(&["model", "rank", opts.method.as_str(), "95% lower", "95% upper", "responses", "vs next"], &body));
+            let counted = if given { "battles" } else { "responses" };
+            print!("{}", text_table(&["model", "rank", opts.method.as_str(), "95% lower", "95% upper", counted, "vs next"], &body));
         }
     }
     // Graded responses (not comparisons): how settled the ranking is, in a sentence.

@@ -40,8 +40,8 @@ pub struct Battle {
     pub model_a: String,
     pub model_b: String,
     pub winner: Winner,
-    /// The query both answered (RocketEval session id), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The query both answered (RocketEval session id), when known; an integer id is read as its digits.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::rocketeval::optional_id_string")]
     pub question_id: Option<String>,
 }
 
@@ -73,5 +73,14 @@ mod tests {
         assert!(text.contains("\"winner\": \"model_b\""));
         let err = read_battles("b.json", br#"[{"model_a":"x","model_b":"y","winner":"x"}]"#).unwrap_err();
         assert_eq!(err.field, "[0].winner");
+    }
+
+    #[test]
+    fn question_ids_may_be_numbers_or_absent() {
+        // MT-Bench's human judgments: integer question ids, and fields of their own.
+        let b = br#"[{"question_id":121,"model_a":"x","model_b":"y","winner":"tie","turn":1},{"question_id":"81_turn1","model_a":"x","model_b":"y","winner":"model_a"},{"model_a":"x","model_b":"y","winner":"model_a","question_id":null}]"#;
+        let ids: Vec<_> = read_battles("b.json", b).unwrap().into_iter().map(|r| r.value.question_id).collect();
+        assert_eq!(ids, [Some("121".into()), Some("81_turn1".into()), None]);
+        assert!(read_battles("b.json", br#"[{"question_id":1.5,"model_a":"x","model_b":"y","winner":"tie"}]"#).is_err());
     }
 }

@@ -292,6 +292,13 @@ pub fn read_ranking(file: &str, bytes: &[u8]) -> Result<Vec<RankingEntry>, Forma
 // ---- serde helpers for the shapes other tools write ----
 
 /// Ids may be strings or integers (FastChat's `question_id`); both become strings.
+/// An optional id, a string or an integer (MT-Bench's human judgments number their questions).
+pub(crate) fn optional_id_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct Id(#[serde(deserialize_with = "id_string")] String);
+    Ok(Option::<Id>::deserialize(d)?.map(|i| i.0))
+}
+
 pub(crate) fn id_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
