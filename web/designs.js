@@ -5,6 +5,7 @@
 // decoding. This file renders; text from files is rendered as text.
 
 import { h, mount, download, fmt, messagesBeside } from './lib/dom.js';
+import { readUpload, plainError } from './lib/upload.js';
 
 export const DESIGN_TABS = [['designs', 'Evaluation types']];
 
@@ -41,7 +42,9 @@ function designOf(u) {
     const rubric = RUBRIC_LEVELS.includes(u.instruction) && u.rubric.trim() ? u.rubric : null;
     // 0–9 is core's default and left out, so designs stored before the choice keep their id.
     const scale = hasScale(u.instruction) && u.scale === '1-5' ? { scale: '1-5' } : {};
-    return { type: 'direct', settings: { instruction: u.instruction, ...scale, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
+    // Seed 003's instance rubrics (a file of `{session_id, rubric}` lines): each query's own, over `rubric`.
+    const rubrics = RUBRIC_LEVELS.includes(u.instruction) && u.rubrics ? { rubrics: u.rubrics.bySession } : {};
+    return { type: 'direct', settings: { instruction: u.instruction, ...scale, ...rubrics, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
@@ -83,6 +86,26 @@ export const DESIGN_VIEWS = {
     const rubric = h('textarea', { id: 'design-rubric', rows: 2, cols: 40, 'aria-label': 'Rubric', placeholder: u.instruction === 'criteria' ? 'Helpfulness, Relevance, Accuracy, Depth, Creativity, Level of detail' : 'the criterion, its definition and when to give each score',
       title: 'Seed 004 judges one criterion the user names (criteria) or defines with score bands (rubric, rubric-ends); empty: the built-in one' }, u.rubric);
     rubric.addEventListener('change', () => { u.rubric = rubric.value; ui.designStatus = ''; rerender(); });
+    const rubricsFile = h('input', { type: 'file', accept: '.jsonl', id: 'design-rubrics', 'aria-label': 'Rubrics per query',
+      title: 'A JSONL file of {session_id, rubric} lines: each query judged by its own rubric (seed 003), the Rubric box elsewhere' });
+    rubricsFile.addEventListener('change', async () => {
+      const f = rubricsFile.files[0];
+      ui.designErrors = [];
+      try {
+        const read = await ctx.engine.core('parseQueryRubrics', f.name, await readUpload(f, 'jsonl'));
+        const known = new Set((ctx.state.benchmark ? ctx.state.benchmark.queries : []).map((q) => q.session_id));
+        const unknown = read.filter((r) => !known.has(r.session_id)).map((r) => r.session_id);
+        if (unknown.length) throw new Error(`${f.name}: no loaded query has the session_id ${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''}`);
+        u.rubrics = { name: f.name, bySession: Object.fromEntries(read.map((r) => [r.session_id, r.rubric])) };
+      } catch (e) {
+        u.rubrics = null;
+        ui.designErrors = [plainError(e)];
+      }
+      ui.designStatus = '';
+      rerender();
+    });
+    const rubricsShown = u.rubrics ? h('span', { class: 'hint', id: 'design-rubrics-loaded' }, `${Object.keys(u.rubrics.bySession).length} queries with their own rubric (${u.rubrics.name}) `,
+      h('button', { onclick: () => { u.rubrics = null; rerender(); } }, 'Clear')) : null;
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
@@ -119,6 +142,8 @@ export const DESIGN_VIEWS = {
       u.type === 'direct' ? h('label', {}, 'Instruction ', select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction'))) : null,
       u.type === 'direct' && hasScale(u.instruction) ? h('label', {}, 'Scale ', select('design-scale', 'Score scale', SCALES, u.scale, set('scale'))) : null,
       u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? h('label', {}, 'Rubric ', rubric) : null,
+      u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? h('label', {}, 'Rubrics per query ', rubricsFile) : null,
+      u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? rubricsShown : null,
       u.type === 'direct' && !perplexity ? h('label', { title: 'The query\'s reference answer in the prompt: RocketEval\'s Direct prompt carries it (its MT-Bench setting), seed 004\'s levels judge without one' }, 'Reference answer ', select('design-reference-answer', 'Reference answer', REFERENCES, u.referenceAnswer, set('referenceAnswer'))) : null,
       perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
       !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,

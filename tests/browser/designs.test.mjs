@@ -6,7 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, copyFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, copyFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, launch, newPage, shot, loadFixtures, loadJudge, cli, FIX, OUT } from './harness.mjs';
@@ -55,12 +55,12 @@ async function download(page, name) {
  * Run the Direct design at `instruction` in the page and natively; `gap(page row, native row)` checks
  * one response and measures their difference. Returns the largest.
  */
-async function directRun(page, instruction, gap) {
+async function directRun(page, instruction, gap, flags = []) {
   await page.waitForSelector('#design-empty');
   await runDesign(page);
   const file = `direct-${instruction}.jsonl`;
   const rows = jsonl(join(await download(page, file), file));
-  const nat = native(['direct', '--instruction', instruction]);
+  const nat = native(['direct', '--instruction', instruction, ...flags]);
   assert.equal(rows.length, 9);
   assert.equal(nat.length, 9);
   return Math.max(...nat.map((n) => gap(rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id), n)));
@@ -173,6 +173,27 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   await choose(page, 'design-instruction', 'rubric-ends');
   await page.waitForSelector('#design-rubric');
   assert.equal(await page.locator('#design-scale').inputValue(), '1-5');
+  // ---- Seed 003's instance rubrics from a file: refused with its line when wrong, then one query's own
+  // rubric, the built-in one elsewhere — each record as `rocketjudge direct --rubrics` makes it.
+  const sid = jsonl(join(FIX, 'queries.jsonl'))[0].session_id;
+  const rubricsDir = mkdtempSync(join(tmpdir(), 'rj-rubrics-'));
+  const twice = join(rubricsDir, 'bad.jsonl');
+  writeFileSync(twice, `${JSON.stringify({ session_id: sid, rubric: 'Logicality' })}\n${JSON.stringify({ session_id: sid, rubric: 'Fluency' })}\n`);
+  await page.setInputFiles('#design-rubrics', twice);
+  await page.waitForFunction(() => /bad\.jsonl, line 2/.test(document.querySelector('#design-error')?.textContent || ''));
+  const good = join(rubricsDir, 'rubrics.jsonl');
+  writeFileSync(good, `${JSON.stringify({ session_id: sid, rubric: 'Logicality: how much the answer obeys common sense.' })}\n`);
+  await page.setInputFiles('#design-rubrics', good);
+  await page.waitForSelector('#design-rubrics-loaded');
+  const worstLikert = await directRun(page, 'rubric-ends', (d, n) => {
+    assert.deepEqual([d.scale, d.rubric ?? null, d.prompt_version], [n.scale, n.rubric ?? null, 'rubric-ends-direct-v1']);
+    assert.equal(d.rubric ?? null, d.session_id === sid ? 'Logicality: how much the answer obeys common sense.' : null);
+    assert.ok(d.digits[0] === 0 && d.digits.slice(6).every((p) => p === 0), `only 1–5 answer: ${d.digits}`);
+    return Math.max(...d.digits.map((p, i) => Math.abs(p - n.digits[i])));
+  }, ['--scale', '1-5', '--rubrics', good]);
+  assert.ok(worstLikert <= 0.01, `1–5 digits with per-query rubrics, page vs native: max |Δ| ${worstLikert}`);
+  await page.click('#design-rubrics-loaded button');
+  await choose(page, 'design-scale', '0-9');
 
   // ---- Perplexity (level 1, no prompt): the checklist menu goes away; mean log p as natively.
   await choose(page, 'design-instruction', 'perplexity');
@@ -183,7 +204,7 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
     return Math.abs(d.score - n.score);
   });
   assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);
-  console.log(`5-point: max |Δ verdict p| = ${worstVerdict.toExponential(2)}; Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats`);
+  console.log(`5-point: max |Δ verdict p| = ${worstVerdict.toExponential(2)}; Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats; rubric-ends 1–5 with per-query rubrics: max |Δ digit p| = ${worstLikert.toExponential(2)}`);
 
   // ---- After a reload the records are kept: running again makes nothing twice.
   await page.reload();

@@ -7,6 +7,8 @@
 //! the digit distribution 0–9 the judge gave (or, for `perplexity`, the response's mean token
 //! log-probability) and how it was made.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::decoding::{score_spread, Decoding};
@@ -106,6 +108,10 @@ pub struct DirectSettings {
     /// definition and score bands, setting 4) in place of the built-in one (MT-Bench's six criteria).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rubric: Option<String>,
+    /// Seed 003's instance rubrics: a query's own rubric section by session id, in place of `rubric`
+    /// for that query (not written when there are none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub rubrics: BTreeMap<String, String>,
     /// Checked settings hold `include` or `omit` (`paper` resolved); `include` is not written.
     #[serde(skip_serializing_if = "ReferenceUse::is_default")]
     pub reference: ReferenceUse,
@@ -137,16 +143,17 @@ impl DirectSettings {
         }
         self.k = self.checklist.threshold(self.k, DEFAULT_DIRECT_K)?;
         self.reference = if self.with_reference() { ReferenceUse::Include } else { ReferenceUse::Omit };
-        if let Some(text) = &self.rubric {
-            if !self.instruction.has_rubric() {
-                return invalid!(
-                    "a rubric of your own replaces the `criteria`, `rubric` or `rubric-ends` level's, not `{}`'s",
-                    self.instruction
-                );
-            }
-            if text.trim().is_empty() {
-                return invalid!("the rubric is empty: name the criterion (criteria) or write its definition and score bands (rubric)");
-            }
+        if (self.rubric.is_some() || !self.rubrics.is_empty()) && !self.instruction.has_rubric() {
+            return invalid!(
+                "a rubric of your own replaces the `criteria`, `rubric` or `rubric-ends` level's, not `{}`'s",
+                self.instruction
+            );
+        }
+        if self.rubric.as_ref().is_some_and(|t| t.trim().is_empty()) {
+            return invalid!("the rubric is empty: name the criterion (criteria) or write its definition and score bands (rubric)");
+        }
+        if let Some((session, _)) = self.rubrics.iter().find(|(_, t)| t.trim().is_empty()) {
+            return invalid!("the rubric of query `{session}` is empty: name the criterion or write its definition and score bands");
         }
         Ok(self)
     }
@@ -160,9 +167,14 @@ impl DirectSettings {
         }
     }
 
-    /// What the prompt asks: the level, the scale and the user's rubric.
-    pub fn prompt(&self) -> DirectPrompt<'_> {
-        DirectPrompt { instruction: self.instruction, scale: self.scale, rubric: self.rubric.as_deref() }
+    /// The user's rubric section for the query `session`: its own, else the run's (`None`: the built-in one).
+    pub fn rubric_for(&self, session: &str) -> Option<&str> {
+        self.rubrics.get(session).or(self.rubric.as_ref()).map(String::as_str)
+    }
+
+    /// What the prompt for the query `session` asks: the level, the scale and the user's rubric.
+    pub fn prompt(&self, session: &str) -> DirectPrompt<'_> {
+        DirectPrompt { instruction: self.instruction, scale: self.scale, rubric: self.rubric_for(session) }
     }
 
     /// What a line made with these settings records as `scale` (nothing for 0–9).
@@ -190,7 +202,7 @@ impl DirectSettings {
         row.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()) == self.instruction.version()
             && row.checklist_use.unwrap_or(ChecklistUse::Never) == self.checklist
             && row.decoding == self.decoding
-            && row.rubric == self.rubric
+            && row.rubric.as_deref() == self.rubric_for(&row.session_id)
             && row.scale.unwrap_or_default() == self.scale
             && self.recorded_reference().is_none_or(|r| row.reference.unwrap_or(true) == r)
     }
@@ -218,7 +230,7 @@ impl DirectScore {
 
 /// One query's own rubric (seed 003 judges each instance by its own score rubric): a line of
 /// `direct --rubrics FILE`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueryRubric {
     pub session_id: String,
@@ -360,7 +372,18 @@ mod tests {
         assert!(own(DirectInstruction::Generic, "Logicality").is_err() && own(DirectInstruction::Criteria, " ").is_err());
         let logicality = own(DirectInstruction::Criteria, "Logicality").unwrap();
         let line = DirectScore { prompt_version: Some(DirectInstruction::Criteria.version().into()), ..row(None) };
-        assert!(!logicality.made(&line) && logicality.made(&DirectScore { rubric: Some("Logicality".into()), ..line }));
+        assert!(!logicality.made(&line) && logicality.made(&DirectScore { rubric: Some("Logicality".into()), ..line.clone() }));
+        // A query's own rubric wins over the run's, for that query only; empty ones are refused.
+        let per_query = |rubrics: &[(&str, &str)]| DirectSettings {
+            rubrics: rubrics.iter().map(|(s, t)| (s.to_string(), t.to_string())).collect(),
+            ..logicality.clone()
+        };
+        let mixed = per_query(&[("s", "Fluency")]).checked().unwrap();
+        assert_eq!((mixed.rubric_for("s"), mixed.rubric_for("other")), (Some("Fluency"), Some("Logicality")));
+        assert!(mixed.made(&DirectScore { rubric: Some("Fluency".into()), ..line.clone() }));
+        assert!(!mixed.made(&DirectScore { rubric: Some("Logicality".into()), ..line }));
+        assert!(per_query(&[("s", " ")]).checked().is_err());
+        assert!(DirectSettings { instruction: DirectInstruction::Generic, ..per_query(&[("s", "Fluency")]) }.checked().is_err());
     }
 
     #[test]

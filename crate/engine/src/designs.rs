@@ -83,7 +83,7 @@ impl AnyJudge {
             digits: None,
             prompt_version: Some(settings.instruction.version().to_string()),
             scale: settings.recorded_scale(),
-            rubric: settings.rubric.clone(),
+            rubric: settings.rubric_for(&response.session_id).map(str::to_string),
             reference: settings.recorded_reference(),
             checklist: false,
             checklist_use: (settings.checklist != ChecklistUse::Never).then_some(settings.checklist),

@@ -435,7 +435,7 @@ impl<B: Backend> ModelJudge<B> {
             settings.with_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
         let items = checklist.then_some(query.checklist.as_slice());
         let prompt = direct_prompt_at(
-            settings.prompt(),
+            settings.prompt(&response.session_id),
             &grading_history(query, response),
             query.user_query(),
             reference.map(String::as_str),

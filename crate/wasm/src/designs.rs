@@ -3,7 +3,7 @@
 //! the checklist always, never or selectively — the engine's `designs` and core's `pairwise`/`direct`.
 
 use rocketjudge_core::decoding::Decoding;
-use rocketjudge_core::direct::{DirectScore, DirectSettings, DEFAULT_DIRECT_K};
+use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings, DEFAULT_DIRECT_K};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings, PositionConsistency, DEFAULT_PAIRWISE_K};
 use rocketjudge_core::prompt::DirectInstruction;
@@ -44,6 +44,13 @@ pub fn check_pair_settings(s: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = checkDirectSettings)]
 pub fn check_direct_settings(s: JsValue) -> Result<JsValue, JsValue> {
     to_js(&settings::<DirectSettings>(s, "Direct settings")?.checked().map_err(err)?)
+}
+
+/// Parse per-query rubrics (JSONL `{session_id, rubric}`, seed 003's instance rubrics) for the Direct
+/// settings' `rubrics`: one per query, none empty (errors name the file, line and field).
+#[wasm_bindgen(js_name = parseQueryRubrics)]
+pub fn parse_query_rubrics(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
+    to_js(&read_query_rubrics(name, bytes).map_err(err)?.into_iter().map(|l| l.value).collect::<Vec<_>>())
 }
 
 /// The comparisons of a pairwise run over responses given as `[[session_id, model]]`: `[[a, b]]`

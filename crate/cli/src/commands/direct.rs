@@ -71,31 +71,35 @@ pub fn run(a: Args) -> CliResult {
         Some(f) => Some(String::from_utf8(inputs::read(f)?).map_err(|_| anyhow::anyhow!("{}: the rubric is not UTF-8 text", f.display()))?),
         None => a.rubric.clone(),
     };
-    let settings =
-        DirectSettings { instruction: a.instruction, scale: a.scale, rubric, reference: a.reference_answer, checklist, k, decoding }
-            .checked()
-            .map_err(|e| {
-                anyhow::anyhow!("--instruction {}: {e} (--scale, --checklist, --reference-answer, --rubric, --decoding)", a.instruction)
-            })?;
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
     let work = inputs.work();
-    // Each query's settings: the run's, with the query's own rubric where --rubrics gives one.
-    let mut own: BTreeMap<String, DirectSettings> = BTreeMap::new();
+    // Each query's own rubric where --rubrics gives one.
+    let mut rubrics = BTreeMap::new();
     if let Some(f) = &a.rubrics {
-        if !a.instruction.has_rubric() {
-            bail!("--rubrics: `--instruction {}` has no rubric section; use criteria, rubric or rubric-ends", a.instruction);
-        }
         let name = f.display().to_string();
         let queries: HashSet<&str> = work.iter().map(|w| w.response.session_id.as_str()).collect();
         for r in read_query_rubrics(&name, &inputs::read(f)?)? {
             if !queries.contains(r.value.session_id.as_str()) {
                 bail!("{name}:{}: session_id: no response answers a query `{}` in this run", r.line, r.value.session_id);
             }
-            own.insert(r.value.session_id, DirectSettings { rubric: Some(r.value.rubric), ..settings.clone() });
+            rubrics.insert(r.value.session_id, r.value.rubric);
         }
     }
-    let settings_for = |session: &str| own.get(session).unwrap_or(&settings);
+    let settings = DirectSettings {
+        instruction: a.instruction,
+        scale: a.scale,
+        rubric,
+        rubrics,
+        reference: a.reference_answer,
+        checklist,
+        k,
+        decoding,
+    }
+    .checked()
+    .map_err(|e| {
+        anyhow::anyhow!("--instruction {}: {e} (--scale, --checklist, --reference-answer, --rubric, --rubrics, --decoding)", a.instruction)
+    })?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
@@ -115,7 +119,7 @@ pub fn run(a: Args) -> CliResult {
                 r.value.judge
             );
         }
-        if let Some(r) = rows.iter().find(|r| !settings_for(&r.value.session_id).made(&r.value)) {
+        if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
             bail!(
                 "{}:{}: scored with other settings (prompt `{}` on {}{}, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
                 path.display(),
@@ -140,9 +144,7 @@ pub fn run(a: Args) -> CliResult {
     let (mut guided_count, mut skipped) = (0, 0);
     for (n, w) in todo.iter().enumerate() {
         let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
-        let Some(row) =
-            pollster::block_on(judge.direct(w.query, w.response, &w.model, settings_for(&w.response.session_id))).with_context(ctx)?
-        else {
+        let Some(row) = pollster::block_on(judge.direct(w.query, w.response, &w.model, &settings)).with_context(ctx)? else {
             // No tokens, no perplexity: the response gets no score (ranked as unanswered), and the run goes on.
             eprintln!("warning: {}: the response is empty; it has no perplexity and gets no score", ctx());
             skipped += 1;
