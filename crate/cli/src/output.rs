@@ -19,6 +19,15 @@ use anyhow::{Context, Result};
 use rocketjudge_core::formats::Lined;
 use rocketjudge_core::FormatError;
 
+/// A model's file in an output folder, `<dir>/<model>.<ext>`: the one naming rule of every command
+/// that writes a file per model (`grade`, `direct`, `score`, the shards), the model name made safe
+/// as a file name (path separators, `:` and control characters replaced; never hidden, never empty).
+pub fn model_path(dir: &Path, model: &str, ext: &str) -> PathBuf {
+    let s: String = model.chars().map(|c| if c == '/' || c == '\\' || c.is_control() || c == ':' { '_' } else { c }).collect();
+    let name = if s.is_empty() || s.starts_with('.') { format!("_{s}") } else { s };
+    dir.join(format!("{name}.{ext}"))
+}
+
 /// A locked output folder and the files a run appends to.
 pub struct OutputFolder {
     _lock: File,
@@ -177,6 +186,15 @@ pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use rocketjudge_core::formats::jsonl;
+
+    #[test]
+    fn model_files_are_safe_names_in_the_folder() {
+        let dir = Path::new("out");
+        assert_eq!(model_path(dir, "org/model:v1", "jsonl"), dir.join("org_model_v1.jsonl"));
+        assert_eq!(model_path(dir, "..", "json"), dir.join("_...json"));
+        assert_eq!(model_path(dir, "", "jsonl"), dir.join("_.jsonl"));
+        assert_eq!(model_path(dir, "a\nb", "shard-0-of-2.jsonl"), dir.join("a_b.shard-0-of-2.jsonl"));
+    }
 
     #[derive(Debug, serde::Deserialize)]
     struct Rec {

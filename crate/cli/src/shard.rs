@@ -12,7 +12,6 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::commands::score::safe_file_name;
 use crate::inputs::Work;
 use crate::output::replace_atomically;
 
@@ -47,7 +46,7 @@ impl Shard {
 
     /// The judgments file of `model` in this shard.
     pub fn judgments_file(&self, dir: &Path, model: &str) -> PathBuf {
-        dir.join(format!("{}.shard-{}.jsonl", safe_file_name(model), self.tag()))
+        crate::output::model_path(dir, model, &format!("shard-{}.jsonl", self.tag()))
     }
 
     /// The completion record of this shard in `dir`.

@@ -15,7 +15,6 @@ use rocketjudge_core::formats::jsonl;
 use rocketjudge_core::pairwise::ChecklistUse;
 use rocketjudge_core::prompt::{DirectInstruction, DirectScale};
 
-use super::score::safe_file_name;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::output::OutputFolder;
 use crate::{inputs, judges, CliResult};
@@ -103,7 +102,7 @@ pub fn run(a: Args) -> CliResult {
     let mut out = OutputFolder::lock(&a.io.out, None)?;
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
-    let out_path = |model: &str| a.io.out.join(format!("{}.jsonl", safe_file_name(model)));
+    let out_path = |model: &str| crate::output::model_path(&a.io.out, model, "jsonl");
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
         if done.contains_key(&w.model) {

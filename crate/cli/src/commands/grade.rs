@@ -23,7 +23,6 @@ use serde_json::json;
 use rocketjudge_engine::judge::Judge;
 
 use super::pairs;
-use super::score::safe_file_name;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::live::Live;
 use crate::output::{reorder_lines, replace_atomically, OutputFolder};
@@ -222,7 +221,7 @@ pub fn run(a: Args) -> CliResult {
     let out_path = |model: &str| -> PathBuf {
         match a.shard {
             Some(s) => s.judgments_file(&a.io.out, model),
-            None => a.io.out.join(format!("{}.jsonl", safe_file_name(model))),
+            None => crate::output::model_path(&a.io.out, model, "jsonl"),
         }
     };
     let mut resumed: BTreeMap<String, Vec<Lined<Judgment>>> = BTreeMap::new();

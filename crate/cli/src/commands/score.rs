@@ -163,19 +163,9 @@ pub fn run(a: Args) -> CliResult {
         eprintln!("note: {untrained} responses are to queries without training data; they keep their unsupervised score (α = 0)");
     }
     for (model, rows) in &per_model {
-        let path = a.out.join(format!("{}.json", safe_file_name(model)));
+        let path = crate::output::model_path(&a.out, model, "json");
         write_atomic(&path, &serde_json::to_string_pretty(rows)?)?;
     }
     eprintln!("wrote scores of {} models to {}", per_model.len(), a.out.display());
     Ok(())
-}
-
-/// A model name as a file name: path separators and control characters replaced.
-pub fn safe_file_name(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c == '/' || c == '\\' || c.is_control() || c == ':' { '_' } else { c }).collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("_{s}")
-    } else {
-        s
-    }
 }
