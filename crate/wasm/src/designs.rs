@@ -3,35 +3,15 @@
 //! the checklist always, never or selectively — the engine's `designs` and core's `pairwise`/`direct`.
 
 use rocketjudge_core::decoding::Decoding;
-use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings, DEFAULT_DIRECT_K};
+use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
-use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings, PositionConsistency, DEFAULT_PAIRWISE_K};
-use rocketjudge_core::prompt::DirectInstruction;
+use rocketjudge_core::pairwise::{self, PairJudgment, PairSettings, PositionConsistency};
 use rocketjudge_core::rank::{self, RankSettings, Ranking, ScoreTable};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use crate::{borrow_judge, err, from_js, settings, to_js, JudgeHandle};
-
-/// The designs' choices and defaults: `{checklistUses, instructions, pairwiseK, directK}`.
-#[wasm_bindgen(js_name = designChoices)]
-pub fn design_choices() -> Result<JsValue, JsValue> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct C {
-        checklist_uses: &'static [&'static str],
-        instructions: &'static [&'static str],
-        pairwise_k: f64,
-        direct_k: f64,
-    }
-    to_js(&C {
-        checklist_uses: ChecklistUse::NAMES,
-        instructions: DirectInstruction::NAMES,
-        pairwise_k: DEFAULT_PAIRWISE_K,
-        direct_k: DEFAULT_DIRECT_K,
-    })
-}
 
 /// Pairwise settings `{checklist, k, reference, decoding}` checked, with selective use's default
 /// threshold filled in (errors of kind `invalid` for combinations that mean nothing).

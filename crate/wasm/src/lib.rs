@@ -13,7 +13,7 @@ mod educator;
 mod progress;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise, Uint8Array};
@@ -288,13 +288,6 @@ pub fn parse_responses(name: &str, bytes: &[u8], queries: JsValue) -> Result<JsV
     };
     problems.extend(bench.check_responses(name, &rows));
     to_js(&Parsed { records: rows.into_iter().map(|l| l.value).collect(), problems, format })
-}
-
-/// Parse a judgments file (RocketEval JSONL), validating probabilities.
-#[wasm_bindgen(js_name = parseJudgments)]
-pub fn parse_judgments(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
-    let rows = formats::rocketeval::read_judgments(name, bytes).map_err(err)?;
-    to_js(&rows.into_iter().map(|l| l.value).collect::<Vec<_>>())
 }
 
 /// Parse a ranking (`[{name|model, rating|score, lower?, upper?}]`), e.g. Chatbot Arena ratings.
@@ -721,15 +714,4 @@ impl JudgeHandle {
             to_js(&grades.iter().map(|g| g.p_yes).collect::<Vec<_>>())
         })
     }
-}
-
-/// Group judgments by model (for per-model export files).
-#[wasm_bindgen(js_name = judgmentsByModel)]
-pub fn judgments_by_model(judgments: JsValue) -> Result<JsValue, JsValue> {
-    let js: Vec<Judgment> = from_js(judgments, "judgments")?;
-    let mut by: BTreeMap<String, Vec<Judgment>> = BTreeMap::new();
-    for j in js {
-        by.entry(j.model_test.clone()).or_default().push(j);
-    }
-    to_js(&by.into_iter().map(|(m, v)| (m, jsonl::to_jsonl(&v))).collect::<BTreeMap<_, _>>())
 }
