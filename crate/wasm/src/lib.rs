@@ -635,7 +635,7 @@ impl JudgeHandle {
                 grade.items.iter().map(|g| g.p_yes),
                 tokens,
                 grade.truncated_chars,
-                style,
+                style.version(),
             );
             to_js(&GradeResult {
                 items: grade.items,

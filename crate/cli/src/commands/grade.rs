@@ -280,7 +280,7 @@ pub fn run(a: Args) -> CliResult {
             grades.iter().map(|g| g.p_yes),
             tokens.clone(),
             prepared.truncated_chars,
-            a.prompt,
+            a.prompt.version(),
         );
         let j = Judgment { decoding, ..j };
         truncated += usize::from(prepared.truncated_chars > 0);

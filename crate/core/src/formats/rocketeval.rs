@@ -155,7 +155,8 @@ impl Judgment {
     }
 
     /// The record of a response a judge has just graded: its items' p(Yes), the judge's Yes/No token ids,
-    /// the version of the grading prompt's wording, and the characters cut to fit the context (0: none).
+    /// the version of the grading prompt's wording (`prompt::PromptStyle::version`), and the characters
+    /// cut to fit the context (0: none).
     /// The CLI's `grade` and the browser's worker store exactly this.
     pub fn from_grade(
         session_id: &str,
@@ -164,11 +165,11 @@ impl Judgment {
         p_yes: impl IntoIterator<Item = f64>,
         tokens: AnswerTokens,
         truncated_chars: usize,
-        style: crate::prompt::PromptStyle,
+        prompt_version: &str,
     ) -> Self {
         let mut j = Self::new(session_id, model_test, judge, p_yes.into_iter().map(Some).collect());
         j.tokens = Some(tokens);
-        j.prompt_version = Some(style.version().to_string());
+        j.prompt_version = Some(prompt_version.to_string());
         j.truncated_chars = (truncated_chars > 0).then_some(truncated_chars);
         j
     }
