@@ -156,6 +156,31 @@ fn pairwise_comparisons_feed_every_aggregation() {
             / plain.len() as f64;
         assert!((f(&got["pairs"]["accuracy"], "value") - credit).abs() < 1e-12, "{orders}: {got}");
     }
+    // Against a reference ranking, the comparisons' win-rate ranking, its interval over the queries.
+    let winrate = rank_json(&never, &["--method", "winrate"]);
+    let reference = dir.path().join("reference.json");
+    let entries: Vec<Value> = winrate.keys().zip([3.0, 2.0, 1.0]).map(|(m, r)| serde_json::json!({"name": m, "rating": r})).collect();
+    std::fs::write(&reference, serde_json::to_string(&entries).unwrap()).unwrap();
+    let o = bin()
+        .arg("meta")
+        .arg("--judgments")
+        .arg(&never)
+        .arg("--reference")
+        .arg(&reference)
+        .args(["--method", "winrate", "--format", "json"])
+        .output()
+        .unwrap();
+    let got: Value = serde_json::from_str(&ok(o)).unwrap();
+    let (ours, theirs): (Vec<f64>, Vec<f64>) = winrate.values().copied().zip([3.0, 2.0, 1.0]).unzip();
+    let rank_of =
+        |v: &[f64], i: usize| v.iter().filter(|&&x| x > v[i]).count() as f64 + v.iter().filter(|&&x| x == v[i]).count() as f64 / 2.0;
+    let (ra, rb): (Vec<f64>, Vec<f64>) = (0..3).map(|i| (rank_of(&ours, i), rank_of(&theirs, i))).unzip();
+    let d2: f64 = ra.iter().zip(&rb).map(|(a, b)| (a - b).powi(2)).sum();
+    assert_eq!(got["resampled"], "queries");
+    if ours.iter().all(|x| ours.iter().filter(|&&y| y == *x).count() == 1) {
+        assert!((f(&got["spearman"], "value") - (1.0 - 6.0 * d2 / 24.0)).abs() < 1e-12, "{got}");
+    }
+    assert!(got["spearman"]["lower"].is_number() && got["spearman"]["upper"].is_number(), "{got}");
     let mean = rank_json(&never, &["--method", "mean"]);
     for m in wins["each"].keys() {
         let per_query: Vec<f64> =
