@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::arena::{Battle, Winner};
 use super::jsonl::{read_jsonl, Lined};
 use super::rocketeval::{id_string, Message, Query, Response, Role, Score};
 use super::Problem;
@@ -209,6 +210,57 @@ pub fn questions_from_queries(queries: &[Query]) -> Vec<Lined<Question>> {
             },
         })
         .collect()
+}
+
+/// One line of FastChat's `gpt-4_pair.jsonl`.
+#[derive(Debug, Deserialize)]
+struct PairJudgmentLine {
+    #[serde(deserialize_with = "id_string")]
+    question_id: String,
+    model_1: String,
+    model_2: String,
+    /// The verdict with model_1 shown first, in model terms: `model_1`, `model_2`, `tie` or `error`.
+    g1_winner: String,
+    /// The verdict with the order swapped (model_2 shown first), mapped back to model terms.
+    g2_winner: String,
+    turn: u32,
+}
+
+/// FastChat pair judgments → battles with FastChat's verdict (`show_result.py`): a win only when both
+/// orders name the same winner, a tie otherwise; lines with an `error` verdict are left out (warning).
+pub fn battles_from_pair_judgments(file: &str, bytes: &[u8]) -> Result<(Vec<Battle>, Vec<Problem>), FormatError> {
+    let mut battles = Vec::new();
+    let mut problems = Vec::new();
+    for r in read_jsonl::<PairJudgmentLine>(file, bytes)? {
+        let j = r.value;
+        let verdict = |field: &str, v: &str| match v {
+            "model_1" => Ok(Some(Winner::A)),
+            "model_2" => Ok(Some(Winner::B)),
+            "tie" => Ok(Some(Winner::Tie)),
+            "error" => Ok(None),
+            _ => Err(FormatError::new(file, r.line, field, format!("expected model_1, model_2, tie or error, found `{v}`"))),
+        };
+        let (g1, g2) = (verdict("g1_winner", &j.g1_winner)?, verdict("g2_winner", &j.g2_winner)?);
+        if j.turn == 0 {
+            return Err(FormatError::new(file, r.line, "turn", "expected a turn number starting at 1"));
+        }
+        if j.model_1 == j.model_2 {
+            return Err(FormatError::new(file, r.line, "model_2", "a model cannot be compared with itself"));
+        }
+        let (Some(g1), Some(g2)) = (g1, g2) else {
+            let field = if g1.is_none() { "g1_winner" } else { "g2_winner" };
+            problems.push(Problem::warning(file, r.line, &j.question_id, "the judge's verdict is `error`; left out").with_field(field));
+            continue;
+        };
+        let winner = if g1 == g2 { g1 } else { Winner::Tie };
+        battles.push(Battle {
+            model_a: j.model_1,
+            model_b: j.model_2,
+            winner,
+            question_id: Some(session_id(&j.question_id, j.turn as usize)),
+        });
+    }
+    Ok((battles, problems))
 }
 
 #[cfg(test)]

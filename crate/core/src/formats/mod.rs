@@ -15,6 +15,7 @@ pub mod csv;
 pub mod fastchat;
 pub mod jsonl;
 pub mod rocketeval;
+pub mod sniff;
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;

@@ -38,13 +38,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::de::{Deserializer as _, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{estimate, kendall_tau_b, paired_interval_alpha, spearman, Estimate, MetaOptions};
 use crate::error::{invalid, FormatError, Result};
-use crate::formats::rocketeval::{id_string, read_scores};
-use crate::formats::{arena, check_scores, fastchat, jsonl, Battle, Lined, Problem, Score, Winner};
+use crate::formats::rocketeval::read_scores;
+use crate::formats::{arena, check_scores, csv, fastchat, sniff, Battle, Lined, Problem, Score, Winner};
 use crate::rank::{PairRule, ScoreTable};
 use crate::stats;
 
@@ -74,15 +73,15 @@ RocketEval scores (session_id, model_test, score), or a CSV with the header sess
 /// judgments with an `error` verdict are left out with a warning (FastChat drops them too); a response
 /// scored twice keeps its first score and is an error problem.
 pub fn read_strong_verdicts(file: &str, bytes: &[u8]) -> std::result::Result<(StrongVerdicts, Vec<Problem>), FormatError> {
-    let Some((line, keys, csv)) = first_record_keys(file, bytes)? else {
+    let Some((line, keys, csv)) = sniff::first_record_keys(file, bytes, SHAPES)? else {
         return Err(FormatError::new(file, 0, "", format!("the file holds no records; expected {SHAPES}")));
     };
     if csv {
-        return score_verdicts(file, read_scores_csv(file, bytes)?, Vec::new());
+        return score_verdicts(file, csv::read_scores_csv(file, bytes)?, Vec::new());
     }
     let has = |k: &str| keys.iter().any(|x| x == k);
     if has("g1_winner") || has("g2_winner") {
-        let (battles, problems) = pair_judgments(file, bytes)?;
+        let (battles, problems) = fastchat::battles_from_pair_judgments(file, bytes)?;
         return Ok((StrongVerdicts::Battles(battles), problems));
     }
     if has("question_id") && has("turn") && has("model") {
@@ -128,142 +127,6 @@ fn score_verdicts(
     // Every score is finite (the readers check) and unique (just filtered), so the table builds.
     let table = ScoreTable::new(&kept).map_err(|e| FormatError::new(file, 0, "score", e.to_string()))?;
     Ok((StrongVerdicts::Scores(table), problems))
-}
-
-/// The 1-based line and the field names of the first record: of a JSON object (first JSONL line or
-/// first array element), or of a CSV header (then the flag is true).
-fn first_record_keys(file: &str, bytes: &[u8]) -> std::result::Result<Option<(usize, Vec<String>, bool)>, FormatError> {
-    let lines = jsonl::lines(file, bytes)?;
-    let Some(&(line, text)) = lines.first() else { return Ok(None) };
-    let head = text.trim_start_matches('\u{feff}').trim_start();
-    if head.starts_with('[') {
-        let text = std::str::from_utf8(bytes).map_err(|_| FormatError::new(file, 0, "", "invalid UTF-8"))?.trim_start_matches('\u{feff}');
-        let mut de = serde_json::Deserializer::from_str(text);
-        return match de.deserialize_seq(FirstKeys) {
-            Ok(None) => Ok(None),
-            // The element's line: the first `{` after the `[`.
-            Ok(Some(keys)) => {
-                let at = text.find('{').unwrap_or(0);
-                Ok(Some((1 + text[..at].matches('\n').count(), keys, false)))
-            }
-            // Malformed: the array reader says where.
-            Err(_) => match jsonl::read_json_or_jsonl::<IgnoredAny>(file, bytes) {
-                Err(e) => Err(e),
-                Ok(_) => Err(FormatError::new(file, line, "", format!("expected a JSON array of objects: {SHAPES}"))),
-            },
-        };
-    }
-    if head.starts_with('{') {
-        let record: serde_json::Map<String, serde_json::Value> = jsonl::parse_value(file, line, text)?;
-        return Ok(Some((line, record.keys().cloned().collect(), false)));
-    }
-    if head.contains(',') {
-        return Ok(Some((line, head.split(',').map(|c| c.trim().to_string()).collect(), true)));
-    }
-    Err(FormatError::new(file, line, "", format!("expected JSON records or a CSV header: {SHAPES}")))
-}
-
-/// The keys of the first element of a JSON array, skipping the rest without building it.
-struct FirstKeys;
-
-impl<'de> Visitor<'de> for FirstKeys {
-    type Value = Option<Vec<String>>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array of objects")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
-        let first: Option<serde_json::Map<String, serde_json::Value>> = seq.next_element()?;
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(first.map(|m| m.keys().cloned().collect()))
-    }
-}
-
-/// A scores CSV with the header `session_id,model_test,score` (any column order, more columns
-/// ignored; no quoted fields).
-fn read_scores_csv(file: &str, bytes: &[u8]) -> std::result::Result<Vec<Lined<Score>>, FormatError> {
-    let lines = jsonl::lines(file, bytes)?;
-    let (hline, header) = lines[0];
-    let names: Vec<&str> = header.trim_start_matches('\u{feff}').split(',').map(str::trim).collect();
-    let col = |name: &str| {
-        names.iter().position(|n| *n == name).ok_or_else(|| {
-            FormatError::new(file, hline, name, format!("the CSV header has no `{name}` column; expected session_id,model_test,score"))
-        })
-    };
-    let (cs, cm, cv) = (col("session_id")?, col("model_test")?, col("score")?);
-    let mut out = Vec::new();
-    for &(line, text) in &lines[1..] {
-        let cells: Vec<&str> = text.split(',').map(str::trim).collect();
-        if cells.len() != names.len() {
-            return Err(FormatError::new(
-                file,
-                line,
-                "",
-                format!("{} cells where the header has {} (quoted fields are not supported)", cells.len(), names.len()),
-            ));
-        }
-        let score: f64 = cells[cv]
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite())
-            .ok_or_else(|| FormatError::new(file, line, "score", format!("expected a finite number, found `{}`", cells[cv])))?;
-        if cells[cs].is_empty() || cells[cm].is_empty() {
-            let field = if cells[cs].is_empty() { "session_id" } else { "model_test" };
-            return Err(FormatError::new(file, line, field, "expected a non-empty name"));
-        }
-        out.push(Lined { line, value: Score { session_id: cells[cs].into(), model_test: cells[cm].into(), score, judge: None } });
-    }
-    Ok(out)
-}
-
-/// One line of FastChat's `gpt-4_pair.jsonl`.
-#[derive(Debug, Deserialize)]
-struct PairJudgment {
-    #[serde(deserialize_with = "id_string")]
-    question_id: String,
-    model_1: String,
-    model_2: String,
-    /// The verdict with model_1 shown first, in model terms: `model_1`, `model_2`, `tie` or `error`.
-    g1_winner: String,
-    /// The verdict with the order swapped (model_2 shown first), mapped back to model terms.
-    g2_winner: String,
-    turn: u32,
-}
-
-/// FastChat pair judgments → battles with FastChat's verdict (`show_result.py`): a win only when both
-/// orders name the same winner, a tie otherwise; lines with an `error` verdict are left out (warning).
-fn pair_judgments(file: &str, bytes: &[u8]) -> std::result::Result<(Vec<Battle>, Vec<Problem>), FormatError> {
-    let mut battles = Vec::new();
-    let mut problems = Vec::new();
-    for r in jsonl::read_jsonl::<PairJudgment>(file, bytes)? {
-        let j = r.value;
-        let verdict = |field: &str, v: &str| match v {
-            "model_1" => Ok(Some(Winner::A)),
-            "model_2" => Ok(Some(Winner::B)),
-            "tie" => Ok(Some(Winner::Tie)),
-            "error" => Ok(None),
-            _ => Err(FormatError::new(file, r.line, field, format!("expected model_1, model_2, tie or error, found `{v}`"))),
-        };
-        let (g1, g2) = (verdict("g1_winner", &j.g1_winner)?, verdict("g2_winner", &j.g2_winner)?);
-        if j.turn == 0 {
-            return Err(FormatError::new(file, r.line, "turn", "expected a turn number starting at 1"));
-        }
-        if j.model_1 == j.model_2 {
-            return Err(FormatError::new(file, r.line, "model_2", "a model cannot be compared with itself"));
-        }
-        let (Some(g1), Some(g2)) = (g1, g2) else {
-            let field = if g1.is_none() { "g1_winner" } else { "g2_winner" };
-            problems.push(Problem::warning(file, r.line, &j.question_id, "the judge's verdict is `error`; left out").with_field(field));
-            continue;
-        };
-        let winner = if g1 == g2 { g1 } else { Winner::Tie };
-        battles.push(Battle {
-            model_a: j.model_1,
-            model_b: j.model_2,
-            winner,
-            question_id: Some(fastchat::session_id(&j.question_id, j.turn as usize)),
-        });
-    }
-    Ok((battles, problems))
 }
 
 // ---------------------------------------------------------------- agreement
