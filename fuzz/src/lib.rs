@@ -154,10 +154,13 @@ pub fn rocketeval_queries(data: &[u8]) {
             for level in prompt::DirectInstruction::NAMES {
                 let reference = q.references.values().next().map(String::as_str);
                 for checklist in [None, Some(q.checklist.as_slice())] {
-                    let level = level.parse().expect("a listed level");
+                    let instruction = level.parse().expect("a listed level");
                     // A rubric of the user's is text from a file too: the response's serves as one.
                     for rubric in [None, Some(r.answer())] {
-                        let _ = prompt::direct_prompt_at(level, q.history(), q.user_query(), reference, r.answer(), checklist, rubric);
+                        for scale in [prompt::DirectScale::ZeroToNine, prompt::DirectScale::OneToFive] {
+                            let spec = prompt::DirectPrompt { instruction, scale, rubric };
+                            let _ = prompt::direct_prompt_at(spec, q.history(), q.user_query(), reference, r.answer(), checklist);
+                        }
                     }
                 }
             }
