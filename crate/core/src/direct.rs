@@ -19,24 +19,20 @@ use crate::prompt::{DirectInstruction, DirectPrompt, DirectScale};
 
 crate::named_enum!(
     /// Whether a Direct prompt carries the query's reference answer (seeds 003 and 004 judge without one).
+    #[derive(Default)]
     pub enum ReferenceUse, "the reference-answer use" {
         /// As each prompt's paper does (the CLI's and the page's default): RocketEval's Direct prompt
         /// with it (its MT-Bench setting), seed 004's instruction levels without.
         Paper = "paper",
-        /// With the query's reference answer, where it has one.
+        /// With the query's reference answer, where it has one. The default of settings that do not
+        /// say, as every Direct prompt was made before this choice existed (so their stored records
+        /// keep their settings' id).
+        #[default]
         Include = "include",
         /// Never.
         Omit = "omit",
     }
 );
-
-impl Default for ReferenceUse {
-    /// Settings that do not say: with it, as every Direct prompt was made before this choice existed
-    /// (so their stored records keep their settings' id).
-    fn default() -> Self {
-        ReferenceUse::Include
-    }
-}
 
 impl ReferenceUse {
     fn is_default(&self) -> bool {

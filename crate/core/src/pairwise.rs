@@ -31,10 +31,12 @@ use crate::stats;
 
 crate::named_enum!(
     /// When a comparison (or a Direct score) is made with the query's checklist in the prompt (seed 002).
+    #[derive(Default)]
     pub enum ChecklistUse, "the checklist use" {
         /// Always (checklist-guided).
         Always = "always",
-        /// Never (the plain prompt).
+        /// Never (the plain prompt): the default, as before checklists guided comparisons.
+        #[default]
         Never = "never",
         /// Per query: first without; again with the checklist where the judge is inconsistent
         /// (inconsistency ≥ k), as seed 002 §3.1 does.
@@ -54,13 +56,6 @@ impl ChecklistUse {
             (_, Some(_)) => invalid!("a threshold applies to --checklist selective only"),
             (_, None) => Ok(None),
         }
-    }
-}
-
-impl Default for ChecklistUse {
-    /// The plain prompt, as before checklists guided comparisons.
-    fn default() -> Self {
-        ChecklistUse::Never
     }
 }
 

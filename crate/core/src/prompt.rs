@@ -24,8 +24,10 @@ crate::named_enum!(
     /// (seed 004 grades with increasing instruction about the target quality). Every variant keeps
     /// the same parts (history, query, response, one question) and ends on a Yes/No answer cue, so the
     /// probability is read the same way; only the instruction around them changes.
+    #[derive(Default)]
     pub enum PromptStyle, "the grading prompt" {
         /// RocketEval's prompt, byte for byte (the default; every measured result used it).
+        #[default]
         RocketEval = "rocketeval",
         /// The same instruction in other words: a change of wording only.
         Reworded = "reworded",
@@ -36,12 +38,6 @@ crate::named_enum!(
         Criteria = "criteria",
     }
 );
-
-impl Default for PromptStyle {
-    fn default() -> Self {
-        PromptStyle::RocketEval
-    }
-}
 
 impl PromptStyle {
     /// The version string recorded in judgments graded with this wording.
@@ -265,8 +261,10 @@ crate::named_enum!(
     /// How much the Direct prompt says about the target quality: seed 004's levels of instruction
     /// (level 1, no prompt, is the judge's perplexity: see the engine's `response_logprob`), and
     /// seed 003's "evaluation criteria given or not" and "only scores 1 and 5 described".
+    #[derive(Default)]
     pub enum DirectInstruction, "the Direct instruction level" {
         /// RocketEval's Direct prompt (score bands, no named criteria): the default, the paper's baseline.
+        #[default]
         RocketEval = "rocketeval",
         /// Seed 004 level 1: no prompt; the score is the response's mean token log-probability under the
         /// judge given the query (higher = less perplexed).
@@ -282,12 +280,6 @@ crate::named_enum!(
         RubricEnds = "rubric-ends",
     }
 );
-
-impl Default for DirectInstruction {
-    fn default() -> Self {
-        DirectInstruction::RocketEval
-    }
-}
 
 impl DirectInstruction {
     /// The version recorded with each Direct score.
@@ -311,19 +303,15 @@ impl DirectInstruction {
 crate::named_enum!(
     /// The range a Direct prompt asks its score in; the score is read from the answer token's
     /// distribution over the scale's digits (each one token).
+    #[derive(Default)]
     pub enum DirectScale, "the Direct score scale" {
         /// 0 (bad) to 9 (very good): RocketEval's (the default).
+        #[default]
         ZeroToNine = "0-9",
         /// 1 (bad) to 5 (very good): the Likert scale of seeds 003 and 004.
         OneToFive = "1-5",
     }
 );
-
-impl Default for DirectScale {
-    fn default() -> Self {
-        DirectScale::ZeroToNine
-    }
-}
 
 impl DirectScale {
     pub fn is_default(&self) -> bool {
@@ -473,20 +461,16 @@ pub const PAIRWISE_CHECKLIST_PROMPT_VERSION: &str = "pairwise-checklist-v1";
 
 crate::named_enum!(
     /// The verdict a comparison asks for (seed 001's pairwise types).
+    #[derive(Default)]
     pub enum PairwiseScale, "the pairwise scale" {
         /// Base pairwise: "A" or "B".
+        #[default]
         Binary = "binary",
         /// 5-point pairwise (Arena-Hard's, seed 001 Table 8): A much better, A better, tie, B better,
         /// B much better, answered "1" to "5".
         FivePoint = "5-point",
     }
 );
-
-impl Default for PairwiseScale {
-    fn default() -> Self {
-        PairwiseScale::Binary
-    }
-}
 
 impl PairwiseScale {
     /// The version of a comparison prompt on this scale, with or without the checklist.
