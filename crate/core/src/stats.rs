@@ -121,14 +121,14 @@ where
     F: FnMut(&[usize]) -> f64,
 {
     let mut rng = Rng::new(seed);
-    let mut vals = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let idx = rng.resample(n);
-        let v = stat(&idx);
-        if v.is_finite() {
-            vals.push(v);
-        }
-    }
+    let vals: Vec<f64> = (0..reps).map(|_| stat(&rng.resample(n))).collect();
+    percentile_interval(&vals, reps, level)
+}
+
+/// The central `level` interval of the finite values among `replicates` (NaN: a replicate without a
+/// value); `None` when fewer than half of the `reps` replicates asked for gave a finite value.
+pub fn percentile_interval(replicates: &[f64], reps: usize, level: f64) -> Option<Interval> {
+    let vals: Vec<f64> = replicates.iter().copied().filter(|v| v.is_finite()).collect();
     if reps == 0 || vals.len() * 2 < reps {
         return None;
     }

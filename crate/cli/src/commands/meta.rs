@@ -230,11 +230,7 @@ fn report_comparison(
         }
     }
     if a.format == Format::Table {
-        let over = match c.resampled {
-            meta::Resampled::Models => "models",
-            meta::Resampled::Queries => "queries",
-        };
-        println!("models compared  {} (intervals resample the {over})", c.models.len());
+        println!("models compared  {} (intervals resample the {})", c.models.len(), c.resampled);
         println!("Spearman rho     {}", est(&c.spearman));
         println!("Kendall tau-b    {}", est(&c.kendall_tau_b));
         println!("Pearson r        {}", est(&c.pearson));

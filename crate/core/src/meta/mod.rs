@@ -23,8 +23,7 @@ use serde::Serialize;
 use crate::error::{invalid, Result};
 use crate::formats::{Battle, RankingEntry, Winner};
 use crate::rank::{ratings_on, PairRule, RankOptions, ScoreTable, WeightedBattle};
-use crate::stats::bootstrap_ci;
-use crate::stats::Rng;
+use crate::stats::{bootstrap_ci, percentile_interval, Rng};
 
 pub use correlation::{kendall_tau_b, pearson, spearman, tau_u};
 
@@ -58,16 +57,16 @@ fn estimate(n: usize, opts: &MetaOptions, stat: impl Fn(&[usize]) -> f64) -> Est
     Estimate { value, lower: ci.map(|c| c.lower), upper: ci.map(|c| c.upper) }
 }
 
-/// What a system-level comparison's intervals resample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Resampled {
-    /// The compared models (two given rankings: nothing else to resample).
-    Models,
-    /// The queries our ranking was made from, ranking again in each replicate (seed 001's bootstrap
-    /// over inputs).
-    Queries,
-}
+crate::named_enum!(
+    /// What a system-level comparison's intervals resample.
+    pub enum Resampled, "what the intervals resample" {
+        /// The compared models (two given rankings: nothing else to resample).
+        Models = "models",
+        /// The queries our ranking was made from, ranking again in each replicate (seed 001's
+        /// bootstrap over inputs).
+        Queries = "queries",
+    }
+);
 
 /// Our ranking against a reference ranking.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -132,15 +131,10 @@ impl Common {
     /// The comparison: `point` from every unit, and each statistic's percentile interval over the
     /// `replicates` (absent when fewer than half of those asked for gave a finite value).
     fn comparison(self, point: [f64; 4], replicates: &[[f64; 4]], resampled: Resampled, opts: &MetaOptions) -> RankingComparison {
-        let a = (1.0 - opts.level) / 2.0;
         let est = |k: usize| {
-            let vals: Vec<f64> = replicates.iter().map(|r| r[k]).filter(|v| v.is_finite()).collect();
-            let ok = opts.bootstrap > 0 && vals.len() * 2 >= opts.bootstrap;
-            Estimate {
-                value: point[k],
-                lower: ok.then(|| crate::stats::quantile(&vals, a)),
-                upper: ok.then(|| crate::stats::quantile(&vals, 1.0 - a)),
-            }
+            let vals: Vec<f64> = replicates.iter().map(|r| r[k]).collect();
+            let ci = percentile_interval(&vals, opts.bootstrap, opts.level);
+            Estimate { value: point[k], lower: ci.map(|c| c.lower), upper: ci.map(|c| c.upper) }
         };
         let tau_u_pairs = self.bounds.as_ref().map(|b| count_tau_u_pairs(b, opts.u));
         RankingComparison {

@@ -396,7 +396,6 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
             }
         }
     }
-    let samples: Vec<Vec<f64>> = (0..n).map(|m| replicates.iter().map(|r| r[m]).filter(|v| v.is_finite()).collect()).collect();
 
     let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
     let mut battles_per_model = vec![0.0; n];
@@ -404,19 +403,15 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
         battles_per_model[a] += weight;
         battles_per_model[b] += weight;
     }
-    let a = (1.0 - opts.level) / 2.0;
     let mut entries: Vec<RankedModel> = (0..n)
         .map(|m| {
-            let (lower, upper) = if samples[m].len() * 2 >= opts.bootstrap.max(1) && !samples[m].is_empty() {
-                (Some(stats::quantile(&samples[m], a) + point.shift), Some(stats::quantile(&samples[m], 1.0 - a) + point.shift))
-            } else {
-                (None, None)
-            };
+            let samples: Vec<f64> = replicates.iter().map(|r| r[m]).collect();
+            let ci = stats::percentile_interval(&samples, opts.bootstrap, opts.level);
             RankedModel {
                 model: table.models[m].clone(),
                 score: point.ratings[m] + point.shift,
-                lower,
-                upper,
+                lower: ci.map(|c| c.lower + point.shift),
+                upper: ci.map(|c| c.upper + point.shift),
                 rank: 0,
                 responses: responses[m],
                 battles: opts.method.is_pairwise().then_some(battles_per_model[m].round() as usize),
