@@ -57,6 +57,8 @@ pub struct BackendOptions {
     pub threads: usize,
     pub precision: Precision,
     pub kernels: GpuKernels,
+    /// CPU, int8: the products' kernels by name ("int8 avx2", …; `None`: the best this CPU has).
+    pub cpu_kernels: Option<String>,
     /// WebGPU: f16 workgroup tiles where the adapter has `shader-f16`.
     pub allow_f16: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
@@ -65,7 +67,14 @@ pub struct BackendOptions {
 
 impl Default for BackendOptions {
     fn default() -> Self {
-        Self { threads: 0, precision: Precision::default(), kernels: GpuKernels::Auto, allow_f16: true, memory_budget: None }
+        Self {
+            threads: 0,
+            precision: Precision::default(),
+            kernels: GpuKernels::Auto,
+            cpu_kernels: None,
+            allow_f16: true,
+            memory_budget: None,
+        }
     }
 }
 
@@ -145,7 +154,11 @@ fn webgpu_not_built() -> EngineError {
 
 /// Open a CPU backend.
 pub fn open_cpu(options: &BackendOptions) -> Result<Cpu, EngineError> {
-    Cpu::with_precision(options.threads, options.precision)
+    let kernels = match &options.cpu_kernels {
+        Some(name) => crate::backend::cpu::qmatmul::Kernels::named(name).map_err(EngineError::Unavailable)?,
+        None => Default::default(),
+    };
+    Ok(Cpu::with_precision(options.threads, options.precision)?.with_kernels(kernels))
 }
 
 /// Open the WebGPU device (Vulkan, Metal or DX12 natively; Mesa's lavapipe on a Linux machine without a GPU).

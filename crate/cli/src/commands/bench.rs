@@ -69,6 +69,10 @@ pub struct Args {
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
     #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
     kernels: GpuKernels,
+    /// CPU integer kernels by name, e.g. `int8 avx2` to set them beside the best this CPU has
+    /// (`int8 avx512-vnni`, `int8 avx-vnni`, `int8 avx2`, `int8 scalar`; default: the best).
+    #[arg(long, value_name = "NAME")]
+    cpu_kernels: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -323,7 +327,8 @@ pub fn run(a: Args) -> CliResult {
     let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
     // Room for the words that cross a token target (the workload cuts text between words).
     let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 16);
-    let options = BackendOptions { threads, allow_f16: !a.no_f16, kernels: a.kernels, ..a.judge.options() };
+    let options =
+        BackendOptions { threads, allow_f16: !a.no_f16, kernels: a.kernels, cpu_kernels: a.cpu_kernels.clone(), ..a.judge.options() };
     let (ours, sweep, prefix, suffixes) = device::with_backend(a.judge.backend, &options, Bench { a: &a, path: &path, max })??;
     let reference = match a.reference.as_str() {
         "none" => None,

@@ -307,12 +307,14 @@ impl QWeight {
 
 // ------------------------------------------------------------------ kernels
 
-/// Which kernels run: the best the CPU offers, or the scalar reference.
+/// Which kernels run: the best the CPU offers, the scalar reference, or one of [`available`] by
+/// name (tests and benchmarks set them side by side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kernels {
     #[default]
     Best,
     Scalar,
+    Named(&'static str),
 }
 
 /// One kernel call: activation rows `r0..r0 + rows` (rows ≤ [`MR`]) times weight group `group`,
@@ -330,20 +332,51 @@ pub struct Tile {
 /// not added).
 pub type Kernel = unsafe fn(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]);
 
-fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
-    if kernels == Kernels::Best {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(k) = x86::kernel() {
-            return (k, "int8 avx2");
+/// Every kernel this CPU (or wasm module) can run, best first; the scalar reference last.
+fn candidates() -> Vec<(Kernel, &'static str)> {
+    #[allow(unused_mut)]
+    let mut out: Vec<(Kernel, &'static str)> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    out.extend(x86::kernels());
+    #[cfg(target_arch = "wasm32")]
+    out.push((wasm::kernel, wasm::NAME));
+    #[cfg(target_arch = "aarch64")]
+    out.extend(arm::kernel());
+    out.push((scalar_kernel, SCALAR));
+    out
+}
+
+const SCALAR: &str = "int8 scalar";
+
+/// The names of the kernels this machine can run, best first (the scalar reference last).
+pub fn available() -> Vec<&'static str> {
+    candidates().into_iter().map(|(_, name)| name).collect()
+}
+
+impl Kernels {
+    /// The kernels called `name` (one of [`available`], or "best"), or an error listing this
+    /// machine's.
+    pub fn named(name: &str) -> Result<Kernels, String> {
+        if name == "best" {
+            return Ok(Kernels::Best);
         }
-        #[cfg(target_arch = "wasm32")]
-        return (wasm::kernel, wasm::NAME);
-        #[cfg(target_arch = "aarch64")]
-        if let Some(k) = arm::kernel() {
-            return k;
-        }
+        available()
+            .into_iter()
+            .find(|&n| n == name)
+            .map(|n| if n == SCALAR { Kernels::Scalar } else { Kernels::Named(n) })
+            .ok_or_else(|| format!("no CPU kernels {name:?} on this machine; it has {}", available().join(", ")))
     }
-    (scalar_kernel, "int8 scalar")
+}
+
+fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
+    match kernels {
+        Kernels::Best => candidates()[0],
+        Kernels::Scalar => (scalar_kernel, SCALAR),
+        Kernels::Named(name) => candidates()
+            .into_iter()
+            .find(|&(_, n)| n == name)
+            .unwrap_or_else(|| panic!("no kernel {name:?} on this machine (it has {:?})", available())),
+    }
 }
 
 /// A short name of the kernels in use, for `describe()`.
@@ -417,7 +450,7 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
 // ------------------------------------------------------------------ products
 
 /// `y[m, n] = x[m, k] · w[n, k]ᵀ` with `x` already rounded for `w` (`a.kind == w.act_kind()`), on
-/// the current rayon pool, split for `threads` workers.
+/// the current rayon pool, split for `threads` workers; `y` is written, whatever it held.
 ///
 /// Tasks take up to 8 groups (64 weight rows, whose K-chunk stays in L2); within a task, K runs in
 /// chunks of 2048 values, and for each chunk every tile of [`MR`] activation rows (in L1) meets
@@ -427,7 +460,6 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
     assert_eq!(a.kind, w.act_kind(), "activations rounded for another weight type");
     assert_eq!(a.k, w.k);
     assert_eq!(y.len(), m * n);
-    y.fill(0.0);
     if m == 0 || n == 0 {
         return;
     }
@@ -453,8 +485,12 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
                     let cols = GROUP.min(n - g * GROUP);
                     for (i, row) in out.iter().enumerate().take(mr) {
                         for (j, v) in row.iter().enumerate().take(cols) {
-                            // SAFETY: inside y; only this task writes these columns.
-                            unsafe { *yp.0.add((r0 + i) * n + g * GROUP + j) += v };
+                            // SAFETY: inside y; only this task writes these columns (the first K
+                            // chunk sets them, so `y` need not be zeroed first).
+                            unsafe {
+                                let at = yp.0.add((r0 + i) * n + g * GROUP + j);
+                                *at = if u0 == 0 { *v } else { *at + v };
+                            }
                         }
                     }
                 }
@@ -526,16 +562,17 @@ pub fn random_acts(rows: usize, k: usize, seed: u64) -> Vec<f32> {
     bytes(rows * k, seed).iter().enumerate().map(|(i, &v)| (v as f32 - 127.5) * 0.02 * (1.0 + (i % 5) as f32)).collect()
 }
 
-/// One self-test result: the kernels in use against the scalar reference on random data.
+/// One self-test result: a kernel against the scalar reference on random data.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SelfTest {
+    pub kernel: String,
     pub dtype: String,
     pub shape: [usize; 3],
     /// Largest |kernel − scalar| over the largest |scalar| (same integer sums, other float order).
     pub max_rel_error: f64,
 }
 
-/// Run the best kernels of this machine (or wasm module) against the scalar reference for every
+/// Run every SIMD kernel of this machine (or wasm module) against the scalar reference for every
 /// type on shapes with partial groups and tiles: the browser's way to check its SIMD kernels.
 pub fn self_test() -> Vec<SelfTest> {
     let mut out = Vec::new();
@@ -543,12 +580,15 @@ pub fn self_test() -> Vec<SelfTest> {
         for &(m, n, k) in &[(3, 5, 512), (9, 13, 1536), (5, 19, 4352)] {
             let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, (m * n + k) as u64)).unwrap();
             let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
-            let (mut want, mut got) = (vec![0f32; m * n], vec![0f32; m * n]);
+            let mut want = vec![0f32; m * n];
             matmul(&a, &w, &mut want, 1, Kernels::Scalar);
-            matmul(&a, &w, &mut got, 1, Kernels::Best);
             let scale = want.iter().fold(0f32, |s, v| s.max(v.abs())).max(1e-30) as f64;
-            let err = got.iter().zip(&want).fold(0f64, |e, (g, w)| e.max((g - w).abs() as f64));
-            out.push(SelfTest { dtype: format!("{dtype:?}"), shape: [m, n, k], max_rel_error: err / scale });
+            for name in available().into_iter().filter(|&n| n != SCALAR) {
+                let mut got = vec![0f32; m * n];
+                matmul(&a, &w, &mut got, 1, Kernels::Named(name));
+                let err = got.iter().zip(&want).fold(0f64, |e, (g, w)| e.max((g - w).abs() as f64));
+                out.push(SelfTest { kernel: name.into(), dtype: format!("{dtype:?}"), shape: [m, n, k], max_rel_error: err / scale });
+            }
         }
     }
     out
@@ -585,7 +625,7 @@ mod tests {
                 let mut wf = vec![0f32; n * k];
                 dequantize(dtype, &wb, &mut wf);
                 let head = dot_rows(&a, &w, &[0, n - 1]);
-                for kernels in [Kernels::Scalar, Kernels::Best] {
+                for kernels in available().into_iter().map(Kernels::Named) {
                     let mut y = vec![0f32; m * n];
                     matmul(&a, &w, &mut y, 2, kernels);
                     for r in 0..m {
@@ -610,10 +650,21 @@ mod tests {
         }
     }
 
+    /// Every SIMD kernel this CPU has (named, so a CPU without VNNI says so in the log), against
+    /// the scalar reference.
     #[test]
     fn the_self_test_passes_here() {
-        eprintln!("kernels: {}", kernel_name(Kernels::Best));
-        for t in self_test() {
+        let names = available();
+        eprintln!("kernels on this CPU: {names:?} (best first)");
+        #[cfg(target_arch = "x86_64")]
+        for (name, feature) in [("int8 avx512-vnni", "avx512vnni"), ("int8 avx-vnni", "avxvnni")] {
+            if !names.contains(&name) {
+                eprintln!("{name} not tested: this CPU has no {feature}");
+            }
+        }
+        let results = self_test();
+        assert_eq!(results.len(), TYPES.len() * 3 * (names.len() - 1));
+        for t in results {
             assert!(t.max_rel_error <= 1e-5, "{t:?}");
         }
     }

@@ -1,28 +1,66 @@
-//! AVX2 kernels (x86-64, chosen at run time).
+//! x86-64 kernels, chosen at run time: AVX-512 VNNI (256-bit, EVEX), AVX-VNNI (the same
+//! instruction, VEX), else AVX2.
 //!
-//! Per step of 4 values: the 4 activation bytes of a row are broadcast to all 8 lanes, and
-//! `maddubs` multiplies them with the 4 unsigned levels of each of the 8 weight rows (one row per
-//! 32-bit lane), adding pairs into 16 bits; a run of steps is summed in 16 bits (no overflow, see
-//! [`Format::run`]), then `madd` widens it to 32 bits — multiplying by the K-quants' integer scales
-//! on the way. Floats appear once per 256 values (K-quants) or per 32 (older types). Q8_0's signed
-//! weights take llama.cpp's sign trick (|w| × sign(x, w)).
+//! Per step of 4 values: the 4 activation bytes of a row are broadcast to all 8 lanes and
+//! multiplied with the 4 unsigned levels of each of the 8 weight rows (one row per 32-bit lane),
+//! the products summed per lane. How the sums are formed is the one difference ([`Dot`]):
+//! - AVX2: `maddubs` adds pairs of products into 16 bits; a run of steps is summed in 16 bits (no
+//!   overflow, see [`Format::run`]), then `madd` widens it to 32 bits, multiplying by the
+//!   K-quants' integer scales on the way.
+//! - VNNI: `vpdpbusd` adds the 4 products straight into a 32-bit accumulator (one instruction for
+//!   `maddubs` + `madd` + add); each scale's steps are summed in 32 bits (two accumulators per row,
+//!   alternating, so consecutive steps do not wait on each other's latency), then multiplied by the
+//!   scale once.
+//!
+//! Floats appear once per 256 values (K-quants) or per 32 (older types). Q8_0's signed weights
+//! take llama.cpp's sign trick (|w| × sign(x, w)). 256-bit vectors on purpose: a 512-bit
+//! `vpdpbusd` does twice the work at half the rate on the CPUs that have it (one port instead of
+//! two on Intel, two passes on AMD Zen 4), so it would buy nothing but a second layout.
 
 use std::arch::x86_64::*;
 
 use super::{Format, Kernel, QActs, QWeight, Tile, GROUP, MR, QK, QK_K};
 
-pub(super) fn kernel() -> Option<Kernel> {
-    (is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")).then_some(dispatch as Kernel)
+/// The x86 kernels this CPU can run, best first.
+pub(super) fn kernels() -> Vec<(Kernel, &'static str)> {
+    let mut out = Vec::new();
+    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+        return out;
+    }
+    if is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
+        out.push((vnni512 as Kernel, "int8 avx512-vnni"));
+    }
+    if is_x86_feature_detected!("avxvnni") {
+        out.push((avxvnni as Kernel, "int8 avx-vnni"));
+    }
+    out.push((avx2 as Kernel, "int8 avx2"));
+    out
 }
 
-unsafe fn dispatch(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    dispatch::<Avx2>(a, w, t, out)
+}
+
+#[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
+unsafe fn vnni512(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    dispatch::<Vnni512>(a, w, t, out)
+}
+
+#[target_feature(enable = "avx2,fma,avxvnni")]
+unsafe fn avxvnni(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    dispatch::<AvxVnni>(a, w, t, out)
+}
+
+#[inline(always)]
+unsafe fn dispatch<D: Dot>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
     macro_rules! rows {
         ($k:ident $(, $c:expr)*) => {
             match t.rows {
-                4 => $k::<4 $(, $c)*>(a, w, t, out),
-                3 => $k::<3 $(, $c)*>(a, w, t, out),
-                2 => $k::<2 $(, $c)*>(a, w, t, out),
-                _ => $k::<1 $(, $c)*>(a, w, t, out),
+                4 => $k::<D, 4 $(, $c)*>(a, w, t, out),
+                3 => $k::<D, 3 $(, $c)*>(a, w, t, out),
+                2 => $k::<D, 2 $(, $c)*>(a, w, t, out),
+                _ => $k::<D, 1 $(, $c)*>(a, w, t, out),
             }
         };
     }
@@ -37,10 +75,128 @@ unsafe fn dispatch(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]
     }
 }
 
+/// How a kernel sums the steps that share one scale.
+trait Dot {
+    /// Steps `s0..s1` of the block whose levels start at `lv`, against the activations at
+    /// `x[i] + xo`, summed per lane into 32 bits — times the scale words `sv` (each lane the
+    /// row's i16 scale twice) when given. `RUN` divides `s1 − s0`.
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+        lv: *const u8,
+        x: &[*const i8; M],
+        xo: usize,
+        s0: usize,
+        s1: usize,
+        sv: Option<__m256i>,
+    ) -> [__m256i; M];
+}
+
+/// The weight vector of step `s` and the activation vector of row pointer `x` for it, with Q8_0's
+/// sign trick applied (`maddubs` and `vpdpbusd` both take unsigned × signed bytes).
+#[inline(always)]
+unsafe fn operands<const NIB: bool, const SIGNED: bool>(lv: *const u8, s: usize) -> __m256i {
+    let w = step::<NIB>(lv, s);
+    if SIGNED {
+        _mm256_sign_epi8(w, w)
+    } else {
+        w
+    }
+}
+
+#[inline(always)]
+unsafe fn act<const SIGNED: bool>(lv: *const u8, s: usize, x: *const i8) -> __m256i {
+    let xv = bcast4(x.add(s * 4));
+    if SIGNED {
+        _mm256_sign_epi8(xv, step::<false>(lv, s))
+    } else {
+        xv
+    }
+}
+
+struct Avx2;
+
+impl Dot for Avx2 {
+    #[inline(always)]
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+        lv: *const u8,
+        x: &[*const i8; M],
+        xo: usize,
+        s0: usize,
+        s1: usize,
+        sv: Option<__m256i>,
+    ) -> [__m256i; M] {
+        let sv = sv.unwrap_or(_mm256_set1_epi16(1));
+        let mut total = [_mm256_setzero_si256(); M];
+        let mut r0 = s0;
+        while r0 < s1 {
+            let mut acc16 = [_mm256_setzero_si256(); M];
+            for s in r0..r0 + RUN {
+                let wv = operands::<NIB, SIGNED>(lv, s);
+                for i in 0..M {
+                    acc16[i] = _mm256_add_epi16(acc16[i], _mm256_maddubs_epi16(wv, act::<SIGNED>(lv, s, x[i].add(xo))));
+                }
+            }
+            for i in 0..M {
+                total[i] = _mm256_add_epi32(total[i], _mm256_madd_epi16(acc16[i], sv));
+            }
+            r0 += RUN;
+        }
+        total
+    }
+}
+
+/// `vpdpbusd` through AVX-512 VNNI's 256-bit form or AVX-VNNI's: the same sums either way.
+trait Dpbusd {
+    unsafe fn dpbusd(acc: __m256i, w: __m256i, x: __m256i) -> __m256i;
+}
+
+struct Vnni512;
+struct AvxVnni;
+
+impl Dpbusd for Vnni512 {
+    #[inline(always)]
+    unsafe fn dpbusd(acc: __m256i, w: __m256i, x: __m256i) -> __m256i {
+        _mm256_dpbusd_epi32(acc, w, x)
+    }
+}
+
+impl Dpbusd for AvxVnni {
+    #[inline(always)]
+    unsafe fn dpbusd(acc: __m256i, w: __m256i, x: __m256i) -> __m256i {
+        _mm256_dpbusd_avx_epi32(acc, w, x)
+    }
+}
+
+impl<V: Dpbusd> Dot for V {
+    #[inline(always)]
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+        lv: *const u8,
+        x: &[*const i8; M],
+        xo: usize,
+        s0: usize,
+        s1: usize,
+        sv: Option<__m256i>,
+    ) -> [__m256i; M] {
+        let mut acc = [[_mm256_setzero_si256(); M]; 2];
+        for s in s0..s1 {
+            let wv = operands::<NIB, SIGNED>(lv, s);
+            for i in 0..M {
+                acc[s % 2][i] = V::dpbusd(acc[s % 2][i], wv, act::<SIGNED>(lv, s, x[i].add(xo)));
+            }
+        }
+        // The scale words hold the i16 scale in both halves: an arithmetic shift gives it as i32.
+        let scale = sv.map(|sv| _mm256_srai_epi32(sv, 16));
+        std::array::from_fn(|i| {
+            let s = _mm256_add_epi32(acc[0][i], acc[1][i]);
+            scale.map_or(s, |sc| _mm256_mullo_epi32(s, sc))
+        })
+    }
+}
+
 /// The levels of step `s` (0..8) of a block whose 8 × 32 levels start at `lv`.
 #[inline(always)]
-unsafe fn step<const NIB: bool>(lv: *const u8, s: usize, mask: __m256i) -> __m256i {
+unsafe fn step<const NIB: bool>(lv: *const u8, s: usize) -> __m256i {
     if NIB {
+        let mask = _mm256_set1_epi8(0x0F);
         let v = _mm256_loadu_si256(lv.add((s % 4) * 32) as *const __m256i);
         if s < 4 {
             _mm256_and_si256(v, mask)
@@ -58,8 +214,8 @@ unsafe fn bcast4(p: *const i8) -> __m256i {
     _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
 }
 
-#[target_feature(enable = "avx2,fma")]
-unsafe fn super_kernel<const M: usize, const NIB: bool, const RUN: usize, const HALF: bool, const PAIRS: usize>(
+#[inline(always)]
+unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize, const HALF: bool, const PAIRS: usize>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -68,7 +224,6 @@ unsafe fn super_kernel<const M: usize, const NIB: bool, const RUN: usize, const 
     let Tile { r0, group: g, u0, u1, .. } = t;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
     let (lb, sw) = (w.fmt.level_bytes(), w.fmt.scale_words());
-    let mask = _mm256_set1_epi8(0x0F);
     let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
     let sums: [*const i16; M] = std::array::from_fn(|i| {
         if PAIRS == 4 {
@@ -77,6 +232,8 @@ unsafe fn super_kernel<const M: usize, const NIB: bool, const RUN: usize, const 
             a.sums16.as_ptr().add((r0 + i) * (a.k / 16))
         }
     });
+    // Steps per scale: 8 (a scale per 32 values) or 4 (Q6_K: per 16).
+    let per_scale = if HALF { 4 } else { 8 };
     let mut facc = [_mm256_setzero_ps(); M];
     for u in u0..u1 {
         let mut iacc = [_mm256_setzero_si256(); M];
@@ -84,21 +241,12 @@ unsafe fn super_kernel<const M: usize, const NIB: bool, const RUN: usize, const 
             let b = u * 8 + bl;
             let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
-            let xo = b * QK;
-            let mut s0 = 0;
-            while s0 < 8 {
-                let mut acc16 = [_mm256_setzero_si256(); M];
-                for s in s0..s0 + RUN {
-                    let wv = step::<NIB>(lv, s, mask);
-                    for i in 0..M {
-                        acc16[i] = _mm256_add_epi16(acc16[i], _mm256_maddubs_epi16(wv, bcast4(x[i].add(xo + s * 4))));
-                    }
-                }
-                let sv = _mm256_loadu_si256(sc.add(if HALF && s0 >= 4 { GROUP } else { 0 }) as *const __m256i);
+            for s0 in (0..8).step_by(per_scale) {
+                let sv = _mm256_loadu_si256(sc.add(if s0 >= 4 && HALF { GROUP } else { 0 }) as *const __m256i);
+                let part = D::sum::<M, NIB, RUN, false>(lv, &x, b * QK, s0, s0 + per_scale, Some(sv));
                 for i in 0..M {
-                    iacc[i] = _mm256_add_epi32(iacc[i], _mm256_madd_epi16(acc16[i], sv));
+                    iacc[i] = _mm256_add_epi32(iacc[i], part[i]);
                 }
-                s0 += RUN;
             }
         }
         // Per super-block: d·main + dm·(offset coefficients · level sums), times the activation scale.
@@ -120,8 +268,8 @@ unsafe fn super_kernel<const M: usize, const NIB: bool, const RUN: usize, const 
     }
 }
 
-#[target_feature(enable = "avx2,fma")]
-unsafe fn block_kernel<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const OFFSET: bool>(
+#[inline(always)]
+unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const OFFSET: bool>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -130,30 +278,11 @@ unsafe fn block_kernel<const M: usize, const NIB: bool, const RUN: usize, const 
     let Tile { r0, group: g, u0, u1, .. } = t;
     let nblk = w.k / QK;
     let lb = w.fmt.level_bytes();
-    let (mask, ones) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi16(1));
     let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
     let mut facc = [_mm256_setzero_ps(); M];
     for b in u0..u1 {
         let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
-        let xo = b * QK;
-        let mut isum = [_mm256_setzero_si256(); M];
-        let mut s0 = 0;
-        while s0 < 8 {
-            let mut acc16 = [_mm256_setzero_si256(); M];
-            for s in s0..s0 + RUN {
-                let wv = step::<NIB>(lv, s, mask);
-                let aw = if SIGNED { _mm256_sign_epi8(wv, wv) } else { wv };
-                for i in 0..M {
-                    let xv = bcast4(x[i].add(xo + s * 4));
-                    let xv = if SIGNED { _mm256_sign_epi8(xv, wv) } else { xv };
-                    acc16[i] = _mm256_add_epi16(acc16[i], _mm256_maddubs_epi16(aw, xv));
-                }
-            }
-            for i in 0..M {
-                isum[i] = _mm256_add_epi32(isum[i], _mm256_madd_epi16(acc16[i], ones));
-            }
-            s0 += RUN;
-        }
+        let isum = D::sum::<M, NIB, RUN, SIGNED>(lv, &x, b * QK, 0, 8, None);
         let at = (g * nblk + b) * GROUP;
         let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
         for i in 0..M {
