@@ -137,7 +137,8 @@ impl Cpu {
         Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None })
     }
 
-    /// Use the scalar integer kernels instead of the CPU's SIMD ones (tests, comparisons).
+    /// Use other integer kernels than the CPU's best: the scalar reference or a named SIMD set
+    /// (tests, side-by-side benchmarks).
     pub fn with_kernels(mut self, kernels: Kernels) -> Self {
         self.kernels = kernels;
         self
@@ -208,13 +209,16 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
     );
 }
 
+/// Rows per parallel task of the element-wise operations: enough work to pay for a task.
+const ROWS_PER_TASK: usize = 8;
+
 fn add_bias(y: &mut Tensor, bias: Option<&[f32]>) {
     if let Some(b) = bias {
-        for row in y.data.chunks_mut(y.cols) {
+        y.data.par_chunks_mut(y.cols).with_min_len(ROWS_PER_TASK).for_each(|row| {
             for (v, bi) in row.iter_mut().zip(b) {
                 *v += bi;
             }
-        }
+        });
     }
 }
 
@@ -401,13 +405,13 @@ impl Backend for Cpu {
                 return Tensor::zeros(x.rows, x.cols);
             }
         };
-        let mut out = x.clone();
+        let mut out = Tensor::zeros(x.rows, x.cols);
         self.run(|| {
-            out.data.par_chunks_mut(g).for_each(|row| {
-                let ss = sum_squares(row) / g as f32;
+            out.data.par_chunks_mut(g).zip(x.data.par_chunks(g)).with_min_len(ROWS_PER_TASK).for_each(|(o, x)| {
+                let ss = sum_squares(x) / g as f32;
                 let inv = 1.0 / (ss + eps).sqrt();
-                for (v, wi) in row.iter_mut().zip(w) {
-                    *v *= inv * wi;
+                for ((o, v), wi) in o.iter_mut().zip(x).zip(w) {
+                    *o = v * (inv * wi);
                 }
             })
         });
@@ -436,8 +440,8 @@ impl Backend for Cpu {
             self.run(|| {
                 let a = QActs::quantize(&x.data, m, k, q.act_kind());
                 qmatmul::matmul(&a, q, &mut y.data, threads, kernels);
+                add_bias(&mut y, bias);
             });
-            add_bias(&mut y, bias);
             return y;
         }
         // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
@@ -454,9 +458,9 @@ impl Backend for Cpu {
             });
             // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
             unsafe { gemm_nt(m, n, k, &x.data, &scratch, y.data.as_mut_ptr(), 0, n, threads) };
+            add_bias(&mut y, bias);
         });
         self.scratch = scratch;
-        add_bias(&mut y, bias);
         y
     }
 
@@ -485,8 +489,14 @@ impl Backend for Cpu {
         if !self.ok(policy::check_same_shape("add", (x.rows, x.cols), (y.rows, y.cols))) {
             return Tensor::zeros(x.rows, x.cols);
         }
-        let mut out = x.clone();
-        out.data.iter_mut().zip(&y.data).for_each(|(a, b)| *a += b);
+        let mut out = Tensor::zeros(x.rows, x.cols);
+        self.run(|| {
+            out.data.par_chunks_mut(4096).zip(x.data.par_chunks(4096).zip(y.data.par_chunks(4096))).for_each(|(o, (x, y))| {
+                for ((o, a), b) in o.iter_mut().zip(x).zip(y) {
+                    *o = a + b;
+                }
+            })
+        });
         out
     }
 
@@ -494,11 +504,11 @@ impl Backend for Cpu {
         if !self.ok(policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols))) {
             return Tensor::zeros(up.rows, up.cols);
         }
-        let mut out = up.clone();
+        let mut out = Tensor::zeros(up.rows, up.cols);
         self.run(|| {
-            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).for_each(|(o, g)| {
-                for (o, &g) in o.iter_mut().zip(g) {
-                    *o *= match act {
+            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096).zip(up.data.par_chunks(4096))).for_each(|(o, (g, u))| {
+                for ((o, &g), &u) in o.iter_mut().zip(g).zip(u) {
+                    *o = u * match act {
                         Activation::Silu => silu(g),
                         Activation::GeluTanh => gelu_tanh(g),
                     };
@@ -543,11 +553,12 @@ impl Backend for Cpu {
         let visible = visible_keys(layout, p.window, prefix);
         // Keys and values per KV head as contiguous f32, rounded through f16 like llama.cpp's KV cache.
         let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
+        // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
         self.run(|| {
-            kf.par_chunks_mut(n_keys * hd).zip(vf.par_chunks_mut(n_keys * hd)).enumerate().for_each(|(g, (kd, vd))| {
-                let mut tmp = vec![f16::ZERO; hd];
-                for j in 0..n_keys {
-                    let (dk, dv) = (&mut kd[j * hd..(j + 1) * hd], &mut vd[j * hd..(j + 1) * hd]);
+            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each_init(
+                || vec![f16::ZERO; hd],
+                |tmp, (row, (dk, dv))| {
+                    let (g, j) = (row / n_keys, row % n_keys);
                     if j < prefix {
                         let at = j * kv_dim + g * hd;
                         cache.k[at..at + hd].convert_to_f32_slice(dk);
@@ -559,8 +570,8 @@ impl Backend for Cpu {
                         tmp.convert_from_f32_slice(&v.data[at..at + hd]);
                         tmp.convert_to_f32_slice(dv);
                     }
-                }
-            })
+                },
+            )
         });
         let mut out = Tensor::zeros(nq, p.n_head * hd);
         const QB: usize = 32;
