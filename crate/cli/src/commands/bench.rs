@@ -28,9 +28,11 @@ const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_
 /// way: prefix KV kept, items evaluated on top), and ratios are printed.
 ///
 /// Achieved FLOP/s count the weight products and attention (QKᵀ, PV) actually run; they are set
-/// against the device's FP32 peak: given with --peak-tflops, else looked up from the GPU's name
-/// (NVIDIA H100 SXM and H200: 67 TFLOP/s, H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32
-/// without tensor cores, which WGSL cannot use), else reported as unknown.
+/// against the device's peak: given with --peak-tflops; on the CPU, computed from its cores, clock
+/// and kernels (int8 kernels: the int8 peak, two 256-bit byte dot products a cycle per core; f32:
+/// two 256-bit FMA units); on a GPU, looked up from its name (NVIDIA H100 SXM and H200: 67 TFLOP/s,
+/// H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32 without tensor cores, which WGSL cannot use);
+/// else reported as unknown.
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long)]
@@ -55,8 +57,8 @@ pub struct Args {
     /// Also time llama.cpp grading each item from scratch (prefix re-run per item).
     #[arg(long)]
     reference_scratch: bool,
-    /// Peak FP32 FLOP/s of the device in TFLOP/s, to report utilisation. Without it the peak is looked
-    /// up from the GPU's name, else reported as unknown (a CPU: cores × SIMD lanes × 2 FMA × 2 × GHz).
+    /// Peak of the device in T(FL)OP/s, to report utilisation. Without it: a CPU's from its cores,
+    /// clock and kernels; a GPU's FP32 peak from its name; else unknown.
     #[arg(long)]
     peak_tflops: Option<f64>,
     /// Also time the matrix product of every weight type: `M,N,K` = x[M×K] · W[N×K]ᵀ, and 1 row; and
@@ -82,13 +84,17 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The device's assumed FP32 peak in TFLOP/s and where that number comes from.
+/// The device's assumed peak in T(FL)OP/s and where that number comes from.
 fn assumed_peak(info: &BackendInfo, flag: Option<f64>) -> (Option<f64>, String) {
     if let Some(p) = flag {
         return (Some(p), "given with --peak-tflops".into());
     }
     if info.kind == BackendKind::Cpu {
-        return (None, "unknown for a CPU (pass --peak-tflops: cores × SIMD lanes × 2 FMA units × 2 × GHz)".into());
+        let threads = info.threads.unwrap_or(1);
+        return match cpu_peak(&info.kernels, threads, &CpuFacts::here()) {
+            Some((p, why)) => (Some(p), why),
+            None => (None, format!("unknown for {} on this CPU (pass --peak-tflops)", info.kernels)),
+        };
     }
     let name = info.adapter.as_deref().unwrap_or("an unnamed adapter");
     let up = name.to_uppercase();
@@ -112,6 +118,59 @@ fn assumed_peak(info: &BackendInfo, flag: Option<f64>) -> (Option<f64>, String) 
         None if info.software_adapter => (None, format!("unknown: {name} is a software adapter running on the CPU (pass --peak-tflops)")),
         None => (None, format!("unknown for {name} (pass --peak-tflops)")),
     }
+}
+
+/// What the peak of a CPU is computed from: its clock and its physical cores (Linux's
+/// `/proc/cpuinfo`; `None` where it does not say).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CpuFacts {
+    mhz: Option<f64>,
+    cores: Option<usize>,
+}
+
+impl CpuFacts {
+    fn here() -> Self {
+        Self::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default())
+    }
+
+    fn parse(cpuinfo: &str) -> Self {
+        let field = |line: &str, name: &str| line.split_once(':').filter(|(k, _)| k.trim() == name).map(|(_, v)| v.trim().to_string());
+        let mhz = cpuinfo.lines().find_map(|l| field(l, "cpu MHz")).and_then(|v| v.parse::<f64>().ok()).filter(|&m| m > 0.0);
+        // Physical cores: distinct (physical id, core id) pairs; SMT siblings share one.
+        let (mut package, mut cores) = (String::new(), std::collections::BTreeSet::new());
+        for l in cpuinfo.lines() {
+            if let Some(p) = field(l, "physical id") {
+                package = p;
+            } else if let Some(c) = field(l, "core id") {
+                cores.insert((package.clone(), c));
+            }
+        }
+        CpuFacts { mhz, cores: (!cores.is_empty()).then_some(cores.len()) }
+    }
+}
+
+/// The CPU's peak for the kernels in use, in T(FL)OP/s, and how it was computed: the cores the
+/// threads occupy × operations per cycle × the clock. Integer kernels count int8 operations (a
+/// product and its addition are 2, as the FLOP counts of the weight products are): two 256-bit
+/// `vpdpbusd` or `vpmaddubsw` a cycle per core (64 byte products); the f32 path: two 256-bit FMA
+/// units (32 FLOP a cycle). Other kernels (scalar, NEON, wasm): unknown.
+fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, String)> {
+    let (per_cycle, unit, why) = match kernels {
+        "int8 avx512-vnni" | "int8 avx-vnni" => (128.0, "int8 ops", "two 256-bit vpdpbusd a cycle, 64 byte products"),
+        "int8 avx2" => (128.0, "int8 ops", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
+        "f32" if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "two 256-bit FMA units"),
+        _ => return None,
+    };
+    let ghz = facts.mhz? / 1e3;
+    let cores = facts.cores.map_or(threads, |c| threads.min(c));
+    let peak = cores as f64 * per_cycle * ghz / 1e3;
+    Some((
+        peak,
+        format!(
+            "{cores} cores × {per_cycle} {unit}/cycle ({why}) × {ghz:.2} GHz (cpu MHz in /proc/cpuinfo) = {peak:.3} T{}/s",
+            if unit == "FLOP" { "FLOP" } else { "OP" }
+        ),
+    ))
 }
 
 /// FLOPs of the prefill of `p` tokens and of the pass over `items` suffixes of `s` tokens each: every
@@ -410,7 +469,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     );
     println!(
         "peak: {} — {}",
-        ours["peak_tflops"].as_f64().map(|p| format!("{p} TFLOP/s")).unwrap_or_else(|| "unknown".into()),
+        ours["peak_tflops"].as_f64().map(|p| format!("{p:.3} T(FL)OP/s")).unwrap_or_else(|| "unknown".into()),
         ours["peak_source"].as_str().unwrap_or("")
     );
     let mut rows = vec![vec![
@@ -460,7 +519,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
 
 #[cfg(test)]
 mod tests {
-    use super::assumed_peak;
+    use super::{assumed_peak, cpu_peak, CpuFacts};
     use rocketjudge_engine::device::{BackendInfo, BackendKind};
 
     fn gpu(name: &str, software_adapter: bool) -> BackendInfo {
@@ -481,7 +540,7 @@ mod tests {
 
     #[test]
     fn peaks_come_from_the_flag_or_the_gpu_name_or_are_unknown() {
-        let cpu = BackendInfo { kind: BackendKind::Cpu, adapter: None, ..gpu("", false) };
+        let cpu = BackendInfo { kind: BackendKind::Cpu, adapter: None, kernels: "int8 scalar".into(), ..gpu("", false) };
         assert_eq!(assumed_peak(&cpu, Some(1.5)).0, Some(1.5));
         assert_eq!(assumed_peak(&cpu, None).0, None);
         assert_eq!(assumed_peak(&gpu("NVIDIA H100 80GB HBM3", false), None).0, Some(67.0));
@@ -490,5 +549,30 @@ mod tests {
         let (p, why) = assumed_peak(&gpu("llvmpipe (LLVM 19.1.7, 256 bits)", true), None);
         assert_eq!(p, None);
         assert!(why.contains("llvmpipe (LLVM 19.1.7, 256 bits)") && why.contains("software adapter"), "{why}");
+    }
+
+    /// A CPU's peak: the cores the threads occupy (SMT siblings share one) × the kernels' operations
+    /// per cycle × the clock from /proc/cpuinfo.
+    #[test]
+    fn a_cpu_peak_comes_from_its_cores_clock_and_kernels() {
+        // Two packages of two cores, each core with two SMT threads (8 logical CPUs).
+        let mut info = String::new();
+        for (p, c) in [(0, 0), (0, 0), (0, 1), (0, 1), (1, 0), (1, 0), (1, 1), (1, 1)] {
+            info += &format!("processor\t: x\ncpu MHz\t\t: 2500.000\nphysical id\t: {p}\ncore id\t\t: {c}\n\n");
+        }
+        let facts = CpuFacts::parse(&info);
+        assert_eq!(facts, CpuFacts { mhz: Some(2500.0), cores: Some(4) });
+        // 2 threads: 2 cores × 128 int8 ops × 2.5 GHz; 8 threads still occupy only 4 cores.
+        assert!((cpu_peak("int8 avx512-vnni", 2, &facts).unwrap().0 - 0.64).abs() < 1e-12);
+        assert!((cpu_peak("int8 avx2", 8, &facts).unwrap().0 - 1.28).abs() < 1e-12);
+        if cfg!(target_arch = "x86_64") {
+            let (f32_peak, why) = cpu_peak("f32", 1, &facts).unwrap();
+            assert!((f32_peak - 0.08).abs() < 1e-12 && why.contains("2.50 GHz"), "{why}");
+        }
+        assert_eq!(cpu_peak("int8 scalar", 2, &facts), None);
+        // No clock given: unknown; no core ids: the threads count as cores.
+        assert_eq!(cpu_peak("int8 avx2", 2, &CpuFacts::parse("processor\t: 0\n")), None);
+        let (p, _) = cpu_peak("int8 avx2", 3, &CpuFacts::parse("cpu MHz\t: 1000\n")).unwrap();
+        assert!((p - 0.384).abs() < 1e-12);
     }
 }
