@@ -4,7 +4,7 @@
 //! - **Integer** ([`Precision::Int8`], the default): quantized weights are repacked at load and
 //!   multiplied with activations rounded to 8 bits per block exactly as llama.cpp rounds them
 //!   ([`qmatmul`]), so p(Yes) follows the reference and the products run on 8-bit dot products
-//!   (AVX2, NEON dotprod, wasm simd128 / relaxed-simd).
+//!   (AVX-512 VNNI, AVX-VNNI, AVX2, NEON dotprod, wasm simd128 / relaxed-simd).
 //! - **f32** ([`Precision::F32`]): each product dequantizes the weight into f32 once and runs a tuned
 //!   f32 GEMM (the `gemm` crate); activations are never rounded.
 //!
