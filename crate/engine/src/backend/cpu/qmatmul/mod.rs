@@ -18,9 +18,9 @@
 //!   the block minimum; none for Q8_0) per 32 values.
 //!
 //! **Kernels.** [`scalar_kernel`] is the reference every SIMD kernel is tested against: `x86`
-//! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Runs of up to [`Format::run`] steps
-//! of 4 values are summed in 16 bits before widening, as long as the sum cannot overflow
-//! (run · 2 · max level · 127 < 2¹⁵).
+//! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Kernels
+//! without a 32-bit dot product sum runs of up to [`Format::run`] steps of 4 values in 16 bits
+//! before widening, as long as the sum cannot overflow (run · 2 · max level · 127 < 2¹⁵).
 
 mod acts;
 
