@@ -65,7 +65,25 @@ fn exit_code(error: &anyhow::Error) -> u8 {
     }
 }
 
+/// glibc serves each allocation above a threshold (128 kB, rising to at most 32 MB) with a fresh
+/// `mmap` and returns it on free; the engine allocates its activations afresh for every step of a
+/// forward (up to tens of MB each), so every step paid for page faults and the kernel's zeroing of
+/// new pages (13 % of a CPU prefill of the 1.5B judge, `perf`). Serving them from the heap and
+/// keeping freed memory for reuse removes that; the process holds at most its own peak.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_freed_memory() {}
+
 fn main() -> ExitCode {
+    keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Grade(a) => commands::grade::run(a),
