@@ -42,6 +42,13 @@ def main():
     import llama_cpp
     gpu = cfg.get("gpu_layers", 0) != 0 and llama_cpp.llama_supports_gpu_offload()
     out = {"llama_cpp_python": llama_cpp.__version__, "device": "gpu (all layers)" if gpu else "cpu", "prefill_s": statistics.median(pre), "items_s": statistics.median(items)}
+    # Peak resident memory of this process, Python included: VmHWM (getrusage's ru_maxrss would also
+    # count the parent's memory at the fork that started us, which Linux folds in at exec).
+    try:
+        hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+        out["peak_rss_bytes"] = int(hwm.split()[1]) * 1024
+    except (OSError, StopIteration):
+        pass
     if scratch:
         out["scratch_s"] = statistics.median(scratch)
     print(json.dumps(out))

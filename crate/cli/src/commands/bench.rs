@@ -173,6 +173,14 @@ fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, Str
     ))
 }
 
+/// This process's peak resident memory so far (Linux: `VmHWM` in /proc/self/status), `None`
+/// elsewhere: the model, the workload's activations and caches, and the runtime.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    Some(kb * 1024)
+}
+
 /// FLOPs of the prefill of `p` tokens and of the pass over `items` suffixes of `s` tokens each: every
 /// layer for every row except the last layer, which computes only each suffix's final row (counted
 /// as such: a lower bound, the last layer's keys and values of the other rows are left out).
@@ -238,6 +246,7 @@ fn run_ours<B: Backend>(
             "gflops": gflops,
             "peak_tflops": peak,
             "peak_source": peak_why,
+            "peak_rss_bytes": peak_rss_bytes(),
             "prefill_fraction_of_peak": peak.map(|pk| prefill_gflops / (pk * 1e3)),
             "fraction_of_peak": peak.map(|pk| gflops / (pk * 1e3)),
         }),
@@ -429,6 +438,7 @@ fn is_cpu(ours: &Value) -> bool {
 fn print_table(a: &Args, threads: usize, report: &Value) {
     let ours = &report["rocketjudge"];
     let f = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
+    let mib = |v: &Value| v["peak_rss_bytes"].as_f64().map(|b| format!("{:.0}", b / 1048576.0)).unwrap_or_else(|| "–".into());
     let pct = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "unknown".into());
     if let Some(s) = report.get("matmul") {
         println!(
@@ -480,6 +490,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
         f(ours, "prefill_gflops"),
         f(ours, "gflops"),
         pct(ours, "fraction_of_peak"),
+        mib(ours),
     ]];
     if let Some(r) = report.get("llama_cpp") {
         rows.push(vec![
@@ -494,6 +505,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
             "–".into(),
             "–".into(),
             "–".into(),
+            mib(r),
         ]);
         if let Some(s) = r["scratch_s"].as_f64() {
             rows.push(vec![
@@ -504,10 +516,17 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
                 "–".into(),
                 "–".into(),
                 "–".into(),
+                "–".into(),
             ]);
         }
     }
-    print!("{}", super::text_table(&["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s", "GFLOP/s", "of peak"], &rows));
+    print!(
+        "{}",
+        super::text_table(
+            &["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s", "GFLOP/s", "of peak", "peak RSS MiB"],
+            &rows
+        )
+    );
     if let Some(r) = report.get("ratio") {
         println!(
             "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster",
