@@ -57,93 +57,129 @@ unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, s: usize, h: usize) -> S::I {
     }
 }
 
-/// See [`super::Kernel`].
+/// See [`super::Kernel`]. The tile's activation rows go through each block together, so that
+/// every weight vector is loaded and its nibbles split once per tile, not once per row.
 #[inline(always)]
 pub(super) unsafe fn kernel<S: Simd4>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
-    let Tile { r0, rows, group: g, u0, u1 } = t;
-    for (i, row) in out.iter_mut().enumerate().take(rows) {
-        let mut res = [S::zero_f(); 2];
-        if w.fmt.super_blocks {
-            super_row::<S>(a, r0 + i, w, g, u0, u1, &mut res);
-        } else {
-            block_row::<S>(a, r0 + i, w, g, u0, u1, &mut res);
-        }
+    match t.rows {
+        4 => rows::<S, 4>(a, w, t, out),
+        3 => rows::<S, 3>(a, w, t, out),
+        2 => rows::<S, 2>(a, w, t, out),
+        _ => rows::<S, 1>(a, w, t, out),
+    }
+}
+
+#[inline(always)]
+unsafe fn rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    let mut res = [[S::zero_f(); 2]; M];
+    if w.fmt.super_blocks {
+        super_rows::<S, M>(a, w, t, &mut res);
+    } else {
+        block_rows::<S, M>(a, w, t, &mut res);
+    }
+    for (row, res) in out.iter_mut().zip(&res) {
         S::store_f(row.as_mut_ptr(), res[0]);
         S::store_f(row.as_mut_ptr().add(4), res[1]);
     }
 }
 
-/// One activation row against a group, K-quants.
+/// The two halves (weight rows 0..4, 4..8) of step `s` of a block starting at `lv`.
 #[inline(always)]
-unsafe fn super_row<S: Simd4>(a: &QActs, r: usize, w: &QWeight, g: usize, u0: usize, u1: usize, res: &mut [S::F; 2]) {
+unsafe fn halves<S: Simd4>(lv: *const u8, nib: bool, s: usize) -> [S::I; 2] {
+    [step::<S>(lv, nib, s, 0), step::<S>(lv, nib, s, 1)]
+}
+
+/// The tile's activation rows against a group, K-quants.
+#[inline(always)]
+unsafe fn super_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, res: &mut [[S::F; 2]; M]) {
+    let Tile { r0, group: g, u0, u1, .. } = t;
     let f: Format = w.fmt;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
     let (lb, sw) = (f.level_bytes(), f.scale_words());
-    let x = a.q.as_ptr().add(r * a.k);
-    let sums = if f.pairs == 4 { a.sums32.as_ptr().add(r * (a.k / 32)) } else { a.sums16.as_ptr().add(r * (a.k / 16)) };
+    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
+    let sums: [*const i16; M] = std::array::from_fn(|i| {
+        if f.pairs == 4 {
+            a.sums32.as_ptr().add((r0 + i) * (a.k / 32))
+        } else {
+            a.sums16.as_ptr().add((r0 + i) * (a.k / 16))
+        }
+    });
     // Steps per scale: a block, or half a block (Q6_K).
     let per_scale = if f.half_scales { 4 } else { 8 };
     for u in u0..u1 {
-        let mut iacc = [S::zero(); 2];
+        let mut iacc = [[S::zero(); 2]; M];
         for bl in 0..8 {
             let b = u * 8 + bl;
             let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
             for s0 in (0..8).step_by(per_scale) {
-                let mut part = [S::zero(); 2];
+                let mut part = [[S::zero(); 2]; M];
                 for s in s0..s0 + per_scale {
-                    let xv = S::splat4(x.add(b * QK + s * 4));
-                    for (h, p) in part.iter_mut().enumerate() {
-                        *p = S::dot4(step::<S>(lv, f.nibbles, s, h), xv, *p);
+                    let wv = halves::<S>(lv, f.nibbles, s);
+                    for i in 0..M {
+                        let xv = S::splat4(x[i].add(b * QK + s * 4));
+                        for h in 0..2 {
+                            part[i][h] = S::dot4(wv[h], xv, part[i][h]);
+                        }
                     }
                 }
                 let so = if s0 >= 4 && f.half_scales { GROUP } else { 0 };
-                for (h, acc) in iacc.iter_mut().enumerate() {
-                    *acc = S::add(*acc, S::mul(part[h], S::scales(sc.add(so + 4 * h))));
+                let sv = [S::scales(sc.add(so)), S::scales(sc.add(so + 4))];
+                for i in 0..M {
+                    for h in 0..2 {
+                        iacc[i][h] = S::add(iacc[i][h], S::mul(part[i][h], sv[h]));
+                    }
                 }
             }
         }
         let at = (g * nsb + u) * GROUP;
         let mins = w.mins.as_ptr().add(at * f.pairs);
-        let dx = S::splat_f(*a.d.get_unchecked(r * nsb + u));
-        for (h, res) in res.iter_mut().enumerate() {
-            let mut off = S::zero();
-            for p in 0..f.pairs {
-                off = S::add(off, S::dot_pairs(mins.add(p * GROUP + 4 * h), sums.add(u * 2 * f.pairs + 2 * p)));
+        for i in 0..M {
+            let dx = S::splat_f(*a.d.get_unchecked((r0 + i) * nsb + u));
+            for (h, res) in res[i].iter_mut().enumerate() {
+                let mut off = S::zero();
+                for p in 0..f.pairs {
+                    off = S::add(off, S::dot_pairs(mins.add(p * GROUP + 4 * h), sums[i].add(u * 2 * f.pairs + 2 * p)));
+                }
+                let (d, dm) = (S::load_f(w.d.as_ptr().add(at + 4 * h)), S::load_f(w.dm.as_ptr().add(at + 4 * h)));
+                let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[i][h]), d));
+                *res = S::add_f(S::mul_f(t, dx), *res);
             }
-            let (d, dm) = (S::load_f(w.d.as_ptr().add(at + 4 * h)), S::load_f(w.dm.as_ptr().add(at + 4 * h)));
-            let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[h]), d));
-            *res = S::add_f(S::mul_f(t, dx), *res);
         }
     }
 }
 
-/// One activation row against a group, older types.
+/// The tile's activation rows against a group, older types.
 #[inline(always)]
-unsafe fn block_row<S: Simd4>(a: &QActs, r: usize, w: &QWeight, g: usize, u0: usize, u1: usize, res: &mut [S::F; 2]) {
+unsafe fn block_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, res: &mut [[S::F; 2]; M]) {
+    let Tile { r0, group: g, u0, u1, .. } = t;
     let f = w.fmt;
     let nblk = w.k / QK;
     let lb = f.level_bytes();
-    let x = a.q.as_ptr().add(r * a.k);
+    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
     for b in u0..u1 {
         let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
-        let mut part = [S::zero(); 2];
+        let mut part = [[S::zero(); 2]; M];
         for s in 0..8 {
-            let xv = S::splat4(x.add(b * QK + s * 4));
-            for (h, p) in part.iter_mut().enumerate() {
-                let wv = step::<S>(lv, f.nibbles, s, h);
-                *p = if f.signed { S::dot4_signed(wv, xv, *p) } else { S::dot4(wv, xv, *p) };
+            let wv = halves::<S>(lv, f.nibbles, s);
+            for i in 0..M {
+                let xv = S::splat4(x[i].add(b * QK + s * 4));
+                for h in 0..2 {
+                    part[i][h] = if f.signed { S::dot4_signed(wv[h], xv, part[i][h]) } else { S::dot4(wv[h], xv, part[i][h]) };
+                }
             }
         }
         let at = (g * nblk + b) * GROUP;
-        let row = r * nblk + b;
-        let dx = S::splat_f(*a.d.get_unchecked(row));
-        for (h, res) in res.iter_mut().enumerate() {
-            let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
-            *res = S::add_f(S::mul_f(S::to_f(part[h]), S::mul_f(d, dx)), *res);
-            if f.pairs > 0 {
-                let m = S::load_f(w.dm.as_ptr().add(at + 4 * h));
-                *res = S::add_f(S::mul_f(m, S::splat_f(*a.s.get_unchecked(row))), *res);
+        for i in 0..M {
+            let row = (r0 + i) * nblk + b;
+            let dx = S::splat_f(*a.d.get_unchecked(row));
+            for (h, res) in res[i].iter_mut().enumerate() {
+                let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
+                *res = S::add_f(S::mul_f(S::to_f(part[i][h]), S::mul_f(d, dx)), *res);
+                if f.pairs > 0 {
+                    let m = S::load_f(w.dm.as_ptr().add(at + 4 * h));
+                    *res = S::add_f(S::mul_f(m, S::splat_f(*a.s.get_unchecked(row))), *res);
+                }
             }
         }
     }
