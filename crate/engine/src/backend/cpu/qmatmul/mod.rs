@@ -332,25 +332,29 @@ pub struct Tile {
 /// not added).
 pub type Kernel = unsafe fn(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]);
 
-/// Every kernel this CPU (or wasm module) can run, best first; the scalar reference last.
-fn candidates() -> Vec<(Kernel, &'static str)> {
-    #[allow(unused_mut)]
-    let mut out: Vec<(Kernel, &'static str)> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    out.extend(x86::kernels());
-    #[cfg(target_arch = "wasm32")]
-    out.push((wasm::kernel, wasm::NAME));
-    #[cfg(target_arch = "aarch64")]
-    out.extend(arm::kernel());
-    out.push((scalar_kernel, SCALAR));
-    out
+/// Every kernel this CPU (or wasm module) can run, best first; the scalar reference last. Found
+/// once: every product asks.
+fn candidates() -> &'static [(Kernel, &'static str)] {
+    static CANDIDATES: std::sync::OnceLock<Vec<(Kernel, &'static str)>> = std::sync::OnceLock::new();
+    CANDIDATES.get_or_init(|| {
+        #[allow(unused_mut)]
+        let mut out: Vec<(Kernel, &'static str)> = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        out.extend(x86::kernels());
+        #[cfg(target_arch = "wasm32")]
+        out.push((wasm::kernel, wasm::NAME));
+        #[cfg(target_arch = "aarch64")]
+        out.extend(arm::kernel());
+        out.push((scalar_kernel, SCALAR));
+        out
+    })
 }
 
 const SCALAR: &str = "int8 scalar";
 
 /// The names of the kernels this machine can run, best first (the scalar reference last).
 pub fn available() -> Vec<&'static str> {
-    candidates().into_iter().map(|(_, name)| name).collect()
+    candidates().iter().map(|&(_, name)| name).collect()
 }
 
 impl Kernels {
@@ -363,7 +367,7 @@ impl Kernels {
         available()
             .into_iter()
             .find(|&n| n == name)
-            .map(|n| if n == SCALAR { Kernels::Scalar } else { Kernels::Named(n) })
+            .map(Kernels::Named)
             .ok_or_else(|| format!("no CPU kernels {name:?} on this machine; it has {}", available().join(", ")))
     }
 }
@@ -372,9 +376,9 @@ fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
     match kernels {
         Kernels::Best => candidates()[0],
         Kernels::Scalar => (scalar_kernel, SCALAR),
-        Kernels::Named(name) => candidates()
-            .into_iter()
-            .find(|&(_, n)| n == name)
+        Kernels::Named(name) => *candidates()
+            .iter()
+            .find(|&&(_, n)| n == name)
             .unwrap_or_else(|| panic!("no kernel {name:?} on this machine (it has {:?})", available())),
     }
 }
