@@ -155,22 +155,16 @@ impl CpuFacts {
 /// `vpdpbusd` or `vpmaddubsw` a cycle per core (64 byte products); the f32 path: two 256-bit FMA
 /// units (32 FLOP a cycle). Other kernels (scalar, NEON, wasm): unknown.
 fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, String)> {
-    let (per_cycle, unit, why) = match kernels {
-        "int8 avx512-vnni" | "int8 avx-vnni" => (128.0, "int8 ops", "two 256-bit vpdpbusd a cycle, 64 byte products"),
-        "int8 avx2" => (128.0, "int8 ops", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
-        "f32" if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "two 256-bit FMA units"),
+    let (per_cycle, unit, rate, why) = match kernels {
+        "int8 avx512-vnni" | "int8 avx-vnni" => (128.0, "int8 ops", "TOP/s", "two 256-bit vpdpbusd a cycle, 64 byte products"),
+        "int8 avx2" => (128.0, "int8 ops", "TOP/s", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
+        "f32" if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "TFLOP/s", "two 256-bit FMA units"),
         _ => return None,
     };
     let ghz = facts.mhz? / 1e3;
     let cores = facts.cores.map_or(threads, |c| threads.min(c));
     let peak = cores as f64 * per_cycle * ghz / 1e3;
-    Some((
-        peak,
-        format!(
-            "{cores} cores × {per_cycle} {unit}/cycle ({why}) × {ghz:.2} GHz (cpu MHz in /proc/cpuinfo) = {peak:.3} T{}/s",
-            if unit == "FLOP" { "FLOP" } else { "OP" }
-        ),
-    ))
+    Some((peak, format!("{cores} cores × {per_cycle} {unit}/cycle ({why}) × {ghz:.2} GHz (cpu MHz in /proc/cpuinfo) = {peak:.3} {rate}")))
 }
 
 /// This process's peak resident memory so far (Linux: `VmHWM` in /proc/self/status), `None`
