@@ -43,6 +43,31 @@ fn nearest_int(x: f32) -> i32 {
 }
 
 impl QActs {
+    /// The levels of rows `r0..r0 + M`, one pointer per row (a SIMD kernel's tile).
+    ///
+    /// # Safety
+    /// Rows `r0..r0 + M` must exist.
+    #[inline(always)]
+    pub(super) unsafe fn row_levels<const M: usize>(&self, r0: usize) -> [*const i8; M] {
+        std::array::from_fn(|i| self.q.as_ptr().add((r0 + i) * self.k))
+    }
+
+    /// The level sums of rows `r0..r0 + M` (Q8K): per 32 values where the weight has 4 pairs of
+    /// offset coefficients per super-block (Q4_K, Q5_K), else per 16 (Q6_K).
+    ///
+    /// # Safety
+    /// Rows `r0..r0 + M` must exist.
+    #[inline(always)]
+    pub(super) unsafe fn row_sums<const M: usize>(&self, r0: usize, pairs: usize) -> [*const i16; M] {
+        std::array::from_fn(|i| {
+            if pairs == 4 {
+                self.sums32.as_ptr().add((r0 + i) * (self.k / 32))
+            } else {
+                self.sums16.as_ptr().add((r0 + i) * (self.k / 16))
+            }
+        })
+    }
+
     /// Round `x` (`rows × k`, row-major) to 8 bits per block for `kind`; rows in parallel.
     pub fn quantize(x: &[f32], rows: usize, k: usize, kind: ActKind) -> QActs {
         let block = if kind == ActKind::Q8K { QK_K } else { QK };

@@ -96,14 +96,8 @@ unsafe fn super_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, 
     let f: Format = w.fmt;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
     let (lb, sw) = (f.level_bytes(), f.scale_words());
-    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
-    let sums: [*const i16; M] = std::array::from_fn(|i| {
-        if f.pairs == 4 {
-            a.sums32.as_ptr().add((r0 + i) * (a.k / 32))
-        } else {
-            a.sums16.as_ptr().add((r0 + i) * (a.k / 16))
-        }
-    });
+    let x: [*const i8; M] = a.row_levels(r0);
+    let sums: [*const i16; M] = a.row_sums(r0, f.pairs);
     // Steps per scale: a block, or half a block (Q6_K).
     let per_scale = if f.half_scales { 4 } else { 8 };
     for u in u0..u1 {
@@ -156,7 +150,7 @@ unsafe fn block_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, 
     let f = w.fmt;
     let nblk = w.k / QK;
     let lb = f.level_bytes();
-    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
+    let x: [*const i8; M] = a.row_levels(r0);
     for b in u0..u1 {
         let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
         let mut part = [[S::zero(); 2]; M];

@@ -224,14 +224,8 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
     let Tile { r0, group: g, u0, u1, .. } = t;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
     let (lb, sw) = (w.fmt.level_bytes(), w.fmt.scale_words());
-    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
-    let sums: [*const i16; M] = std::array::from_fn(|i| {
-        if PAIRS == 4 {
-            a.sums32.as_ptr().add((r0 + i) * (a.k / 32))
-        } else {
-            a.sums16.as_ptr().add((r0 + i) * (a.k / 16))
-        }
-    });
+    let x: [*const i8; M] = a.row_levels(r0);
+    let sums: [*const i16; M] = a.row_sums(r0, PAIRS);
     // Steps per scale: 8 (a scale per 32 values) or 4 (Q6_K: per 16).
     let per_scale = if HALF { 4 } else { 8 };
     let mut facc = [_mm256_setzero_ps(); M];
@@ -278,7 +272,7 @@ unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
     let Tile { r0, group: g, u0, u1, .. } = t;
     let nblk = w.k / QK;
     let lb = w.fmt.level_bytes();
-    let x: [*const i8; M] = std::array::from_fn(|i| a.q.as_ptr().add((r0 + i) * a.k));
+    let x: [*const i8; M] = a.row_levels(r0);
     let mut facc = [_mm256_setzero_ps(); M];
     for b in u0..u1 {
         let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
