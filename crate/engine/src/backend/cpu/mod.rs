@@ -293,6 +293,35 @@ fn fast_exp(x: f32) -> f32 {
     p * f32::from_bits(biased << 23)
 }
 
+/// `x` rounded to the nearest f16 value (ties to even), as an f32: `f16::from_f32(x).to_f32()`
+/// (a NaN stays a NaN), in plain float and integer operations that vectorize on every target —
+/// wasm has no f16 conversions, and the `half` crate's portable one ran one value at a time (the
+/// tab's attention spent most of its softmax time in it, seen with `perf`).
+#[inline(always)]
+fn round_f16(x: f32) -> f32 {
+    let (bits, sign) = (x.to_bits() & 0x7fff_ffff, x.to_bits() & 0x8000_0000);
+    // Normal f16 range: drop 13 mantissa bits, rounding to nearest even; from 65520 up, infinity.
+    let rounded = (bits + 0x0fff + ((bits >> 13) & 1)) & !0x1fff;
+    let normal = if rounded >= 0x4780_0000 { 0x7f80_0000 } else { rounded };
+    // Below 2^-14 f16 is subnormal, a multiple of 2^-24: adding 0.5 (whose ulp that is) rounds
+    // to it, ties to even; subtracting 0.5 is exact.
+    let tiny = ((f32::from_bits(bits) + 0.5) - 0.5).to_bits();
+    let out = if bits > 0x7f80_0000 {
+        bits | 0x0040_0000
+    } else if bits < 0x3880_0000 {
+        tiny
+    } else {
+        normal
+    };
+    f32::from_bits(out | sign)
+}
+
+/// Round every value to f16 precision ([`round_f16`]).
+#[inline]
+fn round_f16_slice(xs: &mut [f32]) {
+    xs.iter_mut().for_each(|x| *x = round_f16(*x));
+}
+
 /// GELU with the tanh approximation, tanh(y) = 1 − 2/(e^{2y} + 1).
 #[inline(always)]
 fn gelu_tanh(x: f32) -> f32 {
@@ -579,9 +608,8 @@ impl Backend for Cpu {
         let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
         // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
         self.run(|| {
-            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each_init(
-                || vec![f16::ZERO; hd],
-                |tmp, (row, (dk, dv))| {
+            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(
+                |(row, (dk, dv))| {
                     let (g, j) = (row / n_keys, row % n_keys);
                     if j < prefix {
                         let at = j * kv_dim + g * hd;
@@ -589,10 +617,10 @@ impl Backend for Cpu {
                         cache.v[at..at + hd].convert_to_f32_slice(dv);
                     } else {
                         let at = (j - prefix) * kv_dim + g * hd;
-                        tmp.convert_from_f32_slice(&k.data[at..at + hd]);
-                        tmp.convert_to_f32_slice(dk);
-                        tmp.convert_from_f32_slice(&v.data[at..at + hd]);
-                        tmp.convert_to_f32_slice(dv);
+                        dk.copy_from_slice(&k.data[at..at + hd]);
+                        dv.copy_from_slice(&v.data[at..at + hd]);
+                        round_f16_slice(dk);
+                        round_f16_slice(dv);
                     }
                 },
             )
@@ -606,8 +634,8 @@ impl Backend for Cpu {
         let visible = &visible;
         self.run(|| {
             (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
-                || (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<f16>::new()),
-                |(qs, scores, half), task| {
+                || (Vec::<f32>::new(), Vec::<f32>::new()),
+                |(qs, scores), task| {
                     let h = task % p.n_head;
                     let qb = task / p.n_head;
                     let g = h / group;
@@ -624,15 +652,12 @@ impl Backend for Cpu {
                         let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
                         qs.extend(qrow.iter().map(|x| x * pre));
                     }
-                    half.resize(qs.len(), f16::ZERO);
-                    half.convert_from_f32_slice(qs);
-                    half.convert_to_f32_slice(qs);
+                    round_f16_slice(qs);
                     scores.resize(m * nk, 0.0);
                     let kg = &kf[g * n_keys * hd..][..n_keys * hd];
                     let vg = &vf[g * n_keys * hd..][..n_keys * hd];
                     // SAFETY: buffers sized above.
                     unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk, 1) };
-                    half.resize(nk, f16::ZERO);
                     for (i, &(a, b, e)) in ranges.iter().enumerate() {
                         let srow = &mut scores[i * nk..(i + 1) * nk];
                         // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
@@ -663,8 +688,7 @@ impl Backend for Cpu {
                         }
                         srow[prev..].fill(0.0);
                         // The probabilities meet the f16 values as f16.
-                        half.convert_from_f32_slice(srow);
-                        half.convert_to_f32_slice(srow);
+                        round_f16_slice(srow);
                     }
                     let op = op;
                     // SAFETY: each task writes its own (query block, head) tile of `out`.
@@ -727,5 +751,34 @@ mod tests {
         assert_eq!(fast_exp(-1000.0), fast_exp(-87.0));
         assert_eq!(fast_exp(1000.0), fast_exp(88.0));
         assert!(fast_exp(f32::NAN).is_nan(), "a NaN stays NaN");
+    }
+
+    /// `round_f16` is the `half` crate's round trip through f16, on every 61st f32 bit pattern
+    /// (all exponents, both signs, NaNs) and on the edges: f16's subnormals, its largest value,
+    /// the ties between two f16 values and around overflow.
+    #[test]
+    fn round_f16_is_the_round_trip_through_f16() {
+        let check = |x: f32| {
+            let (got, want) = (round_f16(x), f16::from_f32(x).to_f32());
+            if want.is_nan() {
+                assert!(got.is_nan(), "{x:e} ({:#x}): {got:e}", x.to_bits());
+            } else {
+                assert_eq!(got.to_bits(), want.to_bits(), "{x:e} ({:#x}): {got:e} vs {want:e}", x.to_bits());
+            }
+        };
+        for b in (0..=u32::MAX).step_by(61) {
+            check(f32::from_bits(b));
+        }
+        for h in 0..=u16::MAX {
+            let v = f16::from_bits(h).to_f32();
+            let next = f16::from_bits(h.wrapping_add(1)).to_f32();
+            for x in [v, (v + next) / 2.0, f32::from_bits(v.to_bits() + 1), f32::from_bits(v.to_bits().wrapping_sub(1))] {
+                check(x);
+            }
+        }
+        for x in [65504.0, 65519.99, 65520.0, 65536.0, f32::INFINITY, f32::MAX, 2f32.powi(-25), 2f32.powi(-24) * 1.5, 6.1e-5, 0.0] {
+            check(x);
+            check(-x);
+        }
     }
 }
