@@ -12,7 +12,10 @@ if [ "${ROCKETJUDGE_WEB_FEATURES:-webgpu}" = "webgpu" ] && grep -q '^webgpu' cra
 fi
 # No debug info in the shipped modules (the native release profile keeps line tables for profiling).
 export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=debuginfo
-bindgen() { wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir "$2" "$1"; }
+# ROCKETJUDGE_WASM_NAMES=1 keeps the function names, for profiling the tab (README → Speed).
+names=--remove-name-section
+[ -n "${ROCKETJUDGE_WASM_NAMES:-}" ] && names=
+bindgen() { wasm-bindgen --target web $names --remove-producers-section --out-dir "$2" "$1"; }
 
 echo "== building the wasm engine (release, simd128 $features): pkg/" >&2
 cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features

@@ -8,8 +8,9 @@
 // rounds, medians reported. Wall-clock times from this page for both engines.
 //
 // URL parameters (the headless command, scripts/bench-browser.sh, uses them): model, threads,
-// backends=cpu,webgpu, prefix, items, suffix, repeat, precision, run=1 (start at once). The result
-// also lands as JSON in #bench-json.
+// backends=cpu,webgpu, prefix, items, suffix, repeat, precision, kernels (our CPU kernels by name,
+// e.g. to compare them; default: the winner of the engine's race between them), wllama=off (our engine
+// only), run=1 (start at once). The result also lands as JSON in #bench-json.
 
 import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, fmt } from './lib/dom.js';
@@ -46,7 +47,8 @@ function summarise(rounds, prefixTokens) {
 /** Our engine on `backend`: load, run, and hand back the model blob for wllama. */
 async function runOurs(source, backend, workload, repeat, precision) {
   status(`rocketjudge: loading ${source.key} on ${backend}…`);
-  const judge = await engine.request('loadJudge', { source, backend, maxTokens: workload.prefixTokens + workload.suffixTokens + 8, options: { precision } });
+  const options = { precision, ...(params.get('kernels') ? { cpuKernels: params.get('kernels') } : {}) };
+  const judge = await engine.request('loadJudge', { source, backend, maxTokens: workload.prefixTokens + workload.suffixTokens + 8, options });
   if (judge.backendKind !== backend) {
     const blob = await engine.request('judgeBlob');
     await engine.request('unloadJudge');
@@ -55,7 +57,7 @@ async function runOurs(source, backend, workload, repeat, precision) {
   const r = await engine.request('bench', { ...workload, repeat });
   const blob = await engine.request('judgeBlob');
   await engine.request('unloadJudge');
-  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, threads: r.threads, tokens: r.workload, blob };
+  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, threads: r.threads, tokens: r.workload, blob };
 }
 
 /**
@@ -137,7 +139,7 @@ async function run(opts) {
         const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
         row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
         if (ours.skipped) row.skipped = ours.skipped;
-        else row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
+        else if (params.get('wllama') !== 'off') row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
       } catch (e) {
         console.error(e);
         row.skipped = `failed on ${backend}: ${e.message || e}`;

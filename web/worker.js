@@ -735,7 +735,8 @@ const handlers = {
       const t2 = performance.now();
       if (r > 0) rounds.push({ prefixMs: t1 - t0, itemsMs: t2 - t1, pYes });
     }
-    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: judgeInfo.backendKind === 'cpu' ? wasm.cpuKernels() : null };
+    const cpu = judgeInfo.backendKind === 'cpu';
+    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: cpu ? (judgeInfo.device.precision === 'int8' ? wasm.cpuKernels() : judgeInfo.device.kernels) : null, kernelRace: cpu ? wasm.cpuKernelRace() : null };
   },
 
   /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */

@@ -3,7 +3,8 @@
 // Called by scripts/bench-browser.sh, which builds and serves first. Prints the page's JSON with --json.
 //
 //   node scripts/bench/browser-bench.mjs --origin http://127.0.0.1:PORT --model qwen2.5-coder-0.5b \
-//     [--threads N] [--backends cpu,webgpu] [--prefix 1500] [--items 8] [--suffix 40] [--repeat 2] [--json]
+//     [--threads N] [--backends cpu,webgpu] [--prefix 1500] [--items 8] [--suffix 40] [--repeat 2]
+//     [--kernels NAME] [--no-wllama] [--json]
 
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
@@ -13,6 +14,7 @@ const { values: a } = parseArgs({
     origin: { type: 'string' }, model: { type: 'string', default: 'qwen2.5-coder-0.5b' }, threads: { type: 'string' },
     backends: { type: 'string', default: 'cpu,webgpu' }, prefix: { type: 'string', default: '1500' }, items: { type: 'string', default: '8' },
     suffix: { type: 'string', default: '40' }, repeat: { type: 'string', default: '2' }, precision: { type: 'string', default: 'int8' },
+    kernels: { type: 'string' }, 'no-wllama': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false }, timeout: { type: 'string', default: '3600' },
   },
 });
@@ -21,7 +23,7 @@ if (!a.origin) throw new Error('--origin is required (scripts/bench-browser.sh p
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--enable-unsafe-webgpu', '--enable-features=Vulkan', ...(process.env.ROCKETJUDGE_WEBGPU_ADAPTER === 'hardware' ? [] : ['--use-webgpu-adapter=swiftshader'])],
+    '--enable-unsafe-webgpu', '--enable-features=Vulkan', ...(process.env.ROCKETJUDGE_BENCH_CHROME_ARGS || '').split(' ').filter(Boolean), ...(process.env.ROCKETJUDGE_WEBGPU_ADAPTER === 'hardware' ? [] : ['--use-webgpu-adapter=swiftshader'])],
 });
 try {
   const page = await (await browser.newContext()).newPage();
@@ -30,6 +32,8 @@ try {
   if (process.env.ROCKETJUDGE_BENCH_DEBUG) page.on('console', (m) => console.error(`console.${m.type()}: ${m.text()}`));
   const q = new URLSearchParams({ model: a.model, backends: a.backends, prefix: a.prefix, items: a.items, suffix: a.suffix, repeat: a.repeat, precision: a.precision, run: '1' });
   if (a.threads) q.set('threads', a.threads);
+  if (a.kernels) q.set('kernels', a.kernels);
+  if (a['no-wllama']) q.set('wllama', 'off');
   if (process.env.ROCKETJUDGE_BENCH_DEBUG) q.set('wllamaLog', '1');
   let last = '';
   const tick = setInterval(async () => {
@@ -71,5 +75,9 @@ function print(r) {
   const width = rows[0].map((_, c) => Math.max(...rows.map((x) => x[c].length)));
   for (const x of rows) console.log(x.map((c, i) => c.padEnd(width[i])).join('  ').trimEnd());
   for (const x of ratios) console.log(`ratio ${x}`);
+  for (const row of r.rows) {
+    const race = row.rocketjudge?.kernelRace;
+    if (race) console.log(`${row.backend}: our kernels' race on the first products (G multiply-adds/s): ${race.map((k) => `${k.kernel} ${k.gops.toFixed(1)}`).join(', ')}`);
+  }
   if (r.error) console.log(`error: ${r.error}`);
 }

@@ -92,7 +92,7 @@ test('served by a plain static server: cross-origin isolated by the service work
   const judgments = readFileSync(await exportFile(page, 'export-judgments', 'static-site-judgments.jsonl'), 'utf8')
     .split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
   // The threaded int8 engine runs here too (isolated by the service worker), within the int8 band of the CLI's.
-  assert.match(info, /cpu \(\d+ threads?, int8 wasm relaxed-simd\)/);
+  assert.match(info, /cpu \(\d+ threads?, int8 wasm relaxed-simd (16-bit runs|32-bit dot)\)/);
   const band = int8Band(JUDGE);
   const { worst, mean } = compareGrades(judgments, native);
   assert.ok(worst <= band.item && mean <= band.mean, `max |Δp| ${worst} (≤ ${band.item}), mean ${mean} (≤ ${band.mean})`);

@@ -42,17 +42,43 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 #[cfg(all(feature = "threads", target_arch = "wasm32"))]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
-/// The CPU engine's products: "int8 wasm relaxed-simd", "int8 wasm simd128", ….
+/// The CPU engine's products: "int8 wasm relaxed-simd 16-bit runs", "int8 wasm simd128", … (the
+/// first of this module's kernels until the race between them is decided: see [`cpu_kernel_race`]).
 #[wasm_bindgen(js_name = cpuKernels)]
 pub fn cpu_kernels() -> String {
     rocketjudge_engine::backend::cpu::qmatmul::kernel_name(Default::default()).to_string()
 }
 
+/// The race between the CPU engine's kernels on a judge's first products (`qmatmul::race_kernels`,
+/// started when a judge loads): `[{kernel, gops}]`, the winner first (billions of multiply-adds a
+/// second), or `null` while it runs.
+#[wasm_bindgen(js_name = cpuKernelRace)]
+pub fn cpu_kernel_race() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    struct Entrant {
+        kernel: &'static str,
+        gops: f64,
+    }
+    let race = rocketjudge_engine::backend::cpu::qmatmul::race_result();
+    to_js(&race.map(|r| r.iter().map(|&(kernel, gops)| Entrant { kernel, gops }).collect::<Vec<_>>()))
+}
+
 /// The CPU engine's SIMD kernels against the scalar reference, for every weight type:
-/// `[{dtype, shape, maxRelError}]` (tests and diagnostics).
+/// `[{kernel, dtype, shape, maxRelError}]` (tests and diagnostics).
 #[wasm_bindgen(js_name = kernelSelfTest)]
 pub fn kernel_self_test() -> Result<JsValue, JsValue> {
     to_js(&rocketjudge_engine::backend::cpu::qmatmul::self_test())
+}
+
+/// `performance.now()` of this global (a page or a worker), else `Date.now()`.
+fn now_ms() -> f64 {
+    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).unwrap_or(JsValue::UNDEFINED);
+    js_sys::Reflect::get(&performance, &"now".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .and_then(|now| now.call0(&performance).ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 pub(crate) fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
@@ -562,6 +588,7 @@ pub fn load_judge(
     future_to_promise(async move {
         let choice: BackendChoice = backend.parse().map_err(err)?;
         let options: BackendOptions = settings(options, "options")?;
+        rocketjudge_engine::backend::cpu::qmatmul::race_kernels(now_ms);
         let mut report = |done: u64, total: u64| {
             let _ = progress.call2(&JsValue::NULL, &JsValue::from_f64(done as f64), &JsValue::from_f64(total as f64));
         };

@@ -2,10 +2,13 @@
 //! operations it needs ([`Simd4`]).
 //!
 //! A 128-bit vector holds 4 levels of each of 4 weight rows (half a group, one row per 32-bit
-//! lane); a step's 4 activation bytes are splatted to every lane, and [`Simd4::dot4`] adds the 4
-//! products of each lane into its 32-bit sum (one instruction with relaxed-simd or NEON dotprod).
-//! K-quant scales multiply each block's (or half-block's) sums; floats appear once per 256 values
-//! (K-quants) or 32 (older types), as separate multiplies and adds.
+//! lane); a step's 4 activation bytes are splatted to every lane, and [`Simd4::run_dot`] adds the
+//! products of each lane into its sums: either 32-bit sums of 4 ([`Simd4::dot4`], one instruction
+//! with relaxed-simd's 32-bit dot or NEON dotprod), or, where [`Simd4::NARROW`], 16-bit sums of 2
+//! (relaxed-simd's 16-bit dot: one `pmaddubsw` on any x86 CPU, where the 32-bit one is a single
+//! instruction only with AVX-VNNI) summed for up to [`Format::run`] steps before widening.
+//! K-quant scales multiply each run's sums; floats appear once per 256 values (K-quants) or 32
+//! (older types), as separate multiplies and adds.
 
 use super::{Format, QActs, QWeight, Tile, GROUP, MR, QK, QK_K};
 
@@ -26,11 +29,29 @@ pub(super) trait Simd4 {
     unsafe fn splat4(p: *const i8) -> Self::I;
     /// `acc + Σ` of the 4 products in each lane: levels `w` (0..=63) times activations `x`.
     unsafe fn dot4(w: Self::I, x: Self::I, acc: Self::I) -> Self::I;
+    /// Runs are 16-bit sums of pairs of products (see the module docs), else 32-bit sums of 4.
+    const NARROW: bool = false;
+    /// `acc + ` the products of levels `w` (0..=63) and activations `x`, in a run's sums.
+    #[inline(always)]
+    unsafe fn run_dot(w: Self::I, x: Self::I, acc: Self::I) -> Self::I {
+        Self::dot4(w, x, acc)
+    }
+    /// A run's sums, each row's times its scale in `sv` ([`Simd4::scales`]), in 32-bit lanes.
+    #[inline(always)]
+    unsafe fn run_scaled(acc: Self::I, sv: Self::I) -> Self::I {
+        Self::mul(acc, sv)
+    }
+    /// A run's sums, each row's in its 32-bit lane.
+    #[inline(always)]
+    unsafe fn run_sum(acc: Self::I) -> Self::I {
+        acc
+    }
     /// The same with signed levels (Q8_0).
     unsafe fn dot4_signed(w: Self::I, x: Self::I, acc: Self::I) -> Self::I;
     unsafe fn add(a: Self::I, b: Self::I) -> Self::I;
     unsafe fn mul(a: Self::I, b: Self::I) -> Self::I;
-    /// 4 scale words, each an i16 scale twice: the scales, sign-extended.
+    /// 4 scale words, each an i16 scale twice, as [`Simd4::run_scaled`] takes them (for 32-bit
+    /// runs: the scales, sign-extended).
     unsafe fn scales(p: *const u32) -> Self::I;
     /// `Σ` over each lane's two 16-bit halves of `words[lane]` times the pair at `pair`.
     unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> Self::I;
@@ -71,11 +92,22 @@ pub(super) unsafe fn kernel<S: Simd4>(a: &QActs, w: &QWeight, t: Tile, out: &mut
 
 #[inline(always)]
 unsafe fn rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
+    let f = w.fmt;
     let mut res = [[S::zero_f(); 2]; M];
-    if w.fmt.super_blocks {
-        super_rows::<S, M>(a, w, t, &mut res);
-    } else {
-        block_rows::<S, M>(a, w, t, &mut res);
+    // Steps per run: a scale's (a block, or half a block for Q6_K), at most the format's where runs
+    // are 16-bit. The block's shape becomes constants, so that its steps unroll: no loop (V8 checks
+    // for interrupts in every wasm loop) and no per-step branch.
+    let per_scale = if f.half_scales { 4 } else { 8 };
+    let run = if S::NARROW && !f.signed { f.run.min(per_scale) } else { per_scale };
+    match (f.super_blocks, f.nibbles, run) {
+        (true, true, 8) => super_rows::<S, M, true, 8>(a, w, t, &mut res),
+        (true, false, 8) => super_rows::<S, M, false, 8>(a, w, t, &mut res),
+        (true, false, 4) => super_rows::<S, M, false, 4>(a, w, t, &mut res),
+        (true, false, 2) => super_rows::<S, M, false, 2>(a, w, t, &mut res),
+        (false, true, 8) => block_rows::<S, M, true, 8>(a, w, t, &mut res),
+        (false, false, 8) => block_rows::<S, M, false, 8>(a, w, t, &mut res),
+        (false, false, 4) => block_rows::<S, M, false, 4>(a, w, t, &mut res),
+        _ => unreachable!("no format {f:?} sums runs of {run} steps"),
     }
     for (row, res) in out.iter_mut().zip(&res) {
         S::store_f(row.as_mut_ptr(), res[0]);
@@ -89,39 +121,56 @@ unsafe fn halves<S: Simd4>(lv: *const u8, nib: bool, s: usize) -> [S::I; 2] {
     [step::<S>(lv, nib, s, 0), step::<S>(lv, nib, s, 1)]
 }
 
+/// Each row's products over steps `s0..s0 + RUN` of the block with levels at `lv` (activations
+/// from `at`), summed by `dot`.
+#[inline(always)]
+unsafe fn run_sums<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+    lv: *const u8,
+    x: &[*const i8; M],
+    at: usize,
+    s0: usize,
+    dot: impl Fn(S::I, S::I, S::I) -> S::I,
+) -> [[S::I; 2]; M] {
+    let mut acc = [[S::zero(); 2]; M];
+    for s in s0..s0 + RUN {
+        let wv = halves::<S>(lv, NIB, s);
+        for i in 0..M {
+            let xv = S::splat4(x[i].add(at + s * 4));
+            for h in 0..2 {
+                acc[i][h] = dot(wv[h], xv, acc[i][h]);
+            }
+        }
+    }
+    acc
+}
+
 /// The tile's activation rows against a group, K-quants.
 #[inline(always)]
-unsafe fn super_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, res: &mut [[S::F; 2]; M]) {
+unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+    a: &QActs,
+    w: &QWeight,
+    t: Tile,
+    res: &mut [[S::F; 2]; M],
+) {
     let Tile { r0, group: g, u0, u1, .. } = t;
     let f: Format = w.fmt;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
     let (lb, sw) = (f.level_bytes(), f.scale_words());
     let x: [*const i8; M] = a.row_levels(r0);
     let sums: [*const i16; M] = a.row_sums(r0, f.pairs);
-    // Steps per scale: a block, or half a block (Q6_K).
-    let per_scale = if f.half_scales { 4 } else { 8 };
     for u in u0..u1 {
         let mut iacc = [[S::zero(); 2]; M];
         for bl in 0..8 {
             let b = u * 8 + bl;
             let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
-            for s0 in (0..8).step_by(per_scale) {
-                let mut part = [[S::zero(); 2]; M];
-                for s in s0..s0 + per_scale {
-                    let wv = halves::<S>(lv, f.nibbles, s);
-                    for i in 0..M {
-                        let xv = S::splat4(x[i].add(b * QK + s * 4));
-                        for h in 0..2 {
-                            part[i][h] = S::dot4(wv[h], xv, part[i][h]);
-                        }
-                    }
-                }
+            for s0 in (0..8).step_by(RUN) {
+                let acc = run_sums::<S, M, NIB, RUN>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
                 let so = if s0 >= 4 && f.half_scales { GROUP } else { 0 };
                 let sv = [S::scales(sc.add(so)), S::scales(sc.add(so + 4))];
                 for i in 0..M {
                     for h in 0..2 {
-                        iacc[i][h] = S::add(iacc[i][h], S::mul(part[i][h], sv[h]));
+                        iacc[i][h] = S::add(iacc[i][h], S::run_scaled(acc[i][h], sv[h]));
                     }
                 }
             }
@@ -145,7 +194,12 @@ unsafe fn super_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, 
 
 /// The tile's activation rows against a group, older types.
 #[inline(always)]
-unsafe fn block_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, res: &mut [[S::F; 2]; M]) {
+unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+    a: &QActs,
+    w: &QWeight,
+    t: Tile,
+    res: &mut [[S::F; 2]; M],
+) {
     let Tile { r0, group: g, u0, u1, .. } = t;
     let f = w.fmt;
     let nblk = w.k / QK;
@@ -153,16 +207,20 @@ unsafe fn block_rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, 
     let x: [*const i8; M] = a.row_levels(r0);
     for b in u0..u1 {
         let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
-        let mut part = [[S::zero(); 2]; M];
-        for s in 0..8 {
-            let wv = halves::<S>(lv, f.nibbles, s);
-            for i in 0..M {
-                let xv = S::splat4(x[i].add(b * QK + s * 4));
-                for h in 0..2 {
-                    part[i][h] = if f.signed { S::dot4_signed(wv[h], xv, part[i][h]) } else { S::dot4(wv[h], xv, part[i][h]) };
+        let part = if f.signed {
+            run_sums::<S, M, false, 8>(lv, &x, b * QK, 0, |w, x, a| S::dot4_signed(w, x, a))
+        } else {
+            let mut part = [[S::zero(); 2]; M];
+            for s0 in (0..8).step_by(RUN) {
+                let acc = run_sums::<S, M, NIB, RUN>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
+                for i in 0..M {
+                    for h in 0..2 {
+                        part[i][h] = S::add(part[i][h], S::run_sum(acc[i][h]));
+                    }
                 }
             }
-        }
+            part
+        };
         let at = (g * nblk + b) * GROUP;
         for i in 0..M {
             let row = (r0 + i) * nblk + b;

@@ -332,8 +332,8 @@ pub struct Tile {
 /// not added).
 pub type Kernel = unsafe fn(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]);
 
-/// Every kernel this CPU (or wasm module) can run, best first; the scalar reference last. Found
-/// once: every product asks.
+/// Every kernel this CPU (or wasm module) can run, best first (unless [`race_kernels`] found
+/// another faster); the scalar reference last. Found once: every product asks.
 fn candidates() -> &'static [(Kernel, &'static str)] {
     static CANDIDATES: std::sync::OnceLock<Vec<(Kernel, &'static str)>> = std::sync::OnceLock::new();
     CANDIDATES.get_or_init(|| {
@@ -342,7 +342,7 @@ fn candidates() -> &'static [(Kernel, &'static str)] {
         #[cfg(target_arch = "x86_64")]
         out.extend(x86::kernels());
         #[cfg(target_arch = "wasm32")]
-        out.push((wasm::kernel, wasm::NAME));
+        out.extend(wasm::kernels());
         #[cfg(target_arch = "aarch64")]
         out.extend(arm::kernel());
         out.push((scalar_kernel, SCALAR));
@@ -372,9 +372,82 @@ impl Kernels {
     }
 }
 
+/// Which of [`candidates`] [`Kernels::Best`] is: the first, unless a [`race_kernels`] found
+/// another faster.
+static BEST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Products of fewer activation rows than this do not take part in a race (too short to time).
+const RACE_ROWS: usize = 32;
+/// Products each kernel runs in a race.
+const RACE_TURNS: usize = 24;
+
+/// A race between the SIMD kernels on the products themselves (see [`race_kernels`]).
+struct Race {
+    now: fn() -> f64,
+    /// Turns taken so far; turn t runs `entrants[t % entrants.len()]`.
+    turns: usize,
+    /// Indices into [`candidates`], with their milliseconds and multiply-adds so far.
+    entrants: Vec<(usize, f64, f64)>,
+}
+
+static RACE: std::sync::Mutex<Option<Race>> = std::sync::Mutex::new(None);
+static RACED: std::sync::OnceLock<Vec<(&'static str, f64)>> = std::sync::OnceLock::new();
+
+/// Race this machine's SIMD kernels on the products themselves: for wasm, where the module cannot
+/// ask which instructions the CPU has, and relaxed-simd's dot products cost one instruction or five
+/// depending on it ([`wasm`]). From now on, products with [`Kernels::Best`] of at least
+/// [`RACE_ROWS`] activation rows take turns among the kernels, timed by `now` (milliseconds), until
+/// each has run [`RACE_TURNS`] of them (about two layers of a judge's first prefix); the kernel with
+/// the most multiply-adds per second then becomes `Best`. Alternating turns give every kernel the
+/// same mix of shapes and threads; the kernels give the same sums, so the race changes speed only.
+/// Does nothing where there is one kernel, or once a race has started.
+pub fn race_kernels(now: fn() -> f64) {
+    let entrants: Vec<(usize, f64, f64)> =
+        (0..candidates().len()).filter(|&i| candidates()[i].1 != SCALAR).map(|i| (i, 0.0, 0.0)).collect();
+    let mut race = RACE.lock().unwrap_or_else(|e| e.into_inner());
+    if entrants.len() > 1 && race.is_none() && RACED.get().is_none() {
+        *race = Some(Race { now, turns: 0, entrants });
+    }
+}
+
+/// The race's result once decided: each kernel's multiply-adds per second (billions), fastest
+/// first.
+pub fn race_result() -> Option<&'static [(&'static str, f64)]> {
+    RACED.get().map(|v| v.as_slice())
+}
+
+/// This product's turn in the race, if one is on: the entrant, its kernel and the clock's start.
+fn race_turn(rows: usize) -> Option<(usize, Kernel, f64)> {
+    if rows < RACE_ROWS {
+        return None;
+    }
+    let race = RACE.lock().unwrap_or_else(|e| e.into_inner());
+    let r = race.as_ref()?;
+    let entrant = r.turns % r.entrants.len();
+    Some((entrant, candidates()[r.entrants[entrant].0].0, (r.now)()))
+}
+
+/// Count a turn's time; the last turn decides the race.
+fn race_record(entrant: usize, t0: f64, macs: f64) {
+    let mut race = RACE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(r) = race.as_mut() else { return };
+    let ms = (r.now)() - t0;
+    r.turns += 1;
+    let e = &mut r.entrants[entrant];
+    (e.1, e.2) = (e.1 + ms, e.2 + macs);
+    if r.turns < RACE_TURNS * r.entrants.len() {
+        return;
+    }
+    let mut speeds: Vec<(usize, f64)> = r.entrants.iter().map(|&(i, ms, macs)| (i, macs / (ms.max(1e-3) * 1e6))).collect();
+    speeds.sort_by(|a, b| b.1.total_cmp(&a.1));
+    BEST.store(speeds[0].0, std::sync::atomic::Ordering::Relaxed);
+    let _ = RACED.set(speeds.into_iter().map(|(i, g)| (candidates()[i].1, g)).collect());
+    *race = None;
+}
+
 fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
     match kernels {
-        Kernels::Best => candidates()[0],
+        Kernels::Best => candidates()[BEST.load(std::sync::atomic::Ordering::Relaxed)],
         Kernels::Scalar => (scalar_kernel, SCALAR),
         Kernels::Named(name) => *candidates()
             .iter()
@@ -467,7 +540,8 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
     if m == 0 || n == 0 {
         return;
     }
-    let (kern, _) = kernel(kernels);
+    let turn = if kernels == Kernels::Best { race_turn(m) } else { None };
+    let kern = turn.map_or_else(|| kernel(kernels).0, |(_, kern, _)| kern);
     let unit = if w.fmt.super_blocks { QK_K } else { QK };
     let (units, chunk) = (w.k / unit, 2048 / unit);
     let mut per_task = 8;
@@ -501,6 +575,9 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
             }
         }
     });
+    if let Some((entrant, _, t0)) = turn {
+        race_record(entrant, t0, (m * n * w.k) as f64);
+    }
 }
 
 /// Dot products of single weight rows with every activation row (the output head's few rows):
