@@ -44,4 +44,5 @@ cp node_modules/echarts/LICENSE web/vendor/echarts.LICENSE
 mkdir -p web/vendor/wllama
 cp node_modules/@wllama/wllama/esm/index.js node_modules/@wllama/wllama/esm/wasm/wllama.wasm web/vendor/wllama/
 cp node_modules/@wllama/wllama/LICENCE web/vendor/wllama/LICENSE
+node -p "require('./node_modules/@wllama/wllama/package.json').version" > web/vendor/wllama/VERSION
 ls -la pkg/*.wasm pkg-threads/*.wasm >&2

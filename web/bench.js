@@ -57,35 +57,57 @@ async function runOurs(source, backend, workload, repeat, precision) {
   const r = await engine.request('bench', { ...workload, repeat });
   const blob = await engine.request('judgeBlob');
   await engine.request('unloadJudge');
-  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, threads: r.threads, tokens: r.workload, blob };
+  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, wasmMemoryBytes: r.wasmMemoryBytes, jsHeapBytes: r.jsHeapBytes, threads: r.threads, tokens: r.workload, blob };
 }
 
 /**
- * wllama on `backend` with the same blob and the same text (its completion API takes text prompts;
- * the workload is cut between words so that it tokenizes to the same ids: llama-server's own token
- * counts are kept to show it).
+ * wllama at its best on `backend`, with the same blob and the same text (its completion API takes
+ * text prompts; the workload is cut between words so that it tokenizes to the same ids:
+ * llama-server's own token counts are kept to show it). Its settings that matter are tried first on a
+ * short piece (a pilot): the page's thread count against one thread (its extra threads have added
+ * little in some browsers), flash attention on and off; the fastest runs the workload. Its batch
+ * holds the whole prompt. `setCompat(null)`: wllama never fetches its Safari build from a CDN.
  */
 async function runWllama(blob, backend, tokens, repeat) {
-  status(`wllama: loading the same file on ${backend}…`);
   const { Wllama } = await import('./vendor/wllama/index.js');
+  const version = await fetch(new URL('./vendor/wllama/VERSION', import.meta.url)).then((r) => (r.ok ? r.text() : '')).catch(() => '');
+  const configs = [...new Set([threads, 1])].flatMap((t) => [true, false].map((flashAttn) => ({ threads: t, flashAttn })));
+  const pilot = [];
+  for (const c of configs.length > 1 ? configs : []) {
+    const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true);
+    pilot.push({ ...c, prefixTokensPerSec: r.prefixTokensPerSec });
+  }
+  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a), pilot[0] || configs[0]);
+  const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false);
+  // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
+  return { ...full, version: version.trim() || null, build: 'Memory64, JSPI, SIMD128 without relaxed SIMD', flashAttn: best.flashAttn, pilot };
+}
+
+/** `repeat` timed rounds of wllama with settings `c` (after a warm-up); `pilot`: a short piece, one item. */
+async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot) {
+  const what = `${c.threads} thread${c.threads === 1 ? '' : 's'}, flash attention ${c.flashAttn ? 'on' : 'off'}`;
+  status(`wllama: loading the same file on ${backend} (${what})…`);
   // ?wllamaLog=1: wllama's and llama.cpp's own log in the console.
   const verbose = params.get('wllamaLog') === '1';
   const quiet = { debug() {}, log() {}, info() {}, warn: console.warn, error: console.error };
   const wl = new Wllama({ default: new URL('./vendor/wllama/wllama.wasm', import.meta.url).href }, { logger: verbose ? console : quiet, suppressNativeLog: !verbose });
-  const { prefix, suffixes, prefixText, suffixTexts } = tokens;
+  if (typeof wl.setCompat === 'function') wl.setCompat(null);
+  const { prefix, suffixes, suffixTexts } = tokens;
+  const prefixText = pilot ? tokens.prefixText.split(' ').slice(0, 200).join(' ') : tokens.prefixText;
+  const nCtx = prefix.length + Math.max(...suffixes.map((s) => s.length)) + 64;
   try {
     await wl.loadModel([blob], {
-      n_ctx: prefix.length + Math.max(...suffixes.map((s) => s.length)) + 64, n_batch: 512, n_ubatch: 512,
-      n_threads: threads, n_gpu_layers: backend === 'webgpu' ? 999 : 0, n_parallel: 1,
+      n_ctx: nCtx, n_batch: nCtx, n_ubatch: nCtx, flash_attn: c.flashAttn,
+      n_threads: c.threads, n_gpu_layers: backend === 'webgpu' ? 999 : 0, n_parallel: 1,
     });
     const complete = (prompt, cache) => wl.createCompletion({ prompt, max_tokens: 1, temperature: 0, cache_prompt: cache });
     const rounds = [];
     const seen = { prefixTokens: 0, itemTokens: [], cachedTokens: Infinity };
     for (let r = 0; r <= repeat; r++) {
-      status(`wllama on ${backend}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`);
+      status(`wllama on ${backend} (${what})${pilot ? ', trying its settings on a short piece' : ''}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`);
       // Round 0 warms up on a short piece (as our engine's does): the first words and one item.
       const text = r === 0 ? prefixText.split(' ').slice(0, 48).join(' ') : prefixText;
-      const items = r === 0 ? suffixTexts.slice(0, 1) : suffixTexts;
+      const items = r === 0 || pilot ? suffixTexts.slice(0, 1) : suffixTexts;
       const t0 = performance.now();
       // The prefix from scratch (no reuse of the previous round), then each item on top of it.
       const first = await complete(text, false);
@@ -106,7 +128,7 @@ async function runWllama(blob, backend, tokens, repeat) {
       }
     }
     return {
-      ...summarise(rounds, prefix.length), threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
+      ...summarise(rounds, pilot ? seen.prefixTokens : prefix.length), threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
       // llama-server's counts: the prompt's tokens, and those taken from the cache for each item (the
       // prefix, when its KV is reused).
       tokens: { prefix: seen.prefixTokens, items: seen.itemTokens },
@@ -167,31 +189,45 @@ async function run(opts) {
   running = false;
 }
 
+const MIB = 2 ** 20;
+
+/** Our engine's memory after a run: wasm (its peak) and, where the browser says, the JS heap. */
+function memory(o) {
+  if (!Number.isFinite(o.wasmMemoryBytes)) return '–';
+  return `wasm ${fmt(o.wasmMemoryBytes / MIB, 0)} MiB${Number.isFinite(o.jsHeapBytes) ? `, JS ${fmt(o.jsHeapBytes / MIB, 0)} MiB` : ''}`;
+}
+
+/** wllama's row: version, the settings its pilot chose, its build (the closing parenthesis is the caller's). */
+function wllamaLabel(wl) {
+  return `wllama ${wl.version || ''} (${wl.build}; ${wl.threads} thread${wl.threads === 1 ? '' : 's'}, flash attention ${wl.flashAttn ? 'on' : 'off'}${wl.webgpu ? ', WebGPU' : ''}`;
+}
+
 function renderResult(report) {
   const rows = [];
   for (const r of report.rows) {
     const w = r.workload;
     const label = `${r.backend}${r.reduced ? ' (small workload)' : ''}`;
     if (r.skipped) {
-      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 5 }, r.skipped)));
+      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 6 }, r.skipped)));
       continue;
     }
     const o = r.rocketjudge;
     const wl = r.wllama;
     rows.push(h('tr', {}, h('td', {}, label), h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
-      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', {}, ''), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
+      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', {}, ''),
+      h('td', { class: 'num' }, memory(o)), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
     if (wl) {
-      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `wllama (${wl.threads} thread${wl.threads === 1 ? '' : 's'}${wl.webgpu ? ', WebGPU' : ''}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
+      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `${wllamaLabel(wl)}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
         h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)),
-        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}`), h('td', {}, '')));
+        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}`), h('td', {}, '–'), h('td', {}, '')));
     }
   }
   mount($('#result'),
     h('p', { class: 'hint' }, `${report.model} · ${report.threads} thread${report.threads === 1 ? '' : 's'} of ${report.cores} · ${report.isolated ? 'cross-origin isolated' : 'not isolated (one thread)'} · WebGPU: ${report.adapter ? `${report.adapter.name}${report.adapter.software ? ' (software)' : ''}` : 'none'}`),
     h('div', { class: 'scroll' }, h('table', { id: 'bench-table' },
-      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'ratio (ours / wllama)', 'workload'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'ratio (ours / wllama)', 'memory', 'workload'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows))),
-    h('p', { class: 'hint' }, 'Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up.'),
+    h('p', { class: 'hint' }, 'wllama runs with the settings that were fastest on a short piece first: this page\'s thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Memory: our engine\'s WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.'),
     report.error ? h('p', { class: 'notice error' }, report.error) : null,
   );
 }

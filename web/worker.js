@@ -736,7 +736,8 @@ const handlers = {
       if (r > 0) rounds.push({ prefixMs: t1 - t0, itemsMs: t2 - t1, pYes });
     }
     const cpu = judgeInfo.backendKind === 'cpu';
-    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: cpu ? (judgeInfo.device.precision === 'int8' ? wasm.cpuKernels() : judgeInfo.device.kernels) : null, kernelRace: cpu ? wasm.cpuKernelRace() : null };
+    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: cpu ? (judgeInfo.device.precision === 'int8' ? wasm.cpuKernels() : judgeInfo.device.kernels) : null, kernelRace: cpu ? wasm.cpuKernelRace() : null,
+      wasmMemoryBytes: wasm.wasmMemoryBytes(), jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null };
   },
 
   /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */

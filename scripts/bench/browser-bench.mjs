@@ -58,17 +58,17 @@ function print(r) {
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
   console.log(`${r.model} · ${r.threads} threads of ${r.cores} · ${r.isolated ? 'cross-origin isolated' : 'NOT isolated'} · WebGPU: ${r.adapter ? `${r.adapter.name}${r.adapter.software ? ' (software)' : ''}` : 'none'} · CPU products: ${r.precision}`);
   console.log(r.userAgent);
-  const rows = [['backend', 'engine', 'prefix tok/s', 's/response', 'workload']];
+  const rows = [['backend', 'engine', 'prefix tok/s', 's/response', 'wasm memory MiB', 'workload']];
   const ratios = [];
   for (const row of r.rows) {
     const w = row.workload;
     const wtxt = `${w.prefixTokens} + ${w.items} × ${w.suffixTokens}${row.reduced ? ' (small: software adapter)' : ''}`;
-    if (row.skipped) { rows.push([row.backend, `skipped: ${row.skipped}`, '', '', wtxt]); continue; }
+    if (row.skipped) { rows.push([row.backend, `skipped: ${row.skipped}`, '', '', '', wtxt]); continue; }
     const o = row.rocketjudge;
-    rows.push([row.backend, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`, f(o.prefixTokensPerSec, 1), f(o.secondsPerResponse), wtxt]);
+    rows.push([row.backend, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`, f(o.prefixTokensPerSec, 1), f(o.secondsPerResponse), f(o.wasmMemoryBytes / 2 ** 20, 0), wtxt]);
     if (row.wllama) {
       const wl = row.wllama;
-      rows.push(['', `wllama (${wl.threads} threads${wl.webgpu ? ', WebGPU' : ''}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), '']);
+      rows.push(['', `wllama ${wl.version || ''} (${wl.build}; ${wl.threads} threads, flash attention ${wl.flashAttn ? 'on' : 'off'}${wl.webgpu ? ', WebGPU' : ''}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), '', '']);
       ratios.push(`${row.backend}: prefix tokens/s ×${f(row.ratio.prefixTokensPerSec)} of wllama's; seconds per response ×${f(row.ratio.secondsPerResponse)} of wllama's`);
     }
   }
@@ -76,6 +76,8 @@ function print(r) {
   for (const x of rows) console.log(x.map((c, i) => c.padEnd(width[i])).join('  ').trimEnd());
   for (const x of ratios) console.log(`ratio ${x}`);
   for (const row of r.rows) {
+    const pilot = row.wllama?.pilot;
+    if (pilot?.length) console.log(`${row.backend}: wllama's pilot (prefix tok/s on a short piece): ${pilot.map((p) => `${p.threads} threads, flash attention ${p.flashAttn ? 'on' : 'off'}: ${p.prefixTokensPerSec.toFixed(1)}`).join('; ')}`);
     const race = row.rocketjudge?.kernelRace;
     if (race) console.log(`${row.backend}: our kernels' race on the first products (G multiply-adds/s): ${race.map((k) => `${k.kernel} ${k.gops.toFixed(1)}`).join(', ')}`);
   }

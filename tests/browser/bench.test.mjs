@@ -4,6 +4,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, launch, newPage, shot } from './harness.mjs';
 
 let server;
@@ -47,6 +50,15 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     assert.equal(ours.tokens.items.length, row.workload.items);
     assert.equal(wllama.prefixReused, true);
     assert.ok(Math.abs(row.ratio.secondsPerResponse - ours.secondsPerResponse / wllama.secondsPerResponse) < 1e-9);
+    // wllama at its best: the installed release, its settings from a pilot of the page's thread
+    // count and one thread, flash attention on and off (the fastest runs the workload).
+    assert.equal(wllama.version, JSON.parse(readFileSync('node_modules/@wllama/wllama/package.json', 'utf8')).version);
+    const threads = report.threads;
+    assert.deepEqual(wllama.pilot.map((p) => [p.threads, p.flashAttn]), [...new Set([threads, 1])].flatMap((t) => [[t, true], [t, false]]));
+    const best = wllama.pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a));
+    assert.deepEqual([wllama.threads, wllama.flashAttn], [best.threads, best.flashAttn]);
+    // Our engine's memory: the wasm memory holds at least the model's weights, below 32-bit wasm's 4 GiB.
+    assert.ok(ours.wasmMemoryBytes > statSync(join(process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge'), 'models/smollm2-135m.gguf')).size / 2 && ours.wasmMemoryBytes < 2 ** 32, String(ours.wasmMemoryBytes));
   }
   assert.match(report.rows[0].rocketjudge.backend, /^cpu \(\d+ threads?, int8 wasm/);
   assert.equal(report.rows[1].wllama.webgpu, true);

@@ -70,6 +70,16 @@ pub fn kernel_self_test() -> Result<JsValue, JsValue> {
     to_js(&rocketjudge_engine::backend::cpu::qmatmul::self_test())
 }
 
+/// Bytes of this module's linear memory: its peak, since wasm memory only grows (the CPU engine's
+/// weights, KV cache and scratch; 32-bit wasm stops at 4 GiB).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    return (core::arch::wasm32::memory_size::<0>() * 65536) as f64;
+    #[cfg(not(target_arch = "wasm32"))]
+    0.0
+}
+
 /// `performance.now()` of this global (a page or a worker), else `Date.now()`.
 fn now_ms() -> f64 {
     let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).unwrap_or(JsValue::UNDEFINED);
