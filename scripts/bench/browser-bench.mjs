@@ -77,9 +77,9 @@ function print(r) {
   for (const x of ratios) console.log(`ratio ${x}`);
   for (const row of r.rows) {
     const pilot = row.wllama?.pilot;
-    if (pilot?.length) console.log(`${row.backend}: wllama's pilot (prefix tok/s on a short piece): ${pilot.map((p) => `${p.threads} threads, flash attention ${p.flashAttn ? 'on' : 'off'}: ${p.prefixTokensPerSec.toFixed(1)}`).join('; ')}`);
+    if (pilot?.length) console.log(`${row.backend}: wllama's pilot (prefix tok/s on a short piece): ${pilot.map((p) => `${p.threads} thread${p.threads === 1 ? '' : 's'}, flash attention ${p.flashAttn ? 'on' : 'off'}: ${p.prefixTokensPerSec.toFixed(1)}`).join('; ')}`);
     const race = row.rocketjudge?.kernelRace;
-    if (race) console.log(`${row.backend}: our kernels' race on the first products (G multiply-adds/s): ${race.map((k) => `${k.kernel} ${k.gops.toFixed(1)}`).join(', ')}`);
+    if (race) console.log(`${row.backend}: our kernels' race on the first products (median time over each product's fastest): ${race.map((k) => `${k.kernel} ×${k.medianRatio.toFixed(2)}`).join(', ')}`);
   }
   if (r.error) console.log(`error: ${r.error}`);
 }

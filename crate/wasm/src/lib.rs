@@ -50,17 +50,18 @@ pub fn cpu_kernels() -> String {
 }
 
 /// The race between the CPU engine's kernels on a judge's first products (`qmatmul::race_kernels`,
-/// started when a judge loads): `[{kernel, gops}]`, the winner first (billions of multiply-adds a
-/// second), or `null` while it runs.
+/// started when a judge loads): `[{kernel, medianRatio}]` (the median of its time over each raced
+/// product's fastest), the winner first, or `null` while it runs.
 #[wasm_bindgen(js_name = cpuKernelRace)]
 pub fn cpu_kernel_race() -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
     struct Entrant {
         kernel: &'static str,
-        gops: f64,
+        median_ratio: f64,
     }
     let race = rocketjudge_engine::backend::cpu::qmatmul::race_result();
-    to_js(&race.map(|r| r.iter().map(|&(kernel, gops)| Entrant { kernel, gops }).collect::<Vec<_>>()))
+    to_js(&race.map(|r| r.iter().map(|&(kernel, median_ratio)| Entrant { kernel, median_ratio }).collect::<Vec<_>>()))
 }
 
 /// The CPU engine's SIMD kernels against the scalar reference, for every weight type:

@@ -608,22 +608,20 @@ impl Backend for Cpu {
         let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
         // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
         self.run(|| {
-            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(
-                |(row, (dk, dv))| {
-                    let (g, j) = (row / n_keys, row % n_keys);
-                    if j < prefix {
-                        let at = j * kv_dim + g * hd;
-                        cache.k[at..at + hd].convert_to_f32_slice(dk);
-                        cache.v[at..at + hd].convert_to_f32_slice(dv);
-                    } else {
-                        let at = (j - prefix) * kv_dim + g * hd;
-                        dk.copy_from_slice(&k.data[at..at + hd]);
-                        dv.copy_from_slice(&v.data[at..at + hd]);
-                        round_f16_slice(dk);
-                        round_f16_slice(dv);
-                    }
-                },
-            )
+            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(|(row, (dk, dv))| {
+                let (g, j) = (row / n_keys, row % n_keys);
+                if j < prefix {
+                    let at = j * kv_dim + g * hd;
+                    cache.k[at..at + hd].convert_to_f32_slice(dk);
+                    cache.v[at..at + hd].convert_to_f32_slice(dv);
+                } else {
+                    let at = (j - prefix) * kv_dim + g * hd;
+                    dk.copy_from_slice(&k.data[at..at + hd]);
+                    dv.copy_from_slice(&v.data[at..at + hd]);
+                    round_f16_slice(dk);
+                    round_f16_slice(dv);
+                }
+            })
         });
         let mut out = Tensor::zeros(nq, p.n_head * hd);
         const QB: usize = 32;

@@ -378,16 +378,16 @@ static BEST: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::ne
 
 /// Products of fewer activation rows than this do not take part in a race (too short to time).
 const RACE_ROWS: usize = 32;
-/// Products each kernel runs in a race.
-const RACE_TURNS: usize = 24;
+/// Products a race runs with every kernel.
+const RACE_PRODUCTS: usize = 16;
 
 /// A race between the SIMD kernels on the products themselves (see [`race_kernels`]).
 struct Race {
     now: fn() -> f64,
-    /// Turns taken so far; turn t runs `entrants[t % entrants.len()]`.
-    turns: usize,
-    /// Indices into [`candidates`], with their milliseconds and multiply-adds so far.
-    entrants: Vec<(usize, f64, f64)>,
+    /// Indices into [`candidates`].
+    entrants: Vec<usize>,
+    /// Per raced product: each entrant's milliseconds.
+    times: Vec<Vec<f64>>,
 }
 
 static RACE: std::sync::Mutex<Option<Race>> = std::sync::Mutex::new(None);
@@ -395,54 +395,62 @@ static RACED: std::sync::OnceLock<Vec<(&'static str, f64)>> = std::sync::OnceLoc
 
 /// Race this machine's SIMD kernels on the products themselves: for wasm, where the module cannot
 /// ask which instructions the CPU has, and relaxed-simd's dot products cost one instruction or five
-/// depending on it ([`wasm`]). From now on, products with [`Kernels::Best`] of at least
-/// [`RACE_ROWS`] activation rows take turns among the kernels, timed by `now` (milliseconds), until
-/// each has run [`RACE_TURNS`] of them (about two layers of a judge's first prefix); the kernel with
-/// the most multiply-adds per second then becomes `Best`. Alternating turns give every kernel the
-/// same mix of shapes and threads; the kernels give the same sums, so the race changes speed only.
-/// Does nothing where there is one kernel, or once a race has started.
+/// depending on it ([`wasm`]). From now on, the next [`RACE_PRODUCTS`] products with
+/// [`Kernels::Best`] of at least [`RACE_ROWS`] activation rows run once with every kernel (the same
+/// sums: one result is kept), timed by `now` (milliseconds), in turns that rotate which goes first;
+/// the kernel whose time over the product's fastest has the lowest median becomes `Best`. Same
+/// products, so the mix of shapes and threads is the same for all; the median, so that a burst of
+/// other work on the machine during a few products does not decide. Costs those products' extra
+/// runs once (a fraction of a judge's first prefix); changes speed only. Does nothing where there
+/// is one kernel, or once a race has started.
 pub fn race_kernels(now: fn() -> f64) {
-    let entrants: Vec<(usize, f64, f64)> =
-        (0..candidates().len()).filter(|&i| candidates()[i].1 != SCALAR).map(|i| (i, 0.0, 0.0)).collect();
+    let entrants: Vec<usize> = (0..candidates().len()).filter(|&i| candidates()[i].1 != SCALAR).collect();
     let mut race = RACE.lock().unwrap_or_else(|e| e.into_inner());
     if entrants.len() > 1 && race.is_none() && RACED.get().is_none() {
-        *race = Some(Race { now, turns: 0, entrants });
+        *race = Some(Race { now, entrants, times: Vec::new() });
     }
 }
 
-/// The race's result once decided: each kernel's multiply-adds per second (billions), fastest
-/// first.
+/// The race's result once decided: each kernel's median, over the raced products, of its time over
+/// the product's fastest (1 where it was always the fastest), the winner first.
 pub fn race_result() -> Option<&'static [(&'static str, f64)]> {
     RACED.get().map(|v| v.as_slice())
 }
 
-/// This product's turn in the race, if one is on: the entrant, its kernel and the clock's start.
-fn race_turn(rows: usize) -> Option<(usize, Kernel, f64)> {
+/// Run `product` with every kernel if a race is on and this product of `rows` rows takes part;
+/// false where it does not (the caller runs it).
+fn race_product(rows: usize, product: impl Fn(Kernel)) -> bool {
     if rows < RACE_ROWS {
-        return None;
+        return false;
     }
-    let race = RACE.lock().unwrap_or_else(|e| e.into_inner());
-    let r = race.as_ref()?;
-    let entrant = r.turns % r.entrants.len();
-    Some((entrant, candidates()[r.entrants[entrant].0].0, (r.now)()))
-}
-
-/// Count a turn's time; the last turn decides the race.
-fn race_record(entrant: usize, t0: f64, macs: f64) {
+    let (now, entrants, turn) = match RACE.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        Some(r) => (r.now, r.entrants.clone(), r.times.len()),
+        None => return false,
+    };
+    let mut ms = vec![0f64; entrants.len()];
+    for k in 0..entrants.len() {
+        let e = (turn + k) % entrants.len();
+        let t0 = now();
+        product(candidates()[entrants[e]].0);
+        ms[e] = now() - t0;
+    }
     let mut race = RACE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(r) = race.as_mut() else { return };
-    let ms = (r.now)() - t0;
-    r.turns += 1;
-    let e = &mut r.entrants[entrant];
-    (e.1, e.2) = (e.1 + ms, e.2 + macs);
-    if r.turns < RACE_TURNS * r.entrants.len() {
-        return;
+    let Some(r) = race.as_mut() else { return true };
+    r.times.push(ms);
+    if r.times.len() >= RACE_PRODUCTS {
+        let median_ratio = |e: usize| {
+            let mut ratios: Vec<f64> =
+                r.times.iter().map(|ms| ms[e] / ms.iter().cloned().fold(f64::INFINITY, f64::min).max(1e-6)).collect();
+            ratios.sort_by(f64::total_cmp);
+            ratios[ratios.len() / 2]
+        };
+        let mut order: Vec<(usize, f64)> = (0..r.entrants.len()).map(|e| (e, median_ratio(e))).collect();
+        order.sort_by(|a, b| a.1.total_cmp(&b.1));
+        BEST.store(r.entrants[order[0].0], std::sync::atomic::Ordering::Relaxed);
+        let _ = RACED.set(order.iter().map(|&(e, ratio)| (candidates()[r.entrants[e]].1, ratio)).collect());
+        *race = None;
     }
-    let mut speeds: Vec<(usize, f64)> = r.entrants.iter().map(|&(i, ms, macs)| (i, macs / (ms.max(1e-3) * 1e6))).collect();
-    speeds.sort_by(|a, b| b.1.total_cmp(&a.1));
-    BEST.store(speeds[0].0, std::sync::atomic::Ordering::Relaxed);
-    let _ = RACED.set(speeds.into_iter().map(|(i, g)| (candidates()[i].1, g)).collect());
-    *race = None;
+    true
 }
 
 fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
@@ -540,15 +548,28 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
     if m == 0 || n == 0 {
         return;
     }
-    let turn = if kernels == Kernels::Best { race_turn(m) } else { None };
-    let kern = turn.map_or_else(|| kernel(kernels).0, |(_, kern, _)| kern);
+    let yp = y.as_mut_ptr();
+    // SAFETY: `y` holds m × n values (asserted above) and nothing else uses it meanwhile.
+    let run = |kern: Kernel| unsafe { product(a, w, yp, threads, kern) };
+    if kernels == Kernels::Best && race_product(m, run) {
+        return;
+    }
+    run(kernel(kernels).0);
+}
+
+/// The product with kernel `kern` into `y`.
+///
+/// # Safety
+/// `y` points to `a.rows × w.rows` writable values.
+unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Kernel) {
+    let (m, n) = (a.rows, w.rows);
     let unit = if w.fmt.super_blocks { QK_K } else { QK };
     let (units, chunk) = (w.k / unit, 2048 / unit);
     let mut per_task = 8;
     while per_task > 1 && w.groups.div_ceil(per_task) < 4 * threads {
         per_task /= 2;
     }
-    let yp = SendPtr(y.as_mut_ptr());
+    let yp = SendPtr(y);
     (0..w.groups.div_ceil(per_task)).into_par_iter().for_each(|t| {
         let yp = yp;
         let groups = t * per_task..((t + 1) * per_task).min(w.groups);
@@ -575,9 +596,6 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
             }
         }
     });
-    if let Some((entrant, _, t0)) = turn {
-        race_record(entrant, t0, (m * n * w.k) as f64);
-    }
 }
 
 /// Dot products of single weight rows with every activation row (the output head's few rows):
