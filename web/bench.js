@@ -70,17 +70,19 @@ async function runOurs(source, backend, workload, repeat, precision) {
  */
 async function runWllama(blob, backend, tokens, repeat) {
   const { Wllama } = await import('./vendor/wllama/index.js');
-  const version = await fetch(new URL('./vendor/wllama/VERSION', import.meta.url)).then((r) => (r.ok ? r.text() : '')).catch(() => '');
+  const version = (await fetch(new URL('./vendor/wllama/VERSION', import.meta.url)).then((r) => (r.ok ? r.text() : '')).catch(() => '')).trim();
   const configs = [...new Set([threads, 1])].flatMap((t) => [true, false].map((flashAttn) => ({ threads: t, flashAttn })));
   const pilot = [];
-  for (const c of configs.length > 1 ? configs : []) {
+  for (const c of configs) {
     const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true);
     pilot.push({ ...c, prefixTokensPerSec: r.prefixTokensPerSec });
   }
-  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a), pilot[0] || configs[0]);
+  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a));
   const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false);
   // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
-  return { ...full, version: version.trim() || null, build: 'Memory64, JSPI, SIMD128 without relaxed SIMD', flashAttn: best.flashAttn, pilot };
+  const build = 'Memory64, JSPI, SIMD128 without relaxed SIMD';
+  const label = `wllama ${version} (${build}; ${full.threads} thread${full.threads === 1 ? '' : 's'}, flash attention ${best.flashAttn ? 'on' : 'off'}${full.webgpu ? ', WebGPU' : ''}`;
+  return { ...full, version: version || null, build, flashAttn: best.flashAttn, pilot, label };
 }
 
 /** `repeat` timed rounds of wllama with settings `c` (after a warm-up); `pilot`: a short piece, one item. */
@@ -197,11 +199,6 @@ function memory(o) {
   return `wasm ${fmt(o.wasmMemoryBytes / MIB, 0)} MiB${Number.isFinite(o.jsHeapBytes) ? `, JS ${fmt(o.jsHeapBytes / MIB, 0)} MiB` : ''}`;
 }
 
-/** wllama's row: version, the settings its pilot chose, its build (the closing parenthesis is the caller's). */
-function wllamaLabel(wl) {
-  return `wllama ${wl.version || ''} (${wl.build}; ${wl.threads} thread${wl.threads === 1 ? '' : 's'}, flash attention ${wl.flashAttn ? 'on' : 'off'}${wl.webgpu ? ', WebGPU' : ''}`;
-}
-
 function renderResult(report) {
   const rows = [];
   for (const r of report.rows) {
@@ -217,7 +214,7 @@ function renderResult(report) {
       h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', {}, ''),
       h('td', { class: 'num' }, memory(o)), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
     if (wl) {
-      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `${wllamaLabel(wl)}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
+      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `${wl.label}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
         h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)),
         h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}`), h('td', {}, '–'), h('td', {}, '')));
     }

@@ -68,7 +68,7 @@ function print(r) {
     rows.push([row.backend, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`, f(o.prefixTokensPerSec, 1), f(o.secondsPerResponse), f(o.wasmMemoryBytes / 2 ** 20, 0), wtxt]);
     if (row.wllama) {
       const wl = row.wllama;
-      rows.push(['', `wllama ${wl.version || ''} (${wl.build}; ${wl.threads} threads, flash attention ${wl.flashAttn ? 'on' : 'off'}${wl.webgpu ? ', WebGPU' : ''}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), '', '']);
+      rows.push(['', `${wl.label}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), '', '']);
       ratios.push(`${row.backend}: prefix tokens/s ×${f(row.ratio.prefixTokensPerSec)} of wllama's; seconds per response ×${f(row.ratio.secondsPerResponse)} of wllama's`);
     }
   }
