@@ -12,6 +12,16 @@ use crate::models;
 
 #[derive(clap::Args, Clone)]
 pub struct JudgeArgs {
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Longest prompt per checklist item in tokens; longer responses are truncated (marked).
+    #[arg(long, default_value_t = 4096)]
+    pub max_tokens: usize,
+}
+
+/// Where a judge runs: the flags every command that loads one shares.
+#[derive(clap::Args, Clone)]
+pub struct DeviceArgs {
     /// Compute backend: `cpu`, `webgpu` (Vulkan/Metal/DX12 natively), or `auto` (WebGPU on a
     /// hardware adapter, else the CPU).
     #[arg(long, default_value_t = BackendChoice::Cpu, value_parser = parse_choice)]
@@ -19,9 +29,6 @@ pub struct JudgeArgs {
     /// CPU threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// Longest prompt per checklist item in tokens; longer responses are truncated (marked).
-    #[arg(long, default_value_t = 4096)]
-    pub max_tokens: usize,
     /// CPU weight products: `int8` (activations rounded to 8 bits per block as llama.cpp does,
     /// integer dot products) or `f32` (dequantized weights, f32 activations).
     #[arg(long, default_value = "int8", value_parser = parse_precision)]
@@ -40,15 +47,16 @@ pub fn parse_precision(s: &str) -> Result<Precision, String> {
     }
 }
 
-impl JudgeArgs {
+impl DeviceArgs {
     /// The backend options these flags set.
     pub fn options(&self) -> BackendOptions {
         BackendOptions { threads: self.threads, precision: self.precision, ..Default::default() }
     }
 }
 
-/// Load the judge `spec` (a manifest name or a GGUF path) on the backend the flags choose.
-pub fn load(spec: &str, a: &JudgeArgs) -> Result<(AnyJudge, BackendInfo)> {
+/// Load the judge `spec` (a manifest name or a GGUF path) on the backend the flags choose, with a
+/// context of `context` tokens.
+pub fn load(spec: &str, a: &DeviceArgs, context: usize) -> Result<(AnyJudge, BackendInfo)> {
     let path = models::resolve(spec)?;
     let tty = std::io::stderr().is_terminal();
     let mut progress = |done: u64, total: u64| {
@@ -57,7 +65,7 @@ pub fn load(spec: &str, a: &JudgeArgs) -> Result<(AnyJudge, BackendInfo)> {
         }
     };
     // Manifest models are cached as `<name>.gguf`, so the judge's name (the file stem) is the manifest name.
-    let loaded = device::open_judge_file(&path, a.backend, &a.options(), a.max_tokens, &mut progress)
+    let loaded = device::open_judge_file(&path, a.backend, &a.options(), context, &mut progress)
         .with_context(|| format!("cannot load {} on backend {}", path.display(), a.backend))?;
     if tty {
         eprintln!();

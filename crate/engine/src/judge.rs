@@ -348,7 +348,7 @@ pub struct ModelJudge<B: Backend> {
     pub codec: PromptCodec,
     pub model: Model<B>,
     pub backend: B,
-    caches: Vec<B::Cache>,
+    pub(crate) caches: Vec<B::Cache>,
     /// Tokens per item prompt (prefix + suffix) at most; longer answers are truncated.
     pub max_tokens: usize,
     /// Prefix tokens per forward pass (bounds activation memory).
@@ -504,7 +504,7 @@ impl<B: Backend> ModelJudge<B> {
     }
 
     /// The logits of `ids` for the token after `tokens`.
-    async fn next_token_logits(&mut self, tokens: &[u32], ids: &[u32]) -> Result<Vec<f32>, EngineError> {
+    pub async fn next_token_logits(&mut self, tokens: &[u32], ids: &[u32]) -> Result<Vec<f32>, EngineError> {
         let (prefix, last) = tokens.split_at(tokens.len() - 1);
         self.prefill(prefix)?;
         let hidden = self
@@ -683,6 +683,27 @@ impl AnyJudge {
 
     pub fn prompt_style(&self) -> PromptStyle {
         each!(self, j => j.codec.style)
+    }
+
+    /// The token ids of a prompt to continue: `text` as the user's message in the judge's chat
+    /// template (with the assistant's turn opened) when `chat`, else as it is (the beginning-of-text
+    /// token added when the model wants one; special-token spellings in it are those tokens).
+    pub fn prompt_tokens(&self, text: &str, chat: bool) -> Result<Vec<u32>, EngineError> {
+        each!(self, j => if chat {
+            j.codec.encode_user_message(text)
+        } else {
+            j.codec.tokenizer.encode(&[crate::tokenizer::Segment { text, trusted: true }], true)
+        })
+    }
+
+    /// Continue `prompt` (see [`ModelJudge::generate`]).
+    pub async fn generate(
+        &mut self,
+        prompt: &[u32],
+        settings: &crate::generate::GenerateSettings,
+        on_token: &mut dyn FnMut(&str),
+    ) -> Result<crate::generate::Generation, EngineError> {
+        each!(self, j => j.generate(prompt, settings, on_token).await)
     }
 
     /// The benchmark workload in this judge's tokens.

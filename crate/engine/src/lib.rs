@@ -8,6 +8,7 @@
 //! - [`model`]: one transformer for llama / qwen2 / gemma2 / gemma3, generic over [`backend::Backend`].
 //! - [`backend`]: CPU (f32 GEMM over dequantized panels, rayon) and WebGPU (wgpu + WGSL).
 //! - [`judge`]: prefix-shared, all-items-in-one-pass grading; p(Yes) = σ(logit_yes − logit_no).
+//! - [`generate`]: text generation (greedy or sampled) on top of the same model and KV cache.
 //! - [`designs`]: two responses compared in both orders, Direct scores, with the checklist always,
 //!   never or selectively (seeds 001–004): the records every front-end writes.
 //! - [`load`]: putting it together from a file or a header and a tensor source.
@@ -19,6 +20,7 @@ pub mod backend;
 pub mod chat;
 pub mod designs;
 pub mod device;
+pub mod generate;
 pub mod gguf;
 pub mod judge;
 pub mod load;

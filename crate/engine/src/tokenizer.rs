@@ -26,6 +26,7 @@ const TYPE_NORMAL: i32 = 1;
 const TYPE_UNKNOWN: i32 = 2;
 const TYPE_CONTROL: i32 = 3;
 const TYPE_USER_DEFINED: i32 = 4;
+const TYPE_BYTE: i32 = 6;
 
 /// Token texts at which llama.cpp ends generation whatever the GGUF says (src/llama-vocab.cpp); each
 /// also becomes a control token, so `</s>` typed as normal (Qwen2.5) or user-defined is never taken
@@ -123,6 +124,8 @@ pub struct Tokenizer {
     add_space_prefix: bool,
     /// `tokenizer.ggml.pre` (BPE) or "spm".
     pub kind: String,
+    /// Each token's type after llama.cpp's corrections (what decoding renders it as).
+    types: Vec<i32>,
 }
 
 fn strings(g: &Gguf, key: &str) -> Result<Vec<String>, EngineError> {
@@ -246,6 +249,7 @@ impl Tokenizer {
             ids,
             specials,
             kind,
+            types,
         })
     }
 
@@ -261,6 +265,32 @@ impl Tokenizer {
 
     pub fn token_text(&self, id: u32) -> Option<&str> {
         self.tokens.get(id as usize).map(String::as_str)
+    }
+
+    /// The bytes token `id` stands for in generated text, as llama.cpp's `token_to_piece` renders
+    /// it without special tokens: control tokens are empty, user-defined ones their text, byte-level
+    /// BPE tokens their bytes, SentencePiece pieces with `▁` as a space and `<0xXX>` as that byte.
+    /// An id outside the vocabulary is empty.
+    pub fn token_bytes(&self, id: u32) -> Vec<u8> {
+        let (Some(text), Some(&ty)) = (self.tokens.get(id as usize), self.types.get(id as usize)) else {
+            return Vec::new();
+        };
+        match (ty, &self.model) {
+            (TYPE_CONTROL, _) => Vec::new(),
+            (TYPE_USER_DEFINED, _) => text.as_bytes().to_vec(),
+            (_, Model::Bpe(_)) => text.chars().filter_map(byte_level_byte).collect(),
+            (TYPE_UNKNOWN, Model::Spm { .. }) => "\u{2585}".as_bytes().to_vec(),
+            (TYPE_BYTE, Model::Spm { .. }) => {
+                let hex = text.strip_prefix("<0x").and_then(|t| t.strip_suffix('>'));
+                hex.and_then(|h| u8::from_str_radix(h, 16).ok()).map_or_else(|| text.as_bytes().to_vec(), |b| vec![b])
+            }
+            (_, Model::Spm { .. }) => text.replace('\u{2581}', " ").into_bytes(),
+        }
+    }
+
+    /// The text of `ids` (see [`Self::token_bytes`]); bytes that are not UTF-8 become U+FFFD.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        String::from_utf8_lossy(&ids.iter().flat_map(|&id| self.token_bytes(id)).collect::<Vec<u8>>()).into_owned()
     }
 
     /// Tokenize segments in order. `add_special` adds BOS when the model asks for it.
@@ -359,6 +389,17 @@ impl Tokenizer {
         }
         Ok(())
     }
+}
+
+/// The byte a byte-level BPE character stands for (GPT-2's `bytes_to_unicode` inverted): printable
+/// bytes are themselves, the other 68 were moved to U+0100 onwards in byte order.
+fn byte_level_byte(c: char) -> Option<u8> {
+    let printable = |b: u32| (33..=126).contains(&b) || (161..=172).contains(&b) || (174..=255).contains(&b);
+    let c = c as u32;
+    if c < 256 {
+        return printable(c).then_some(c as u8);
+    }
+    (0u32..256).filter(|&b| !printable(b)).nth((c - 256) as usize).map(|b| b as u8)
 }
 
 /// llama.cpp's corrections of token types by their text (`llama_vocab::impl::load`): FIM tokens the

@@ -88,6 +88,34 @@ fn llama_cpp_tokenizer_cases() {
     assert!(failures.is_empty(), "{} of {checked} cases differ:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// Decoding llama.cpp's token ids of each `test-tokenizer-0` case gives the case's text back (what
+/// generated text is made of): byte for byte, but for the one space a SentencePiece vocabulary
+/// that adds a space prefix puts before the text.
+#[test]
+fn decoding_llama_cpp_tokens_gives_the_text_back() {
+    let Some(dir) = vocab_dir() else { return };
+    let (mut checked, mut failures) = (0, Vec::new());
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if path.extension().is_none_or(|x| x != "gguf") || !path.with_extension("gguf.inp").exists() {
+            continue;
+        }
+        let Ok(tk) = load(&path) else { continue };
+        for (text, ids) in cases(&path) {
+            let got = tk.decode(&ids);
+            let got = if tk.kind == "spm" { got.strip_prefix(' ').unwrap_or(&got).to_string() } else { got };
+            checked += 1;
+            if got != text {
+                failures.push(format!("{name}: {text:?} decoded as {got:?}"));
+            }
+        }
+    }
+    eprintln!("{checked} cases decoded");
+    assert!(checked > 0, "no cases were checked");
+    assert!(failures.is_empty(), "{} of {checked} cases differ:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// Special-token spellings in text, with and without parsing special tokens, as llama.cpp does it:
 /// which spellings are control tokens (never taken from untrusted text) and which are user-defined.
 #[test]

@@ -386,12 +386,21 @@ impl WithBackend for Bench<'_> {
 
 pub fn run(a: Args) -> CliResult {
     let path = models::resolve(&a.model)?;
-    let threads = if a.judge.threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { a.judge.threads };
+    let threads = if a.judge.device.threads == 0 {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    } else {
+        a.judge.device.threads
+    };
     // Room for the words that cross a token target (the workload cuts text between words).
     let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 16);
-    let options =
-        BackendOptions { threads, allow_f16: !a.no_f16, kernels: a.kernels, cpu_kernels: a.cpu_kernels.clone(), ..a.judge.options() };
-    let (ours, sweep, prefix, suffixes) = device::with_backend(a.judge.backend, &options, Bench { a: &a, path: &path, max })??;
+    let options = BackendOptions {
+        threads,
+        allow_f16: !a.no_f16,
+        kernels: a.kernels,
+        cpu_kernels: a.cpu_kernels.clone(),
+        ..a.judge.device.options()
+    };
+    let (ours, sweep, prefix, suffixes) = device::with_backend(a.judge.device.backend, &options, Bench { a: &a, path: &path, max })??;
     let reference = match a.reference.as_str() {
         "none" => None,
         r => match run_llama_cpp(&a, &path, threads, !is_cpu(&ours), &prefix, &suffixes) {

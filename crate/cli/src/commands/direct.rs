@@ -100,7 +100,7 @@ pub fn run(a: Args) -> CliResult {
         anyhow::anyhow!("--instruction {}: {e} (--scale, --checklist, --reference-answer, --rubric, --rubrics, --decoding)", a.instruction)
     })?;
     let mut out = OutputFolder::lock(&a.io.out, None)?;
-    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
+    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge.device, a.io.judge.max_tokens)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
     let out_path = |model: &str| crate::output::model_path(&a.io.out, model, "jsonl");
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();

@@ -210,7 +210,7 @@ pub fn run(a: Args) -> CliResult {
     if let Some(s) = a.shard {
         ShardRecord::clear(s, &a.io.out)?;
     }
-    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge)?;
+    let (mut judge, _) = judges::load(&a.io.model, &a.io.judge.device, a.io.judge.max_tokens)?;
     if pairwise {
         let scale = if a.eval_type == EvalType::Pairwise5Point { PairwiseScale::FivePoint } else { PairwiseScale::Binary };
         let settings = PairSettings { scale, checklist, k, reference: a.reference.clone(), decoding };
@@ -361,7 +361,8 @@ pub fn run(a: Args) -> CliResult {
     }
     if let Some(s) = a.shard {
         let j = &a.io.judge;
-        let settings = format!("judge={judge_name} backend={} precision={:?} max_tokens={}", j.backend, j.precision, j.max_tokens);
+        let settings =
+            format!("judge={judge_name} backend={} precision={:?} max_tokens={}", j.device.backend, j.device.precision, j.max_tokens);
         ShardRecord::new(s, &all_work, &a.io.out, &judge_name, &settings)?.write(&a.io.out)?;
         eprintln!("shard {}/{} is complete ({})", s.index, s.count, s.record_file(&a.io.out).display());
     }

@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod checklist;
 pub mod direct;
 pub mod export;
+pub mod generate;
 pub mod grade;
 pub mod merge;
 pub mod meta;

@@ -18,9 +18,14 @@ struct Params {
 var<workgroup> red: array<f32, 64>;
 
 @compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-    let i = wid.x;
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    // Ids beyond the per-dimension workgroup limit (a whole vocabulary) fold into z.
+    let i = wid.z * nwg.x + wid.x;
     let r = wid.y;
+    if (i >= P.n_ids) {
+        return;
+    }
     let id = ids[i];
     if (id < P.part_row0 || id >= P.part_row0 + P.part_rows) {
         return;

@@ -1,5 +1,6 @@
 //! Logits of chosen vocabulary rows (`logits.wgsl`): one workgroup per (id, row), only the rows that
-//! are read, then the optional final soft-cap; the result is the forward's one read-back.
+//! are read, then the optional final soft-cap; the result is the forward's one read-back. A whole
+//! vocabulary (generation, perplexity) is more ids than one grid dimension holds: they fold into z.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -64,7 +65,8 @@ pub(in super::super) fn record(
         };
         let mut binds = vec![(1, Bind::Buf(xb.clone())), (2, idb.clone()), (3, Bind::Buf(ob.clone()))];
         binds.extend(planes(part));
-        cx.dispatch(Kernel::Logits { fmt, xvec: x.cols % 4 == 0 }, &params, binds, [ids.len() as u32, x.rows as u32, 1]);
+        let [per_z, z, _] = cx.dev.grid(ids.len(), 1);
+        cx.dispatch(Kernel::Logits { fmt, xvec: x.cols % 4 == 0 }, &params, binds, [per_z, x.rows as u32, z]);
     }
     Ok(cx.rec.start_readback(cx.dev, &ob, (x.rows * ids.len() * 4) as u64))
 }
