@@ -740,6 +740,25 @@ const handlers = {
       wasmMemoryBytes: wasm.wasmMemoryBytes(), jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null };
   },
 
+  /**
+   * The judge writes: a continuation of `prompt` (the user's message in the judge's chat template
+   * when `chat`) under `settings` ({maxTokens, temperature, topP, seed, stop}; greedy by default).
+   * Posts `generate-token` events ({n, piece, ms}) as tokens come; resolves with the engine's result
+   * ({prompt, tokens, text, stop, promptTokens}) and the time to the first token and in all, in ms.
+   */
+  async generate({ prompt, chat = true, settings = {} }) {
+    if (!judge) throw new Error('load a judge first');
+    const t0 = performance.now();
+    let n = 0;
+    let firstMs = null;
+    const result = await judge.generate(prompt, chat, settings, (piece) => {
+      const ms = performance.now() - t0;
+      firstMs ??= ms;
+      post({ type: 'generate-token', n: ++n, piece, ms });
+    });
+    return { ...result, firstMs, ms: performance.now() - t0 };
+  },
+
   /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */
   async judgeBlob() {
     if (!loaded) throw new Error('load a judge first');

@@ -10,6 +10,7 @@
 mod agreement;
 mod designs;
 mod educator;
+mod generate;
 mod progress;
 
 use std::cell::RefCell;
