@@ -207,6 +207,16 @@ fn utf8_prefix(b: &[u8]) -> usize {
 }
 
 impl<B: Backend> ModelJudge<B> {
+    /// One step of generation: `token` at `position` into the KV cache (which holds the positions
+    /// before it), and the logits of `vocab` (every id, for generation) for the token after it.
+    pub async fn decode_step(&mut self, token: u32, position: usize, vocab: &[u32]) -> Result<Vec<f32>, EngineError> {
+        let hidden = self
+            .model
+            .forward(&mut self.backend, &mut self.caches, &[token], &[position as u32], &[0], true, Some(&[0]))?
+            .expect("a row was requested");
+        Ok(self.model.logits(&mut self.backend, &hidden, vocab).await?.swap_remove(0))
+    }
+
     /// Continue `prompt` (token ids, chat template already applied if wanted) under `settings`.
     /// `on_token` is called once per generated token with the text that became final with it
     /// (often empty: a character split over tokens, an ending that may become a stop string).
@@ -234,12 +244,8 @@ impl<B: Backend> ModelJudge<B> {
         let mut text = TextStream { bytes: Vec::new(), released: 0, stop: &settings.stop };
         let (mut tokens, mut next, mut position) = (Vec::new(), last, head.len());
         let stop = loop {
-            let hidden = self
-                .model
-                .forward(&mut self.backend, &mut self.caches, &[next], &[position as u32], &[0], true, Some(&[0]))?
-                .expect("a row was requested");
+            let logits = self.decode_step(next, position, &vocab).await?;
             position += 1;
-            let logits = self.model.logits(&mut self.backend, &hidden, &vocab).await?.swap_remove(0);
             next = sampler.pick(&logits);
             tokens.push(next);
             let reason = if end_of_generation.contains(&next) {

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::device::{self, BackendInfo, BackendKind, BackendOptions, GpuKernels, HostUpload, WithBackend};
+use rocketjudge_engine::generate::greedy;
 use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::judge::{BenchWorkload, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
@@ -20,7 +21,8 @@ use crate::{judges, models, CliResult};
 
 const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_bench.py");
 
-/// Measure grading speed: prefix tokens/s, items/s, seconds per graded response, achieved FLOP/s.
+/// Measure grading speed: prefix tokens/s, items/s, seconds per graded response, achieved FLOP/s;
+/// and generation speed (decode tokens/s).
 ///
 /// Workload per response: a prefix of --prefix-tokens shared by --items checklist items of
 /// --suffix-tokens each. Our engine runs the prefix once and all items in one pass. When Python's
@@ -48,6 +50,11 @@ pub struct Args {
     /// Timed repetitions (the median is reported), after one warm-up.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Tokens generated after the prefix, one forward each with the whole vocabulary's logits and a
+    /// greedy choice (as `rocketjudge generate`; end-of-generation tokens do not stop it): decode
+    /// tokens/s. 0 leaves decoding out.
+    #[arg(long, default_value_t = 64)]
+    decode_tokens: usize,
     /// Tokens per prefill forward (the engine's default: 512).
     #[arg(long)]
     chunk: Option<usize>,
@@ -199,14 +206,15 @@ fn run_ours<B: Backend>(
     peak_tflops: Option<f64>,
 ) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
     let BenchWorkload { prefix, suffixes, .. } = BenchWorkload::new(&j.codec.tokenizer, a.prefix_tokens, a.items, a.suffix_tokens)?;
-    let need = prefix.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0);
+    let need = prefix.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0).max(a.decode_tokens);
     if need > j.max_tokens {
         anyhow::bail!("the workload needs {need} tokens but --max-tokens is {}", j.max_tokens);
     }
     if let Some(c) = a.chunk {
         j.chunk = c.max(1);
     }
-    let (mut pre, mut items) = (Vec::new(), Vec::new());
+    let vocab: Vec<u32> = (0..j.model.config.vocab as u32).collect();
+    let (mut pre, mut items, mut decode) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..=a.repeat {
         let t = Instant::now();
         j.prefill(&prefix)?;
@@ -215,12 +223,21 @@ fn run_ours<B: Backend>(
         let t = Instant::now();
         pollster::block_on(j.grade_suffixes(prefix.len(), &suffixes))?;
         let ti = t.elapsed().as_secs_f64();
+        // Generation on top of the prefix (the item pass did not store its keys and values), from
+        // the first item's first token.
+        let t = Instant::now();
+        let mut next = suffixes[0][0];
+        for i in 0..a.decode_tokens {
+            next = greedy(&pollster::block_on(j.decode_step(next, prefix.len() + i, &vocab))?);
+        }
+        let td = t.elapsed().as_secs_f64();
         if rep > 0 {
             pre.push(tp);
             items.push(ti);
+            decode.push(td);
         }
     }
-    let (pre, items) = (median(pre), median(items));
+    let (pre, items, decode) = (median(pre), median(items), median(decode));
     let p = prefix.len() as f64;
     let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);
     let (prefill_gflops, gflops) = (prefill_flops / pre / 1e9, (prefill_flops + suffix_flops) / (pre + items) / 1e9);
@@ -235,6 +252,9 @@ fn run_ours<B: Backend>(
             "items_s": items,
             "prefill_tokens_per_s": p / pre,
             "items_per_s": a.items as f64 / (pre + items),
+            "decode_tokens": a.decode_tokens,
+            "decode_s": decode,
+            "decode_tokens_per_s": (a.decode_tokens > 0).then(|| a.decode_tokens as f64 / decode),
             "seconds_per_response": pre + items,
             "prefill_gflops": prefill_gflops,
             "gflops": gflops,
@@ -343,7 +363,7 @@ fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, gpu: bool, p
     let script = dir.join("llama_cpp_bench.py");
     std::fs::write(&script, LLAMA_CPP_BENCH)?;
     let cfg = dir.join("workload.json");
-    std::fs::write(&cfg, json!({"model": model, "threads": threads, "prefix": prefix, "suffixes": suffixes, "repeat": a.repeat, "scratch": a.reference_scratch, "gpu_layers": if gpu { -1 } else { 0 }}).to_string())?;
+    std::fs::write(&cfg, json!({"model": model, "threads": threads, "prefix": prefix, "suffixes": suffixes, "repeat": a.repeat, "decode_tokens": a.decode_tokens, "first_token": suffixes[0][0], "scratch": a.reference_scratch, "gpu_layers": if gpu { -1 } else { 0 }}).to_string())?;
     let out = Command::new("python3").arg(&script).arg(&cfg).output().context("cannot run python3")?;
     let _ = std::fs::remove_dir_all(&dir);
     if !out.status.success() {
@@ -355,6 +375,9 @@ fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, gpu: bool, p
     v["prefill_tokens_per_s"] = json!(prefix.len() as f64 / pre);
     v["items_per_s"] = json!(suffixes.len() as f64 / (pre + items));
     v["seconds_per_response"] = json!(pre + items);
+    if let Some(d) = v["decode_s"].as_f64().filter(|_| a.decode_tokens > 0) {
+        v["decode_tokens_per_s"] = json!(a.decode_tokens as f64 / d);
+    }
     Ok(v)
 }
 
@@ -392,7 +415,7 @@ pub fn run(a: Args) -> CliResult {
         a.judge.device.threads
     };
     // Room for the words that cross a token target (the workload cuts text between words).
-    let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens + 16);
+    let max = a.judge.max_tokens.max(a.prefix_tokens + a.suffix_tokens.max(a.decode_tokens) + 16);
     let options = BackendOptions {
         threads,
         allow_f16: !a.no_f16,
@@ -425,6 +448,7 @@ pub fn run(a: Args) -> CliResult {
         report["ratio"] = json!({
             "prefill_tokens_per_s": ours["prefill_tokens_per_s"].as_f64().unwrap() / r["prefill_tokens_per_s"].as_f64().unwrap(),
             "speedup_seconds_per_response": r["seconds_per_response"].as_f64().unwrap() / ours["seconds_per_response"].as_f64().unwrap(),
+            "decode_tokens_per_s": ours["decode_tokens_per_s"].as_f64().zip(r["decode_tokens_per_s"].as_f64()).map(|(o, l)| o / l),
         });
     }
     match a.format {
@@ -490,6 +514,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
         f(ours, "prefill_tokens_per_s"),
         f(ours, "items_per_s"),
         f(ours, "seconds_per_response"),
+        f(ours, "decode_tokens_per_s"),
         f(ours, "prefill_gflops"),
         f(ours, "gflops"),
         pct(ours, "fraction_of_peak"),
@@ -505,6 +530,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
             f(r, "prefill_tokens_per_s"),
             f(r, "items_per_s"),
             f(r, "seconds_per_response"),
+            f(r, "decode_tokens_per_s"),
             "–".into(),
             "–".into(),
             "–".into(),
@@ -520,21 +546,23 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
                 "–".into(),
                 "–".into(),
                 "–".into(),
+                "–".into(),
             ]);
         }
     }
     print!(
         "{}",
         super::text_table(
-            &["engine", "prefill tok/s", "items/s", "s/response", "prefill GFLOP/s", "GFLOP/s", "of peak", "peak RSS MiB"],
+            &["engine", "prefill tok/s", "items/s", "s/response", "decode tok/s", "prefill GFLOP/s", "GFLOP/s", "of peak", "peak RSS MiB"],
             &rows
         )
     );
     if let Some(r) = report.get("ratio") {
         println!(
-            "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster",
+            "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster{}",
             r["prefill_tokens_per_s"].as_f64().unwrap(),
-            r["speedup_seconds_per_response"].as_f64().unwrap()
+            r["speedup_seconds_per_response"].as_f64().unwrap(),
+            r["decode_tokens_per_s"].as_f64().map(|d| format!("; decode ×{d:.2} of llama.cpp")).unwrap_or_default()
         );
     }
 }
