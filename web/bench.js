@@ -8,7 +8,8 @@
 // rounds, medians reported. Wall-clock times from this page for both engines.
 //
 // URL parameters (the headless command, scripts/bench-browser.sh, uses them): model, threads,
-// backends=cpu,webgpu, prefix, items, suffix, repeat, precision, kernels (our CPU kernels by name,
+// backends=cpu,webgpu, prefix, items, suffix, repeat, decode (tokens generated after the prefix: decode
+// speed; 0 leaves it out), precision, kernels (our CPU kernels by name,
 // e.g. to compare them; default: the winner of the engine's race between them), wllama=off (our engine
 // only), run=1 (start at once). The result also lands as JSON in #bench-json.
 
@@ -24,7 +25,9 @@ const cores = navigator.hardwareConcurrency || 1;
 const threads = Math.max(1, Math.min(num('threads', wantedThreads()), 64));
 // On a software WebGPU adapter (SwiftShader, llvmpipe) a full response takes hours: WebGPU then runs
 // this small workload, only to show that both engines work there.
-const TINY = { prefixTokens: 64, items: 2, suffixTokens: 8 };
+// Tokens generated greedily on top of the prefix, one forward each (decode speed).
+const DECODE = Math.max(0, num('decode', 64));
+const TINY = { prefixTokens: 64, items: 2, suffixTokens: 8, decodeTokens: Math.min(DECODE, 4) };
 
 const engine = new EngineClient(new URL('./worker.js', import.meta.url));
 let manifest = [];
@@ -48,7 +51,8 @@ function summarise(rounds, prefixTokens) {
 async function runOurs(source, backend, workload, repeat, precision) {
   status(`rocketjudge: loading ${source.key} on ${backend}…`);
   const options = { precision, ...(params.get('kernels') ? { cpuKernels: params.get('kernels') } : {}) };
-  const judge = await engine.request('loadJudge', { source, backend, maxTokens: workload.prefixTokens + workload.suffixTokens + 8, options });
+  const maxTokens = workload.prefixTokens + Math.max(workload.suffixTokens, workload.decodeTokens) + 8;
+  const judge = await engine.request('loadJudge', { source, backend, maxTokens, options });
   if (judge.backendKind !== backend) {
     const blob = await engine.request('judgeBlob');
     await engine.request('unloadJudge');
@@ -57,7 +61,8 @@ async function runOurs(source, backend, workload, repeat, precision) {
   const r = await engine.request('bench', { ...workload, repeat });
   const blob = await engine.request('judgeBlob');
   await engine.request('unloadJudge');
-  return { ...summarise(r.rounds, r.workload.prefix.length), backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, wasmMemoryBytes: r.wasmMemoryBytes, jsHeapBytes: r.jsHeapBytes, threads: r.threads, tokens: r.workload, blob };
+  const decodeTokensPerSec = r.decodeTokens > 0 ? r.decodeTokens / (r.decodeMs / 1000) : null;
+  return { ...summarise(r.rounds, r.workload.prefix.length), decodeTokensPerSec, backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, wasmMemoryBytes: r.wasmMemoryBytes, jsHeapBytes: r.jsHeapBytes, threads: r.threads, tokens: r.workload, blob };
 }
 
 /**
@@ -68,25 +73,28 @@ async function runOurs(source, backend, workload, repeat, precision) {
  * little in some browsers), flash attention on and off; the fastest runs the workload. Its batch
  * holds the whole prompt. `setCompat(null)`: wllama never fetches its Safari build from a CDN.
  */
-async function runWllama(blob, backend, tokens, repeat) {
+async function runWllama(blob, backend, tokens, repeat, decodeTokens) {
   const { Wllama } = await import('./vendor/wllama/index.js');
   const version = (await fetch(new URL('./vendor/wllama/VERSION', import.meta.url)).then((r) => (r.ok ? r.text() : '')).catch(() => '')).trim();
   const configs = [...new Set([threads, 1])].flatMap((t) => [true, false].map((flashAttn) => ({ threads: t, flashAttn })));
   const pilot = [];
   for (const c of configs) {
-    const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true);
+    const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true, 0);
     pilot.push({ ...c, prefixTokensPerSec: r.prefixTokensPerSec });
   }
   const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a));
-  const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false);
+  const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false, decodeTokens);
   // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
   const build = 'Memory64, JSPI, SIMD128 without relaxed SIMD';
   const label = `wllama ${version} (${build}; ${full.threads} thread${full.threads === 1 ? '' : 's'}, flash attention ${best.flashAttn ? 'on' : 'off'}${full.webgpu ? ', WebGPU' : ''}`;
   return { ...full, version: version || null, build, flashAttn: best.flashAttn, pilot, label };
 }
 
-/** `repeat` timed rounds of wllama with settings `c` (after a warm-up); `pilot`: a short piece, one item. */
-async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot) {
+/**
+ * `repeat` timed rounds of wllama with settings `c` (after a warm-up), then `decodeTokens` generated;
+ * a `pilot` runs a short piece with one item.
+ */
+async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, decodeTokens) {
   const what = `${c.threads} thread${c.threads === 1 ? '' : 's'}, flash attention ${c.flashAttn ? 'on' : 'off'}`;
   status(`wllama: loading the same file on ${backend} (${what})…`);
   // ?wllamaLog=1: wllama's and llama.cpp's own log in the console.
@@ -96,7 +104,7 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot) {
   if (typeof wl.setCompat === 'function') wl.setCompat(null);
   const { prefix, suffixes, suffixTexts } = tokens;
   const prefixText = pilot ? tokens.prefixText.split(' ').slice(0, 200).join(' ') : tokens.prefixText;
-  const nCtx = prefix.length + Math.max(...suffixes.map((s) => s.length)) + 64;
+  const nCtx = prefix.length + Math.max(...suffixes.map((s) => s.length), decodeTokens) + 64;
   try {
     await wl.loadModel([blob], {
       n_ctx: nCtx, n_batch: nCtx, n_ubatch: nCtx, flash_attn: c.flashAttn,
@@ -129,8 +137,23 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot) {
         seen.itemTokens = itemTokens;
       }
     }
+    // Decode: generating on top of the cached prefix, decodeTokens + 1 tokens against 1 (greedy, the
+    // end of generation ignored); llama-server's own count and speed of the generated tokens are kept.
+    let decode = null;
+    if (decodeTokens > 0) {
+      status(`wllama on ${backend} (${what}): generating ${decodeTokens} tokens…`);
+      const gen = (n) => wl.createCompletion({ prompt: prefixText, max_tokens: n, temperature: 0, cache_prompt: true, ignore_eos: true });
+      await gen(1);
+      const t0 = performance.now();
+      await gen(1);
+      const t1 = performance.now();
+      const out = await gen(decodeTokens + 1);
+      const t2 = performance.now();
+      const generated = out.timings ? out.timings.predicted_n : decodeTokens + 1;
+      decode = { tokensPerSec: (generated - 1) / ((t2 - t1 - (t1 - t0)) / 1000), generated, ownTokensPerSec: out.timings?.predicted_per_second ?? null };
+    }
     return {
-      ...summarise(rounds, pilot ? seen.prefixTokens : prefix.length), threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
+      ...summarise(rounds, pilot ? seen.prefixTokens : prefix.length), decodeTokensPerSec: decode?.tokensPerSec ?? null, decode, threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
       // llama-server's counts: the prompt's tokens, and those taken from the cache for each item (the
       // prefix, when its KV is reused).
       tokens: { prefix: seen.prefixTokens, items: seen.itemTokens },
@@ -163,7 +186,7 @@ async function run(opts) {
         const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
         row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
         if (ours.skipped) row.skipped = ours.skipped;
-        else if (params.get('wllama') !== 'off') row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat);
+        else if (params.get('wllama') !== 'off') row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat, workload.decodeTokens);
       } catch (e) {
         console.error(e);
         row.skipped = `failed on ${backend}: ${e.message || e}`;
@@ -173,6 +196,7 @@ async function run(opts) {
         row.ratio = {
           prefixTokensPerSec: row.rocketjudge.prefixTokensPerSec / row.wllama.prefixTokensPerSec,
           secondsPerResponse: row.rocketjudge.secondsPerResponse / row.wllama.secondsPerResponse,
+          decodeTokensPerSec: row.wllama.decodeTokensPerSec ? row.rocketjudge.decodeTokensPerSec / row.wllama.decodeTokensPerSec : null,
         };
       }
       report.rows.push(row);
@@ -205,26 +229,26 @@ function renderResult(report) {
     const w = r.workload;
     const label = `${r.backend}${r.reduced ? ' (small workload)' : ''}`;
     if (r.skipped) {
-      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 6 }, r.skipped)));
+      rows.push(h('tr', {}, h('td', {}, label), h('td', { colspan: 7 }, r.skipped)));
       continue;
     }
     const o = r.rocketjudge;
     const wl = r.wllama;
     rows.push(h('tr', {}, h('td', {}, label), h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
-      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', {}, ''),
+      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', { class: 'num' }, fmt(o.decodeTokensPerSec, 1)), h('td', {}, ''),
       h('td', { class: 'num' }, memory(o)), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
     if (wl) {
       rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `${wl.label}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
-        h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)),
-        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}`), h('td', {}, '–'), h('td', {}, '')));
+        h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)), h('td', { class: 'num' }, fmt(wl.decodeTokensPerSec, 1)),
+        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}${r.ratio.decodeTokensPerSec ? `, decode ×${fmt(r.ratio.decodeTokensPerSec)}` : ''}`), h('td', {}, '–'), h('td', {}, '')));
     }
   }
   mount($('#result'),
     h('p', { class: 'hint' }, `${report.model} · ${report.threads} thread${report.threads === 1 ? '' : 's'} of ${report.cores} · ${report.isolated ? 'cross-origin isolated' : 'not isolated (one thread)'} · WebGPU: ${report.adapter ? `${report.adapter.name}${report.adapter.software ? ' (software)' : ''}` : 'none'}`),
     h('div', { class: 'scroll' }, h('table', { id: 'bench-table' },
-      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'ratio (ours / wllama)', 'memory', 'workload'].map((t) => h('th', {}, t)))),
+      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'decode tokens/s', 'ratio (ours / wllama)', 'memory', 'workload'].map((t) => h('th', {}, t)))),
       h('tbody', {}, rows))),
-    h('p', { class: 'hint' }, 'wllama runs with the settings that were fastest on a short piece first: this page\'s thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Memory: our engine\'s WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.'),
+    h('p', { class: 'hint' }, `wllama runs with the settings that were fastest on a short piece first: this page's thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Decode: ${DECODE} tokens (${TINY.decodeTokens} on a software adapter) generated greedily on top of the prefix, one forward each (wllama: a completion of that many + 1 tokens against one of 1, end of generation ignored). Memory: our engine's WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.`),
     report.error ? h('p', { class: 'notice error' }, report.error) : null,
   );
 }
@@ -250,7 +274,7 @@ function readSetup() {
   const v = (id) => Number($(`#${id}`).value);
   return {
     model: $('#bench-model').value,
-    workload: { prefixTokens: v('bench-prefix'), items: v('bench-items'), suffixTokens: v('bench-suffix') },
+    workload: { prefixTokens: v('bench-prefix'), items: v('bench-items'), suffixTokens: v('bench-suffix'), decodeTokens: DECODE },
     repeat: Math.max(1, v('bench-repeat')),
     backends: [$('#bench-cpu').checked && 'cpu', $('#bench-webgpu').checked && 'webgpu'].filter(Boolean),
     precision: params.get('precision') || 'int8',

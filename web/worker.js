@@ -716,10 +716,10 @@ const handlers = {
 
   /**
    * The benchmark page's run on the loaded judge (web/bench.js): a short warm-up and `repeat` timed
-   * rounds of the prefix step and the item step. Returns the workload (the same token ids go to
-   * wllama) and the times in ms.
+   * rounds of the prefix step and the item step, then `decodeTokens` generated on top of the prefix.
+   * Returns the workload (the same token ids go to wllama) and the times in ms.
    */
-  async bench({ prefixTokens, items, suffixTokens, repeat }) {
+  async bench({ prefixTokens, items, suffixTokens, repeat, decodeTokens = 64 }) {
     if (!judge) throw new Error('load a judge first');
     const w = judge.benchWorkload(prefixTokens, items, suffixTokens);
     const rounds = [];
@@ -735,8 +735,12 @@ const handlers = {
       const t2 = performance.now();
       if (r > 0) rounds.push({ prefixMs: t1 - t0, itemsMs: t2 - t1, pYes });
     }
+    // Generation on top of the last round's prefix (its items stored nothing), greedy, as `generate`.
+    const t0 = performance.now();
+    if (decodeTokens > 0) await judge.benchDecode(w.prefix.length, w.suffixes[0][0], decodeTokens);
+    const decodeMs = performance.now() - t0;
     const cpu = judgeInfo.backendKind === 'cpu';
-    return { workload: w, rounds, backend: judgeInfo.backend, threads: plan.threads, kernels: cpu ? (judgeInfo.device.precision === 'int8' ? wasm.cpuKernels() : judgeInfo.device.kernels) : null, kernelRace: cpu ? wasm.cpuKernelRace() : null,
+    return { workload: w, rounds, decodeTokens, decodeMs, backend: judgeInfo.backend, threads: plan.threads, kernels: cpu ? (judgeInfo.device.precision === 'int8' ? wasm.cpuKernels() : judgeInfo.device.kernels) : null, kernelRace: cpu ? wasm.cpuKernelRace() : null,
       wasmMemoryBytes: wasm.wasmMemoryBytes(), jsHeapBytes: self.performance?.memory?.usedJSHeapSize ?? null };
   },
 

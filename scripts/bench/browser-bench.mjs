@@ -58,18 +58,18 @@ function print(r) {
   const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
   console.log(`${r.model} · ${r.threads} threads of ${r.cores} · ${r.isolated ? 'cross-origin isolated' : 'NOT isolated'} · WebGPU: ${r.adapter ? `${r.adapter.name}${r.adapter.software ? ' (software)' : ''}` : 'none'} · CPU products: ${r.precision}`);
   console.log(r.userAgent);
-  const rows = [['backend', 'engine', 'prefix tok/s', 's/response', 'wasm memory MiB', 'workload']];
+  const rows = [['backend', 'engine', 'prefix tok/s', 's/response', 'decode tok/s', 'wasm memory MiB', 'workload']];
   const ratios = [];
   for (const row of r.rows) {
     const w = row.workload;
     const wtxt = `${w.prefixTokens} + ${w.items} × ${w.suffixTokens}${row.reduced ? ' (small: software adapter)' : ''}`;
-    if (row.skipped) { rows.push([row.backend, `skipped: ${row.skipped}`, '', '', '', wtxt]); continue; }
+    if (row.skipped) { rows.push([row.backend, `skipped: ${row.skipped}`, '', '', '', '', wtxt]); continue; }
     const o = row.rocketjudge;
-    rows.push([row.backend, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`, f(o.prefixTokensPerSec, 1), f(o.secondsPerResponse), f(o.wasmMemoryBytes / 2 ** 20, 0), wtxt]);
+    rows.push([row.backend, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`, f(o.prefixTokensPerSec, 1), f(o.secondsPerResponse), f(o.decodeTokensPerSec, 1), f(o.wasmMemoryBytes / 2 ** 20, 0), wtxt]);
     if (row.wllama) {
       const wl = row.wllama;
-      rows.push(['', `${wl.label}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), '', '']);
-      ratios.push(`${row.backend}: prefix tokens/s ×${f(row.ratio.prefixTokensPerSec)} of wllama's; seconds per response ×${f(row.ratio.secondsPerResponse)} of wllama's`);
+      rows.push(['', `${wl.label}, prefix KV ${wl.prefixReused === false ? 'NOT ' : ''}reused)`, f(wl.prefixTokensPerSec, 1), f(wl.secondsPerResponse), f(wl.decodeTokensPerSec, 1), '', '']);
+      ratios.push(`${row.backend}: prefix tokens/s ×${f(row.ratio.prefixTokensPerSec)} of wllama's; seconds per response ×${f(row.ratio.secondsPerResponse)} of wllama's${row.ratio.decodeTokensPerSec ? `; decode tokens/s ×${f(row.ratio.decodeTokensPerSec)} of wllama's` : ''}`);
     }
   }
   const width = rows[0].map((_, c) => Math.max(...rows.map((x) => x[c].length)));

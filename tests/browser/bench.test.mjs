@@ -43,7 +43,11 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
   for (const row of report.rows) {
     const { rocketjudge: ours, wllama } = row;
     assert.ok(ours && wllama, `${row.backend}: both engines ran (${row.skipped || ''})`);
-    for (const e of [ours, wllama]) assert.ok(e.prefixTokensPerSec > 0 && e.secondsPerResponse > 0, JSON.stringify(e));
+    for (const e of [ours, wllama]) assert.ok(e.prefixTokensPerSec > 0 && e.secondsPerResponse > 0 && e.decodeTokensPerSec > 0, JSON.stringify(e));
+    // Decode: wllama generated as many tokens as asked (the end of generation ignored), one more
+    // than its one-token baseline.
+    assert.equal(wllama.decode.generated, row.workload.decodeTokens + 1, JSON.stringify(wllama.decode));
+    assert.ok(Math.abs(row.ratio.decodeTokensPerSec - ours.decodeTokensPerSec / wllama.decodeTokensPerSec) < 1e-9);
     // The same work: llama-server's own token counts equal our engine's for the prefix and each item,
     // and it took the prefix from its KV cache for every item.
     assert.deepEqual(wllama.tokens, ours.tokens);

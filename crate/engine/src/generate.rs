@@ -217,6 +217,17 @@ impl<B: Backend> ModelJudge<B> {
         Ok(self.model.logits(&mut self.backend, &hidden, vocab).await?.swap_remove(0))
     }
 
+    /// `n` tokens generated greedily on top of the `position` tokens in the KV cache, from `first`,
+    /// end-of-generation tokens not stopping it (the speed benchmark's decode step).
+    pub async fn decode_greedy(&mut self, position: usize, first: u32, n: usize) -> Result<(), EngineError> {
+        let vocab: Vec<u32> = (0..self.model.config.vocab as u32).collect();
+        let mut next = first;
+        for i in 0..n {
+            next = greedy(&self.decode_step(next, position + i, &vocab).await?);
+        }
+        Ok(())
+    }
+
     /// Continue `prompt` (token ids, chat template already applied if wanted) under `settings`.
     /// `on_token` is called once per generated token with the text that became final with it
     /// (often empty: a character split over tokens, an ending that may become a stop string).

@@ -727,6 +727,13 @@ impl AnyJudge {
         each!(self, j => j.grade_suffixes(prefix_len, suffixes).await)
     }
 
+    /// The benchmark's decode step: `n` tokens generated greedily on top of the cached prefix of
+    /// `prefix_len` tokens, from `first` (as [`ModelJudge::generate`] does, end-of-generation tokens
+    /// not stopping it).
+    pub async fn bench_decode(&mut self, prefix_len: usize, first: u32, n: usize) -> Result<(), EngineError> {
+        each!(self, j => j.decode_greedy(prefix_len, first, n).await)
+    }
+
     /// Destroy the GPU device, as a driver reset would lose it, so that every later grade fails with
     /// "GPU device lost" (for testing that path). Returns false, doing nothing, on the CPU.
     pub fn lose_device(&mut self) -> bool {

@@ -740,6 +740,19 @@ impl JudgeHandle {
         })
     }
 
+    /// Generate `n` tokens greedily on top of the cached prefix of `prefix_len` tokens, from
+    /// `first` (resolves when done).
+    #[wasm_bindgen(js_name = benchDecode)]
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn bench_decode(&self, prefix_len: usize, first: u32, n: usize) -> Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut guard = borrow_judge(&inner)?;
+            guard.bench_decode(prefix_len, first, n).await.map_err(err)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Grade the suffixes (`[[ids]]`) on top of the cached prefix of `prefix_len` tokens: resolves
     /// with their p(Yes).
     #[wasm_bindgen(js_name = benchItems)]

@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::device::{self, BackendInfo, BackendKind, BackendOptions, GpuKernels, HostUpload, WithBackend};
-use rocketjudge_engine::generate::greedy;
 use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::judge::{BenchWorkload, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
@@ -213,7 +212,6 @@ fn run_ours<B: Backend>(
     if let Some(c) = a.chunk {
         j.chunk = c.max(1);
     }
-    let vocab: Vec<u32> = (0..j.model.config.vocab as u32).collect();
     let (mut pre, mut items, mut decode) = (Vec::new(), Vec::new(), Vec::new());
     for rep in 0..=a.repeat {
         let t = Instant::now();
@@ -226,10 +224,7 @@ fn run_ours<B: Backend>(
         // Generation on top of the prefix (the item pass did not store its keys and values), from
         // the first item's first token.
         let t = Instant::now();
-        let mut next = suffixes[0][0];
-        for i in 0..a.decode_tokens {
-            next = greedy(&pollster::block_on(j.decode_step(next, prefix.len() + i, &vocab))?);
-        }
+        pollster::block_on(j.decode_greedy(prefix.len(), suffixes[0][0], a.decode_tokens))?;
         let td = t.elapsed().as_secs_f64();
         if rep > 0 {
             pre.push(tp);
