@@ -1,6 +1,8 @@
 //! `rocketjudge checklist create` against a local stand-in for an OpenAI-compatible endpoint: retries
 //! on malformed replies and server errors, resumes, times out, and never leaks the API key.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -190,4 +192,43 @@ fn a_key_bound_for_plain_http_beyond_this_machine_is_warned_about_first() {
     let (url, _) = serve(vec![(200, chat("## Checklist\n1. Is it right?")); 2]);
     let o = run(&create_args(&q, &url, "stand-in", &dir.path().join("local.jsonl"), &["--api-key-env", "RJ_TEST_KEY"]));
     assert!(o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("plain http"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Without `--endpoint` the local judge writes the checklists on this machine (SmolLM2, the test
+/// judge): one line per query, numbered questions parsed as a strong model's are, each item once,
+/// marked as written locally; a second run resumes with nothing left to do; a key is refused.
+#[test]
+fn a_local_judge_writes_checklists_on_this_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let out = dir.path().join("checklists.jsonl");
+    let model = common::model_path();
+    let args: Vec<String> = ["checklist", "create", "--queries", q.to_str().unwrap(), "--model", model.to_str().unwrap(), "--out"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.to_str().unwrap().to_string(), "--threads".into(), "2".into()])
+        .collect();
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.iter().map(|l| l["session_id"].as_str().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+    for l in &lines {
+        let items: Vec<&str> = l["checklist"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
+        assert!(!items.is_empty() && items.iter().all(|i| !i.trim().is_empty()), "{l}");
+        let unique: std::collections::HashSet<&&str> = items.iter().collect();
+        assert_eq!(unique.len(), items.len(), "each item once: {l}");
+        assert_eq!(l["meta"]["device"], "local");
+        assert_eq!(l["meta"]["generator"], model.to_str().unwrap());
+        assert!(l["meta"].get("endpoint").is_none());
+    }
+    // Resumed: nothing left, the file unchanged.
+    let again = run(&args);
+    assert!(again.status.success() && String::from_utf8_lossy(&again.stderr).contains("2 already have checklists, 0 to create"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+    // A key is for an endpoint.
+    let mut keyed = args.clone();
+    keyed.extend(["--api-key-env".into(), "RJ_TEST_KEY".into()]);
+    let o = run(&keyed);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("a local judge (no --endpoint) needs no key"));
 }

@@ -1,5 +1,6 @@
 //! `rocketjudge checklist create`: instance-specific checklists from a strong model behind any
-//! OpenAI-compatible chat endpoint (a local vLLM / Ollama / llama.cpp server, or a hosted API), with
+//! OpenAI-compatible chat endpoint (a local vLLM / Ollama / llama.cpp server, or a hosted API), or
+//! written on this machine by a local GGUF judge (no `--endpoint`: the queries never leave it), with
 //! RocketEval's creation prompt.
 //!
 //! Robust by construction: connect and read timeouts, bounded retries with exponential backoff, replies
@@ -27,7 +28,8 @@ const MAX_REPLY_BYTES: u64 = 1 << 20;
 
 #[derive(clap::Subcommand)]
 pub enum ChecklistCmd {
-    /// Create checklists for queries with a strong model (OpenAI-compatible chat completions API).
+    /// Create checklists for queries: with a strong model behind an OpenAI-compatible chat
+    /// completions API (--endpoint), or with a local GGUF judge on this machine (no --endpoint).
     Create(CreateArgs),
     /// Print the creation prompt of one query (to run with a model elsewhere).
     Prompt {
@@ -44,9 +46,12 @@ pub struct CreateArgs {
     #[arg(long)]
     queries: PathBuf,
     /// Base URL of the API, e.g. http://127.0.0.1:8000/v1 (the path /chat/completions is appended).
+    /// Without it the checklists are written on this machine by the local judge --model.
     #[arg(long)]
-    endpoint: String,
-    /// Model name sent to the endpoint.
+    endpoint: Option<String>,
+    /// With --endpoint, the model name sent to it; without, a local judge: a manifest name
+    /// (`rocketjudge models list`) or a GGUF path. A small local judge writes worse checklists than a
+    /// strong model (README: "Checklists written on the device").
     #[arg(long)]
     model: String,
     /// Name of the environment variable holding the API key (sent as a Bearer token). Never a literal key.
@@ -63,9 +68,19 @@ pub struct CreateArgs {
     connect_timeout: u64,
     #[arg(long, default_value_t = 120)]
     read_timeout: u64,
-    /// Sampling temperature.
+    /// Sampling temperature (local judge: 0 is greedy; a malformed reply is retried sampled at
+    /// T = 0.7 or the given one if higher, with --seed plus the attempt).
     #[arg(long, default_value_t = 0.0)]
     temperature: f64,
+    /// Local judge: tokens per checklist at most.
+    #[arg(long, default_value_t = 512)]
+    max_new_tokens: usize,
+    /// Local judge: the seed of sampled attempts.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Local judge: where it runs.
+    #[command(flatten)]
+    device: crate::judges::DeviceArgs,
 }
 
 pub fn run(c: ChecklistCmd) -> CliResult {
@@ -81,45 +96,49 @@ pub fn run(c: ChecklistCmd) -> CliResult {
     }
 }
 
+/// Where checklists come from: an endpoint, or the local judge.
+enum Writer {
+    Endpoint { net: Net, url: Url, key: Option<String>, endpoint: String },
+    Local(Box<rocketjudge_engine::judge::AnyJudge>),
+}
+
 fn create(a: CreateArgs) -> CliResult {
     let name = a.queries.display().to_string();
     let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
-    let key = match &a.api_key_env {
-        Some(var) => {
-            Some(std::env::var(var).with_context(|| format!("the environment variable {var} (named by --api-key-env) is not set"))?)
-        }
-        None => None,
-    };
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
     let done: HashSet<String> = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?
         .into_iter()
         .map(|c| c.value.session_id)
         .collect();
-    let net = Net::from_env()?.with_timeouts(Duration::from_secs(a.connect_timeout), Duration::from_secs(a.read_timeout));
-    let url = Url::parse(&format!("{}/chat/completions", a.endpoint.trim_end_matches('/')))
-        .with_context(|| format!("--endpoint {} is not a URL", redact(&a.endpoint)))?;
-    if let (Some(var), "http") = (&a.api_key_env, url.scheme()) {
-        if !is_loopback(&url) {
-            eprintln!(
-                "warning: --endpoint {} is plain http: the key in {var} will cross the network unencrypted to {}, readable by anyone on the way. \
-                 Use an https endpoint (plain http is fine only for a server on this machine)",
-                redact(&a.endpoint),
-                url.host_str().unwrap_or("?")
-            );
+    let mut writer = match &a.endpoint {
+        Some(endpoint) => endpoint_writer(&a, endpoint)?,
+        None => {
+            if a.api_key_env.is_some() {
+                bail!("--api-key-env is for an --endpoint; a local judge (no --endpoint) needs no key");
+            }
+            let (judge, info) = crate::judges::load(&a.model, &a.device, CONTEXT)?;
+            eprintln!("writing checklists on this machine with {} on {}", a.model, info.description);
+            Writer::Local(Box::new(judge))
         }
-    }
+    };
     let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
     eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
     let mut failed = Vec::new();
     for (n, q) in todo.iter().enumerate() {
-        match create_one(&net, &url, key.as_deref(), &a, q) {
+        let created = match &mut writer {
+            Writer::Endpoint { net, url, key, .. } => create_one(net, url, key.as_deref(), &a, q),
+            Writer::Local(judge) => write_locally(judge, &a, q),
+        };
+        match created {
             Ok(items) => {
-                let c = Checklist {
-                    session_id: q.session_id.clone(),
-                    checklist: items,
-                    meta: Some(json!({"generator": a.model, "prompt_version": CREATION_PROMPT_VERSION, "endpoint": redact(&a.endpoint)})),
+                let source = match &writer {
+                    Writer::Endpoint { endpoint, .. } => json!({"endpoint": redact(endpoint)}),
+                    Writer::Local(_) => json!({"device": "local"}),
                 };
+                let mut meta = json!({"generator": a.model, "prompt_version": CREATION_PROMPT_VERSION});
+                meta.as_object_mut().unwrap().extend(source.as_object().unwrap().clone());
+                let c = Checklist { session_id: q.session_id.clone(), checklist: items, meta: Some(meta) };
                 out.append(&a.out, &jsonl::to_jsonl_line(&c))?;
             }
             Err(e) => {
@@ -133,6 +152,65 @@ fn create(a: CreateArgs) -> CliResult {
         bail!("{} queries got no checklist ({}); run again to retry them", failed.len(), failed.join(", "));
     }
     Ok(())
+}
+
+/// The local judge's context: the creation prompt (the query, its history and reference answer) and
+/// the checklist.
+const CONTEXT: usize = 8192;
+
+/// A checklist written by the local judge: the creation prompt as the user's message in its chat
+/// template, greedy (or at --temperature) first; a reply without numbered questions is retried
+/// sampled. Repeated items are kept once.
+fn write_locally(judge: &mut rocketjudge_engine::judge::AnyJudge, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
+    use rocketjudge_engine::generate::GenerateSettings;
+    let prompt = judge.prompt_tokens(&creation_prompt(q), true)?;
+    let mut last = anyhow::anyhow!("no attempt made");
+    for attempt in 0..a.attempts.max(1) {
+        let temperature = if attempt == 0 { a.temperature as f32 } else { (a.temperature as f32).max(0.7) };
+        let settings =
+            GenerateSettings { max_tokens: a.max_new_tokens, temperature, seed: a.seed + u64::from(attempt), ..Default::default() };
+        let g = pollster::block_on(judge.generate(&prompt, &settings, &mut |_| {}))?;
+        match parse_checklist_reply(&g.text) {
+            // Small judges repeat themselves: an item already in the list is not a new one.
+            Some(items) => {
+                return Ok(items.into_iter().fold(Vec::new(), |mut kept, item| {
+                    if !kept.contains(&item) {
+                        kept.push(item);
+                    }
+                    kept
+                }))
+            }
+            None => {
+                let start: String = g.text.chars().take(200).collect();
+                last = anyhow::anyhow!("the reply has no numbered questions (attempt {}: {start:?}…)", attempt + 1);
+            }
+        }
+    }
+    Err(last)
+}
+
+/// The endpoint's client, with the key from the environment.
+fn endpoint_writer(a: &CreateArgs, endpoint: &str) -> Result<Writer> {
+    let key = match &a.api_key_env {
+        Some(var) => {
+            Some(std::env::var(var).with_context(|| format!("the environment variable {var} (named by --api-key-env) is not set"))?)
+        }
+        None => None,
+    };
+    let net = Net::from_env()?.with_timeouts(Duration::from_secs(a.connect_timeout), Duration::from_secs(a.read_timeout));
+    let url = Url::parse(&format!("{}/chat/completions", endpoint.trim_end_matches('/')))
+        .with_context(|| format!("--endpoint {} is not a URL", redact(endpoint)))?;
+    if let (Some(var), "http") = (&a.api_key_env, url.scheme()) {
+        if !is_loopback(&url) {
+            eprintln!(
+                "warning: --endpoint {} is plain http: the key in {var} will cross the network unencrypted to {}, readable by anyone on the way. \
+                 Use an https endpoint (plain http is fine only for a server on this machine)",
+                redact(endpoint),
+                url.host_str().unwrap_or("?")
+            );
+        }
+    }
+    Ok(Writer::Endpoint { net, url, key, endpoint: endpoint.to_string() })
 }
 
 /// Whether `url` names this machine (localhost or a loopback address).
