@@ -370,6 +370,38 @@ function checklistEditor(q, ctx, close) {
       rows.splice(0, rows.length, ...items.map((t) => ({ text: t, orig: null })));
       redraw();
     } }, 'Use these questions'));
+  // A checklist written here by the loaded judge: the query never leaves the tab; the items land in
+  // the editor above for review before saving.
+  const judge = ctx.state.judge;
+  const writeStatus = h('span', { class: 'hint', id: 'write-checklist-status', 'aria-live': 'polite' });
+  const writeProblem = messageSlot('write-checklist-error');
+  const writeButton = h('button', { id: 'write-checklist', disabled: !judge, onclick: async () => {
+    writeButton.disabled = true;
+    writeProblem.say(null);
+    const stop = ctx.engine.on('generate-token', (m) => { writeStatus.textContent = `Writing: ${m.n} tokens…`; });
+    try {
+      const r = await ctx.engine.request('writeChecklist', { query: q });
+      if (!r.items) {
+        writeStatus.textContent = '';
+        writeProblem.say(`The judge wrote no numbered questions (${r.tokens} tokens, beginning: "${r.text.slice(0, 160)}…"). Try again with a larger judge, or use a strong model elsewhere.`);
+        return;
+      }
+      rows.splice(0, rows.length, ...r.items.map((t) => ({ text: t, orig: null })));
+      redraw();
+      writeStatus.textContent = `${r.items.length} questions written in ${r.tokens} tokens: read and edit them above, then save.`;
+    } catch (e) {
+      writeStatus.textContent = '';
+      writeProblem.say(`Could not write the checklist: ${e.message}`);
+    } finally {
+      stop();
+      writeButton.disabled = !judge;
+    }
+  } }, 'Write it with the loaded judge');
+  const writeHere = h('details', { class: 'create' }, h('summary', {}, 'Write the checklist on this device'),
+    h('p', { class: 'hint' }, judge
+      ? `${judge.name} writes it from RocketEval's creation prompt in this tab; the query is not sent anywhere. A small judge writes much worse checklists than a strong model (often generic or repeated questions): review every item before saving.`
+      : 'Load a judge first (Judge card): it writes the checklist in this tab.'),
+    h('div', { class: 'row' }, writeButton, writeStatus), writeProblem);
   return h('div', { class: 'edit-box' },
     h('p', { class: 'hint' }, 'Add, remove or reword items. Saving regrades only the new and reworded items for every model.'),
     list,
@@ -383,6 +415,7 @@ function checklistEditor(q, ctx, close) {
         await ctx.regrade(q, { newChecklist, keep, grade });
         close();
       } }, 'Save and regrade')),
+    writeHere,
     create);
 }
 

@@ -763,6 +763,19 @@ const handlers = {
     return { ...result, firstMs, ms: performance.now() - t0 };
   },
 
+  /**
+   * A checklist for `query` written by the loaded judge in this tab: RocketEval's creation prompt in
+   * its chat template, greedy, at most `maxTokens` tokens (`generate-token` events as it writes), the
+   * reply parsed as a strong model's is. Resolves with {items (null: no numbered questions), text,
+   * stop, tokens}; the page shows the items for editing before use.
+   */
+  async writeChecklist({ query, maxTokens = 512 }) {
+    if (!judge) throw new Error('load a judge first');
+    let n = 0;
+    const r = await judge.generate(wasm.creationPrompt(query), true, { maxTokens }, (piece) => post({ type: 'generate-token', n: ++n, piece }));
+    return { items: wasm.parseChecklistReply(r.text), text: r.text, stop: r.stop, tokens: r.tokens.length };
+  },
+
   /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */
   async judgeBlob() {
     if (!loaded) throw new Error('load a judge first');

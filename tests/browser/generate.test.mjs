@@ -6,12 +6,14 @@
 //     the streamed pieces make the text, one event per token.
 // (b) WebGPU (SwiftShader, a CPU device too slow for whole models: see webgpu.test.mjs) on SmolLM2 cut
 //     to its first 2 blocks: the same greedy tokens as the CPU backend's f32 products in the same page.
+// (c) The app: the item inspector's checklist editor writes a checklist with the loaded judge in the
+//     tab; the questions land in the editor, and saving regrades the query with them.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launch, newPage, ROOT } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, ROOT } from './harness.mjs';
 
 const MODEL = 'smollm2-135m';
 const golden = JSON.parse(readFileSync(join(ROOT, `tests/golden/engine/generate-${MODEL}.json`), 'utf8'));
@@ -140,5 +142,33 @@ test('WebGPU: greedy continuations equal the CPU backend\'s (first 2 blocks)', a
   assert.equal(g.result.text, c.result.text);
   console.log(`WebGPU (2 blocks): ${g.result.tokens.length} tokens as the CPU's in ${(g.result.ms / 1000).toFixed(1)} s: ${JSON.stringify(g.result.text)}`);
   assert.deepEqual(external(), []);
+  await context.close();
+});
+
+test('the app: a checklist written by the loaded judge in the tab, edited, saved and graded', async () => {
+  const { context, page, external, log } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
+  await loadFixtures(page, ['gpt-4']);
+  await loadJudge(page, MODEL, 'cpu');
+  await gradeAll(page);
+  await page.click('#tab-inspector');
+  await page.click('#edit-checklist');
+  await page.click('summary:has-text("Write the checklist on this device")');
+  await page.click('#write-checklist');
+  await page.waitForFunction(() => /questions written in \d+ tokens/.test(document.querySelector('#write-checklist-status')?.textContent || ''), null, { timeout: 300_000 });
+  const written = await page.$$eval('ol.editor input', (inputs) => inputs.map((i) => i.value));
+  assert.ok(written.length > 0 && written.every((t) => t.trim().endsWith('?')), JSON.stringify(written));
+  assert.equal(new Set(written).size, written.length, 'each question once');
+  await shot(page, 'checklist-written-in-the-tab');
+  // The edit step: the first question reworded, then saved; the query is graded with the new list.
+  await page.fill('ol.editor li:first-child input', 'Does the response answer the question directly?');
+  await page.click('#save-checklist');
+  await page.waitForFunction((n) => document.querySelectorAll('#inspector-grid tbody tr').length === n + 1, written.length, { timeout: 300_000 });
+  const items = await page.$$eval('#inspector-grid tbody tr td.item', (tds) => tds.map((t) => t.textContent));
+  assert.equal(items[0], '1. Does the response answer the question directly?');
+  const probs = await page.$$eval('#inspector-grid tbody tr:not(.total) td.num', (tds) => tds.map((t) => t.textContent));
+  assert.ok(probs.length === written.length && probs.every((p) => /^\d\.\d\d$/.test(p)), JSON.stringify(probs));
+  assert.deepEqual(external(), [], 'the query never left the page');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
   await context.close();
 });

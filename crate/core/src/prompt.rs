@@ -221,7 +221,8 @@ pub fn creation_prompt(query: &Query) -> String {
 ///
 /// RocketEval keeps, after the last `##`, the text of each `N. ...?` line up to its last `?`. This parser
 /// does the same and also accepts `N)` numbering, markdown bold, `{{...}}` left in by the creator and
-/// code fences. Returns `None` when no question is found (the caller retries).
+/// code fences. A question repeated word for word is kept once (small judges writing on the device
+/// repeat themselves). Returns `None` when no question is found (the caller retries).
 pub fn parse_checklist_reply(reply: &str) -> Option<Vec<String>> {
     let tail = match reply.rfind("##") {
         // Only cut at a heading when questions follow it; a reply may end with "## Notes".
@@ -247,7 +248,7 @@ fn numbered_questions(text: &str) -> Vec<String> {
         let q = rest.trim().trim_start_matches("{{").replace("**", "");
         let Some(end) = q.rfind('?') else { continue };
         let q = q[..=end].trim().to_string();
-        if q.len() > 1 {
+        if q.len() > 1 && !out.contains(&q) {
             out.push(q);
         }
     }
@@ -669,6 +670,8 @@ mod tests {
         let trailing = "1. Is it short?\n2. Is it kind?\n## Notes\nnone";
         assert_eq!(parse_checklist_reply(trailing).unwrap().len(), 2);
         assert!(parse_checklist_reply("I cannot help with that.").is_none());
+        let repeated = "1. Is it short?\n2. Is it right?\n3. Is it short?\n4. Is it short? \n";
+        assert_eq!(parse_checklist_reply(repeated).unwrap(), ["Is it short?", "Is it right?"]);
     }
 
     #[test]

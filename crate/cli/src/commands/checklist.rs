@@ -160,7 +160,7 @@ const CONTEXT: usize = 8192;
 
 /// A checklist written by the local judge: the creation prompt as the user's message in its chat
 /// template, greedy (or at --temperature) first; a reply without numbered questions is retried
-/// sampled. Repeated items are kept once.
+/// sampled.
 fn write_locally(judge: &mut rocketjudge_engine::judge::AnyJudge, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
     use rocketjudge_engine::generate::GenerateSettings;
     let prompt = judge.prompt_tokens(&creation_prompt(q), true)?;
@@ -171,15 +171,7 @@ fn write_locally(judge: &mut rocketjudge_engine::judge::AnyJudge, a: &CreateArgs
             GenerateSettings { max_tokens: a.max_new_tokens, temperature, seed: a.seed + u64::from(attempt), ..Default::default() };
         let g = pollster::block_on(judge.generate(&prompt, &settings, &mut |_| {}))?;
         match parse_checklist_reply(&g.text) {
-            // Small judges repeat themselves: an item already in the list is not a new one.
-            Some(items) => {
-                return Ok(items.into_iter().fold(Vec::new(), |mut kept, item| {
-                    if !kept.contains(&item) {
-                        kept.push(item);
-                    }
-                    kept
-                }))
-            }
+            Some(items) => return Ok(items),
             None => {
                 let start: String = g.text.chars().take(200).collect();
                 last = anyhow::anyhow!("the reply has no numbered questions (attempt {}: {start:?}…)", attempt + 1);
