@@ -380,10 +380,11 @@ function checklistEditor(q, ctx, close) {
     writeProblem.say(null);
     const stop = ctx.engine.on('generate-token', (m) => { writeStatus.textContent = `Writing: ${m.n} tokens…`; });
     try {
-      const r = await ctx.engine.request('writeChecklist', { query: q });
+      const r = await ctx.engine.request('writeChecklist', { query: q, policy: policySel.value });
       if (!r.items) {
         writeStatus.textContent = '';
-        writeProblem.say(`The judge wrote no numbered questions (${r.tokens} tokens, beginning: "${r.text.slice(0, 160)}…"). Try again with a larger judge, or use a strong model elsewhere.`);
+        const last = r.replies[r.replies.length - 1] || '';
+        writeProblem.say(`The judge wrote no checklist questions (${r.tokens} tokens; its reply began: "${last.slice(0, 160)}…"). Try another prompt or a larger judge, or use a strong model elsewhere.`);
         return;
       }
       rows.splice(0, rows.length, ...r.items.map((t) => ({ text: t, orig: null })));
@@ -397,11 +398,14 @@ function checklistEditor(q, ctx, close) {
       writeButton.disabled = !judge;
     }
   } }, 'Write it with the loaded judge');
+  // The prompt: RocketEval's, or seed 002's generation policies (two-step ones ask twice).
+  const policySel = h('select', { id: 'write-checklist-policy', 'aria-label': 'Checklist prompt' }, h('option', { value: 'rocketeval' }, 'RocketEval\'s creation prompt'));
+  ctx.engine.core('creationPolicies').then((names) => mount(policySel, names.map((n) => h('option', { value: n }, n === 'rocketeval' ? 'RocketEval\'s creation prompt' : `Seed 002: ${n}`))));
   const writeHere = h('details', { class: 'create' }, h('summary', {}, 'Write the checklist on this device'),
     h('p', { class: 'hint' }, judge
       ? `${judge.name} writes it from RocketEval's creation prompt in this tab; the query is not sent anywhere. A small judge writes much worse checklists than a strong model (often generic or repeated questions): review every item before saving.`
       : 'Load a judge first (Judge card): it writes the checklist in this tab.'),
-    h('div', { class: 'row' }, writeButton, writeStatus), writeProblem);
+    h('div', { class: 'row' }, policySel, writeButton, writeStatus), writeProblem);
   return h('div', { class: 'edit-box' },
     h('p', { class: 'hint' }, 'Add, remove or reword items. Saving regrades only the new and reworded items for every model.'),
     list,

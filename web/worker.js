@@ -764,16 +764,15 @@ const handlers = {
   },
 
   /**
-   * A checklist for `query` written by the loaded judge in this tab: RocketEval's creation prompt in
-   * its chat template, greedy, at most `maxTokens` tokens (`generate-token` events as it writes), the
-   * reply parsed as a strong model's is. Resolves with {items (null: no numbered questions), text,
-   * stop, tokens}; the page shows the items for editing before use.
+   * A checklist for `query` written by the loaded judge in this tab under `policy` (RocketEval's
+   * creation prompt, or one of seed 002's: core's `CreationPolicy`), greedy, at most `maxTokens` per
+   * reply (`generate-token` events as it writes), parsed as a strong model's reply is. Resolves with
+   * {items (null: none found), replies, tokens, promptVersion}; the page shows the items for editing.
    */
-  async writeChecklist({ query, maxTokens = 512 }) {
+  async writeChecklist({ query, policy = 'rocketeval', maxTokens = 512 }) {
     if (!judge) throw new Error('load a judge first');
     let n = 0;
-    const r = await judge.generate(wasm.creationPrompt(query), true, { maxTokens }, (piece) => post({ type: 'generate-token', n: ++n, piece }));
-    return { items: wasm.parseChecklistReply(r.text), text: r.text, stop: r.stop, tokens: r.tokens.length };
+    return judge.writeChecklist(query, policy, maxTokens, (piece) => post({ type: 'generate-token', n: ++n, piece }));
   },
 
   /** The loaded judge's GGUF (a Blob), for the benchmark page to hand to wllama. */

@@ -154,6 +154,10 @@ test('the app: a checklist written by the loaded judge in the tab, edited, saved
   await page.click('#tab-inspector');
   await page.click('#edit-checklist');
   await page.click('summary:has-text("Write the checklist on this device")');
+  // RocketEval's creation prompt by default, seed 002's policies beside it (core's names).
+  await page.waitForFunction(() => document.querySelectorAll('#write-checklist-policy option').length > 1);
+  assert.deepEqual(await page.$$eval('#write-checklist-policy option', (os) => os.map((o) => o.value)),
+    ['rocketeval', 'baseline', 'specify', 'length-0.5', 'length-1.5', 'self-refine', 'ticking']);
   await page.click('#write-checklist');
   await page.waitForFunction(() => /questions written in \d+ tokens/.test(document.querySelector('#write-checklist-status')?.textContent || ''), null, { timeout: 300_000 });
   const written = await page.$$eval('ol.editor input', (inputs) => inputs.map((i) => i.value));

@@ -35,6 +35,7 @@
 #![allow(clippy::needless_range_loop)] // numeric kernels index several arrays in step
 
 pub mod calibrate;
+pub mod creation;
 pub mod decoding;
 pub mod direct;
 pub mod error;

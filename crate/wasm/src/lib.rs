@@ -340,6 +340,12 @@ pub fn creation_prompt(query: JsValue) -> Result<String, JsValue> {
     Ok(prompt::creation_prompt(&from_js::<Query>(query, "query")?))
 }
 
+/// The checklist creation policies a judge can write under (`JudgeHandle.writeChecklist`), default first.
+#[wasm_bindgen(js_name = creationPolicies)]
+pub fn creation_policies() -> Vec<String> {
+    rocketjudge_core::creation::CreationPolicy::NAMES.iter().map(|s| s.to_string()).collect()
+}
+
 /// Parse a checklist creator's reply into questions (`null` when none is found).
 #[wasm_bindgen(js_name = parseChecklistReply)]
 pub fn parse_checklist_reply(reply: &str) -> Result<JsValue, JsValue> {

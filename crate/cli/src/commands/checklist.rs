@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use rocketjudge_core::creation::{write_checklist, CreationPolicy};
 use rocketjudge_core::formats::{jsonl, Checklist, Query};
-use rocketjudge_core::prompt::{creation_prompt, parse_checklist_reply, CREATION_PROMPT_VERSION};
+use rocketjudge_core::prompt::creation_prompt;
 use serde_json::{json, Value};
 
 use url::Url;
@@ -72,7 +73,12 @@ pub struct CreateArgs {
     /// T = 0.7 or the given one if higher, with --seed plus the attempt).
     #[arg(long, default_value_t = 0.0)]
     temperature: f64,
-    /// Local judge: tokens per checklist at most.
+    /// The prompt that writes each checklist: RocketEval's, or seed 002's generation policies
+    /// (`baseline`, `specify`, `length-0.5`, `length-1.5`, `self-refine`: two prompts, the baseline's
+    /// reply first; `ticking`: TICK's prompt).
+    #[arg(long, default_value_t = CreationPolicy::RocketEval, value_parser = parse_policy)]
+    policy: CreationPolicy,
+    /// Local judge: tokens per reply at most.
     #[arg(long, default_value_t = 512)]
     max_new_tokens: usize,
     /// Local judge: the seed of sampled attempts.
@@ -81,6 +87,10 @@ pub struct CreateArgs {
     /// Local judge: where it runs.
     #[command(flatten)]
     device: crate::judges::DeviceArgs,
+}
+
+fn parse_policy(s: &str) -> Result<CreationPolicy, String> {
+    s.parse().map_err(|e: rocketjudge_core::error::UnknownName| e.to_string())
 }
 
 pub fn run(c: ChecklistCmd) -> CliResult {
@@ -126,17 +136,13 @@ fn create(a: CreateArgs) -> CliResult {
     eprintln!("{} queries, {} already have checklists, {} to create", queries.len(), done.len(), todo.len());
     let mut failed = Vec::new();
     for (n, q) in todo.iter().enumerate() {
-        let created = match &mut writer {
-            Writer::Endpoint { net, url, key, .. } => create_one(net, url, key.as_deref(), &a, q),
-            Writer::Local(judge) => write_locally(judge, &a, q),
-        };
-        match created {
+        match create_one(&mut writer, &a, q) {
             Ok(items) => {
                 let source = match &writer {
                     Writer::Endpoint { endpoint, .. } => json!({"endpoint": redact(endpoint)}),
                     Writer::Local(_) => json!({"device": "local"}),
                 };
-                let mut meta = json!({"generator": a.model, "prompt_version": CREATION_PROMPT_VERSION});
+                let mut meta = json!({"generator": a.model, "prompt_version": a.policy.version()});
                 meta.as_object_mut().unwrap().extend(source.as_object().unwrap().clone());
                 let c = Checklist { session_id: q.session_id.clone(), checklist: items, meta: Some(meta) };
                 out.append(&a.out, &jsonl::to_jsonl_line(&c))?;
@@ -158,24 +164,53 @@ fn create(a: CreateArgs) -> CliResult {
 /// the checklist.
 const CONTEXT: usize = 8192;
 
-/// A checklist written by the local judge: the creation prompt as the user's message in its chat
-/// template, greedy (or at --temperature) first; a reply without numbered questions is retried
-/// sampled.
-fn write_locally(judge: &mut rocketjudge_engine::judge::AnyJudge, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
-    use rocketjudge_engine::generate::GenerateSettings;
-    let prompt = judge.prompt_tokens(&creation_prompt(q), true)?;
+/// Why one prompt got no reply: worth another attempt (a transport error, 429, 5xx) or not.
+enum Failure {
+    Retry(anyhow::Error),
+    Fatal(anyhow::Error),
+}
+
+impl Writer {
+    /// The reply to `prompt` sent as the user's message; `attempt` (from 0) picks the local judge's
+    /// temperature: greedy (or --temperature) first, then sampled at T = max(0.7, --temperature)
+    /// with --seed plus the attempt.
+    fn ask(&mut self, a: &CreateArgs, prompt: &str, attempt: u32) -> Result<String, Failure> {
+        match self {
+            Writer::Endpoint { net, url, key, .. } => ask_endpoint(net, url, key.as_deref(), a, prompt),
+            Writer::Local(judge) => {
+                use rocketjudge_engine::generate::GenerateSettings;
+                let temperature = if attempt == 0 { a.temperature as f32 } else { (a.temperature as f32).max(0.7) };
+                let settings =
+                    GenerateSettings { max_tokens: a.max_new_tokens, temperature, seed: a.seed + u64::from(attempt), ..Default::default() };
+                let tokens = judge.prompt_tokens(prompt, true).map_err(|e| Failure::Fatal(e.into()))?;
+                let g = pollster::block_on(judge.generate(&tokens, &settings, &mut |_| {})).map_err(|e| Failure::Fatal(e.into()))?;
+                Ok(g.text)
+            }
+        }
+    }
+}
+
+/// One query's checklist under --policy, at most --attempts runs of the policy: a run whose replies
+/// hold no questions, or whose request failed transiently, is retried after a backoff.
+fn create_one(writer: &mut Writer, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
     let mut last = anyhow::anyhow!("no attempt made");
     for attempt in 0..a.attempts.max(1) {
-        let temperature = if attempt == 0 { a.temperature as f32 } else { (a.temperature as f32).max(0.7) };
-        let settings =
-            GenerateSettings { max_tokens: a.max_new_tokens, temperature, seed: a.seed + u64::from(attempt), ..Default::default() };
-        let g = pollster::block_on(judge.generate(&prompt, &settings, &mut |_| {}))?;
-        match parse_checklist_reply(&g.text) {
-            Some(items) => return Ok(items),
-            None => {
-                let start: String = g.text.chars().take(200).collect();
-                last = anyhow::anyhow!("the reply has no numbered questions (attempt {}: {start:?}…)", attempt + 1);
+        if attempt > 0 && matches!(writer, Writer::Endpoint { .. }) {
+            std::thread::sleep(Duration::from_millis(250 * (1 << attempt.min(6))));
+        }
+        let mut reply = String::new();
+        let written = write_checklist(a.policy, q, |prompt| {
+            reply = writer.ask(a, prompt, attempt)?;
+            Ok::<_, Failure>(reply.clone())
+        });
+        match written {
+            Ok(Some(items)) => return Ok(items),
+            Ok(None) => {
+                let start: String = reply.chars().take(200).collect();
+                last = anyhow::anyhow!("the reply has no {} (attempt {}: {start:?}…)", a.policy.expected_reply(), attempt + 1);
             }
+            Err(Failure::Retry(e)) => last = e,
+            Err(Failure::Fatal(e)) => return Err(e),
         }
     }
     Err(last)
@@ -215,41 +250,26 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-fn create_one(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, q: &Query) -> Result<Vec<String>> {
+/// One request to the endpoint: the reply's text.
+fn ask_endpoint(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, prompt: &str) -> Result<String, Failure> {
     let body = json!({
         "model": a.model,
         "temperature": a.temperature,
-        "messages": [{"role": "user", "content": creation_prompt(q)}],
+        "messages": [{"role": "user", "content": prompt}],
     })
     .to_string();
     let auth = key.map(|k| format!("Bearer {k}"));
     let headers: Vec<(&str, &str)> = auth.iter().map(|v| ("Authorization", v.as_str())).collect();
-    let mut last = anyhow::anyhow!("no attempt made");
-    for attempt in 0..a.attempts.max(1) {
-        if attempt > 0 {
-            std::thread::sleep(Duration::from_millis(250 * (1 << attempt.min(6))));
-        }
-        // Transport errors name the URL only (redacted); the key is in a header and never printed.
-        let text = match net.post_json(url, &headers, &body, MAX_REPLY_BYTES) {
-            Ok((200..=299, text)) => text,
-            Ok((code, _)) if code == 429 || code >= 500 => {
-                last = anyhow::anyhow!("the endpoint answered HTTP {code}");
-                continue;
-            }
-            Ok((code, _)) => bail!("the endpoint answered HTTP {code} (not retried)"),
-            Err(e) => {
-                last = e;
-                continue;
-            }
-        };
-        let content =
-            serde_json::from_str::<Value>(&text).ok().and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string));
-        match content.as_deref().and_then(parse_checklist_reply) {
-            Some(items) => return Ok(items),
-            None => last = anyhow::anyhow!("the reply has no numbered questions"),
-        }
+    // Transport errors name the URL only (redacted); the key is in a header and never printed.
+    match net.post_json(url, &headers, &body, MAX_REPLY_BYTES) {
+        Ok((200..=299, text)) => Ok(serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string))
+            .unwrap_or_default()),
+        Ok((code, _)) if code == 429 || code >= 500 => Err(Failure::Retry(anyhow::anyhow!("the endpoint answered HTTP {code}"))),
+        Ok((code, _)) => Err(Failure::Fatal(anyhow::anyhow!("the endpoint answered HTTP {code} (not retried)"))),
+        Err(e) => Err(Failure::Retry(e)),
     }
-    Err(last)
 }
 
 #[cfg(test)]
