@@ -13,11 +13,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, ROOT } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, ROOT, packagedSource } from './harness.mjs';
 
 const MODEL = 'smollm2-135m';
 const golden = JSON.parse(readFileSync(join(ROOT, `tests/golden/engine/generate-${MODEL}.json`), 'utf8'));
-const manifest = JSON.parse(readFileSync(join(ROOT, 'models/manifest.json'), 'utf8')).models;
 
 let server;
 let browser;
@@ -32,10 +31,7 @@ after(async () => {
   server?.stop();
 });
 
-const sourceOf = (model) => {
-  const m = manifest.find((x) => x.name === model);
-  return { key: m.name, urls: [`${server.origin}/models/${m.name}.gguf`], sha256: m.sha256, size: m.size };
-};
+const sourceOf = (model) => packagedSource(server.origin, model);
 
 /**
  * In the page: the app's worker loads `source` for each of `runs` ({backend, options, debugLayers})

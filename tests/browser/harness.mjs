@@ -44,6 +44,13 @@ async function waitForServer(proc, port) {
   return { origin, stop: () => proc.kill() };
 }
 
+/** A packaged judge (models/manifest.json) as the worker's `loadJudge` takes it, served from `origin`. */
+export function packagedSource(origin, model) {
+  const m = JSON.parse(readFileSync(join(ROOT, 'models/manifest.json'), 'utf8')).models.find((x) => x.name === model);
+  if (!m) throw new Error(`${model} is not in models/manifest.json`);
+  return { key: m.name, urls: [`${origin}/models/${m.name}.gguf`], sha256: m.sha256, size: m.size };
+}
+
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',

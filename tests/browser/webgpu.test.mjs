@@ -12,10 +12,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, exportFile, gradeNatively, ROOT, FIX } from './harness.mjs';
+import { startServer, launch, newPage, shot, loadFixtures, loadJudge, exportFile, gradeNatively, ROOT, FIX, packagedSource } from './harness.mjs';
 
 const PARITY = join(ROOT, 'tests/fixtures/parity');
-const manifest = JSON.parse(readFileSync(join(ROOT, 'models/manifest.json'), 'utf8')).models;
 
 // Chromium's WebGPU here is SwiftShader on a shared 2-core machine: measured at ~0.2 GFLOP/s (native
 // lavapipe does ~3), a whole SmolLM2-135M forward over the shortest parity fixture (267 prefix + 354
@@ -129,11 +128,7 @@ async function gradeInWorker(page, source, jobs, runs) {
   }, { source, jobs, runs });
 }
 
-const sourceOf = (model) => {
-  const m = manifest.find((x) => x.name === model);
-  assert.ok(m, `${model} is in models/manifest.json`);
-  return { key: m.name, urls: [`${server.origin}/models/${m.name}.gguf`], sha256: m.sha256, size: m.size };
-};
+const sourceOf = (model) => packagedSource(server.origin, model);
 
 test('parity: the WebGPU judge in the browser agrees with the CPU backend on every packaged model', async () => {
   const queries = jsonl(join(PARITY, 'queries.jsonl'));
