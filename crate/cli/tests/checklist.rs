@@ -226,6 +226,16 @@ fn a_local_judge_writes_checklists_on_this_machine() {
     let again = run(&args);
     assert!(again.status.success() && String::from_utf8_lossy(&again.stderr).contains("2 already have checklists, 0 to create"));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+    // Another policy does not add to a file written under this one.
+    let mut other = args.clone();
+    other.extend(["--policy".into(), "ticking".into()]);
+    let o = run(&other);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("written with the prompt `rocketeval-create-v1`") && err.contains("`seed002-ticking-v1`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     // A key is for an endpoint.
     let mut keyed = args.clone();
     keyed.extend(["--api-key-env".into(), "RJ_TEST_KEY".into()]);

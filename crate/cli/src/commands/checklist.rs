@@ -117,10 +117,18 @@ fn create(a: CreateArgs) -> CliResult {
     let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
-    let done: HashSet<String> = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?
-        .into_iter()
-        .map(|c| c.value.session_id)
-        .collect();
+    let resumed = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?;
+    // One file, one prompt: checklists written under another policy are not mixed in.
+    let version = |c: &Checklist| c.meta.as_ref().and_then(|m| m["prompt_version"].as_str().map(str::to_string));
+    if let Some(other) = resumed.iter().filter_map(|c| version(&c.value)).find(|v| v != a.policy.version()) {
+        bail!(
+            "{} holds checklists written with the prompt `{other}`; this run's --policy {} writes `{}`: choose another --out",
+            a.out.display(),
+            a.policy,
+            a.policy.version()
+        );
+    }
+    let done: HashSet<String> = resumed.into_iter().map(|c| c.value.session_id).collect();
     let mut writer = match &a.endpoint {
         Some(endpoint) => endpoint_writer(&a, endpoint)?,
         None => {
@@ -138,12 +146,11 @@ fn create(a: CreateArgs) -> CliResult {
     for (n, q) in todo.iter().enumerate() {
         match create_one(&mut writer, &a, q) {
             Ok(items) => {
-                let source = match &writer {
-                    Writer::Endpoint { endpoint, .. } => json!({"endpoint": redact(endpoint)}),
-                    Writer::Local(_) => json!({"device": "local"}),
-                };
                 let mut meta = json!({"generator": a.model, "prompt_version": a.policy.version()});
-                meta.as_object_mut().unwrap().extend(source.as_object().unwrap().clone());
+                match &writer {
+                    Writer::Endpoint { endpoint, .. } => meta["endpoint"] = json!(redact(endpoint)),
+                    Writer::Local(_) => meta["device"] = json!("local"),
+                }
                 let c = Checklist { session_id: q.session_id.clone(), checklist: items, meta: Some(meta) };
                 out.append(&a.out, &jsonl::to_jsonl_line(&c))?;
             }
