@@ -106,10 +106,12 @@ pub fn run(c: ChecklistCmd) -> CliResult {
     }
 }
 
-/// Where checklists come from: an endpoint, or the local judge.
+/// Where checklists come from: an endpoint, or the local judge (one writer per run: the variants'
+/// sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Writer {
     Endpoint { net: Net, url: Url, key: Option<String>, endpoint: String },
-    Local(Box<rocketjudge_engine::judge::AnyJudge>),
+    Local(rocketjudge_engine::judge::AnyJudge),
 }
 
 fn create(a: CreateArgs) -> CliResult {
@@ -137,7 +139,7 @@ fn create(a: CreateArgs) -> CliResult {
             }
             let (judge, info) = crate::judges::load(&a.model, &a.device, CONTEXT)?;
             eprintln!("writing checklists on this machine with {} on {}", a.model, info.description);
-            Writer::Local(Box::new(judge))
+            Writer::Local(judge)
         }
     };
     let todo: Vec<&Query> = queries.iter().map(|l| &l.value).filter(|q| !done.contains(&q.session_id)).collect();
