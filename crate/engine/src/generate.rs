@@ -220,7 +220,7 @@ impl<B: Backend> ModelJudge<B> {
     /// `n` tokens generated greedily on top of the `position` tokens in the KV cache, from `first`,
     /// end-of-generation tokens not stopping it (the speed benchmark's decode step).
     pub async fn decode_greedy(&mut self, position: usize, first: u32, n: usize) -> Result<(), EngineError> {
-        let vocab: Vec<u32> = (0..self.model.config.vocab as u32).collect();
+        let vocab = self.model.vocabulary();
         let mut next = first;
         for i in 0..n {
             next = greedy(&self.decode_step(next, position + i, &vocab).await?);
@@ -249,7 +249,7 @@ impl<B: Backend> ModelJudge<B> {
             )));
         }
         self.prefill(head)?;
-        let vocab: Vec<u32> = (0..self.model.config.vocab as u32).collect();
+        let vocab = self.model.vocabulary();
         let end_of_generation = self.codec.tokenizer.end_of_generation().to_vec();
         let mut sampler = Sampler::new(settings);
         let mut text = TextStream { bytes: Vec::new(), released: 0, stop: &settings.stop };

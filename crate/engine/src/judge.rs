@@ -489,7 +489,7 @@ impl<B: Backend> ModelJudge<B> {
             .model
             .forward(&mut self.backend, &mut self.caches, &rows, &positions, &vec![0; rows.len()], false, Some(&all))?
             .expect("rows were requested");
-        let vocab: Vec<u32> = (0..self.model.config.vocab as u32).collect();
+        let vocab = self.model.vocabulary();
         let mut total = 0.0f64;
         // Full-vocabulary logits a few rows at a time (each row is a vocabulary of floats).
         for chunk in all.chunks(32) {

@@ -30,6 +30,13 @@ struct WrittenChecklist {
     prompt_version: &'static str,
 }
 
+/// `onToken(piece)` called for each generated token's text.
+fn reporter(on_token: &Function) -> impl FnMut(&str) + '_ {
+    |piece: &str| {
+        let _ = on_token.call1(&JsValue::NULL, &JsValue::from_str(piece));
+    }
+}
+
 #[wasm_bindgen]
 impl JudgeHandle {
     /// A checklist for `query` written by this judge under `policy` (core's `CreationPolicy` names:
@@ -45,9 +52,7 @@ impl JudgeHandle {
             let policy: CreationPolicy = policy.parse().map_err(err)?;
             let settings = GenerateSettings { max_tokens, ..Default::default() };
             let mut guard = borrow_judge(&inner)?;
-            let mut report = |piece: &str| {
-                let _ = on_token.call1(&JsValue::NULL, &JsValue::from_str(piece));
-            };
+            let mut report = reporter(&on_token);
             let (mut replies, mut tokens) = (Vec::new(), 0);
             let mut run = CreationRun::new(policy, &query);
             let mut step = run.start();
@@ -80,9 +85,7 @@ impl JudgeHandle {
             let settings: GenerateSettings = settings(options, "generation settings")?;
             let mut guard = borrow_judge(&inner)?;
             let prompt = guard.prompt_tokens(&text, chat).map_err(err)?;
-            let mut report = |piece: &str| {
-                let _ = on_token.call1(&JsValue::NULL, &JsValue::from_str(piece));
-            };
+            let mut report = reporter(&on_token);
             let generation = guard.generate(&prompt, &settings, &mut report).await.map_err(err)?;
             to_js(&GenerateResult { prompt, generation })
         })

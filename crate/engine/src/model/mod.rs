@@ -198,6 +198,11 @@ impl<B: Backend> Model<B> {
         Ok(Some(b.rms_norm(&x, &self.output_norm, c.rms_eps, None)))
     }
 
+    /// Every id of the output head, for whole-vocabulary logits (generation, perplexity).
+    pub fn vocabulary(&self) -> Vec<u32> {
+        (0..self.config.vocab as u32).collect()
+    }
+
     /// Logits of vocabulary `ids` for each row of final hidden states `x`.
     pub async fn logits(&self, b: &mut B, x: &B::Tensor, ids: &[u32]) -> Result<Vec<Vec<f32>>, EngineError> {
         b.logits(x, self.output.as_ref().unwrap_or(&self.embed), ids, self.config.final_softcap).await
