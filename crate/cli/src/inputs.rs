@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::formats::{self, fastchat, jsonl, Benchmark, Judgment, Lined, Problem, Query, Response, Score, Severity};
 use rocketjudge_core::pairwise::{self, PairJudgment};
+use rocketjudge_core::reasoned;
 use rocketjudge_core::score::scores_from_judgments;
 
 /// Input problems severe enough to stop (exit code 3).
@@ -172,6 +173,14 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
             let (s, p) = fastchat::scores_from_single_judgments(&name, &bytes)?;
             problems.extend(p);
             s
+        } else if reasoned::looks_reasoned(&bytes) {
+            // `reason` lines: a response none of whose replies could be read has no score (unanswered).
+            let rows = reasoned::read_reasoned_scores(&name, &bytes)?;
+            let unscored = rows.iter().filter(|r| r.value.score.is_none()).count();
+            if unscored > 0 {
+                eprintln!("{name}: {unscored} responses have no readable reply and no score: ranked as unanswered");
+            }
+            rows.into_iter().filter_map(|r| r.value.as_score().map(|value| Lined { line: r.line, value })).collect()
         } else {
             formats::rocketeval::read_scores(&name, &bytes)?
         };
@@ -228,14 +237,24 @@ pub struct Work<'a> {
 
 impl GradingInputs {
     /// Read and check everything; problems are printed, and errors stop unless `allow_problems`.
-    pub fn read(queries: &Path, checklists: Option<&Path>, responses: &[PathBuf], allow_problems: bool) -> Result<Self> {
+    /// Without `need_checklists` (prompts that list no checklist items) a query without a checklist is
+    /// no problem: its responses are judged.
+    pub fn read(
+        queries: &Path,
+        checklists: Option<&Path>,
+        responses: &[PathBuf],
+        allow_problems: bool,
+        need_checklists: bool,
+    ) -> Result<Self> {
         let qname = queries.display().to_string();
         let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &read(queries)?)?);
         if let Some(c) = checklists {
             let cname = c.display().to_string();
             problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &read(c)?)?));
         }
-        problems.extend(bench.check_checklists(&qname));
+        if need_checklists {
+            problems.extend(bench.check_checklists(&qname));
+        }
         let mut files = Vec::new();
         for r in responses {
             for f in files_in(r)? {

@@ -1,15 +1,18 @@
 //! Where the judge's forward passes become the records of the other evaluation designs (seeds
-//! 001–004): a [`PairJudgment`] from two responses compared in both orders, and a [`DirectScore`] from
+//! 000–004): a [`PairJudgment`] from two responses compared in both orders, a [`DirectScore`] from
 //! one response scored 0–9 or by its perplexity — each with the query's checklist in the prompt
-//! always, never, or where the plain prompt leaves the judge unsure (seed 002). The command line and
-//! the browser worker both call these, so a line means the same wherever it was made.
+//! always, never, or where the plain prompt leaves the judge unsure (seed 002) — and a
+//! [`ReasonedScore`] from N written replies (chain-of-thought judging). The command line and the
+//! browser worker both call these, so a line means the same wherever it was made.
 
 use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::direct::{DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings};
-use rocketjudge_core::prompt::{DirectInstruction, PairwiseScale};
+use rocketjudge_core::prompt::{grading_history, DirectInstruction, PairwiseScale};
+use rocketjudge_core::reasoned::{reasoned_prompt, ReasonedSample, ReasonedScore, ReasonedSettings};
 
+use crate::generate::GenerateSettings;
 use crate::judge::{AnyJudge, Judge};
 use crate::EngineError;
 
@@ -119,5 +122,63 @@ impl AnyJudge {
         row.score = settings.decoding.unwrap_or_default().score(&d.probabilities, &Decoding::response_key(model, &response.session_id));
         row.digits = Some(d.probabilities);
         Ok(Some(row))
+    }
+
+    /// `model`'s `response` to `query` judged by N written replies as `settings` (checked) say: the
+    /// protocol's prompt runs once, each reply is sampled from it (reply i with seed + i), parsed, and
+    /// the readable scores aggregated. A prompt too long for the context and the reply loses the middle
+    /// of its tokens (recorded). `on_sample` sees each reply as it is read.
+    pub async fn reasoned(
+        &mut self,
+        query: &Query,
+        response: &Response,
+        model: &str,
+        settings: &ReasonedSettings,
+        on_sample: &mut dyn FnMut(usize, &ReasonedSample),
+    ) -> Result<ReasonedScore, EngineError> {
+        let protocol = settings.protocol;
+        if protocol.needs_checklist() && query.checklist.is_empty() {
+            return Err(EngineError::Input(format!("`{}` has no checklist for the `{protocol}` protocol to list", query.session_id)));
+        }
+        let reference =
+            protocol.uses_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
+        let text = reasoned_prompt(
+            protocol,
+            &grading_history(query, response),
+            query.user_query(),
+            reference.map(String::as_str),
+            response.answer(),
+            &query.checklist,
+        );
+        let mut tokens = self.prompt_tokens(&text, true)?;
+        let room = self.context_tokens().saturating_sub(settings.reply_tokens);
+        if room < 64 {
+            return Err(EngineError::Input(format!(
+                "a reply of {} tokens leaves the judge's context of {} no room for the prompt",
+                settings.reply_tokens,
+                self.context_tokens()
+            )));
+        }
+        let mut row = ReasonedScore::new(&response.session_id, model, &self.name(), settings, reference.is_some());
+        if tokens.len() > room {
+            // Keep the end (the instruction and its answer cue) and as much of the beginning as fits.
+            let cut = tokens.len() - room;
+            tokens.drain(room / 2..room / 2 + cut);
+            row.truncated_tokens = Some(cut);
+        }
+        let generate = GenerateSettings {
+            max_tokens: settings.reply_tokens,
+            temperature: settings.temperature as f32,
+            top_p: 1.0,
+            seed: settings.seed,
+            stop: Vec::new(),
+        };
+        let items = query.checklist.len();
+        self.generate_replies(&tokens, &generate, settings.samples, &mut |i, reply| {
+            let sample = row.push(reply.text.clone(), reply.tokens.len(), reply.stop.name(), items);
+            on_sample(i, sample);
+        })
+        .await?;
+        Ok(row)
     }
 }

@@ -77,6 +77,18 @@ pub enum StopReason {
     ContextFull,
 }
 
+impl StopReason {
+    /// As records write it (`end-of-generation`, `stop-string`, `max-tokens`, `context-full`).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::EndOfGeneration => "end-of-generation",
+            StopReason::StopString => "stop-string",
+            StopReason::MaxTokens => "max-tokens",
+            StopReason::ContextFull => "context-full",
+        }
+    }
+}
+
 /// A finished generation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -238,7 +250,34 @@ impl<B: Backend> ModelJudge<B> {
         on_token: &mut dyn FnMut(&str),
     ) -> Result<Generation, EngineError> {
         settings.check()?;
-        let Some((&last, head)) = prompt.split_last() else {
+        self.prefill_prompt(prompt)?;
+        self.reply(prompt, settings, on_token).await
+    }
+
+    /// `n` replies to one `prompt`, reply i sampled with `settings.seed + i`: the prompt runs into the
+    /// KV cache once and each reply starts from it. `on_reply` sees each reply as it is finished.
+    pub async fn generate_replies(
+        &mut self,
+        prompt: &[u32],
+        settings: &GenerateSettings,
+        n: usize,
+        on_reply: &mut dyn FnMut(usize, &Generation),
+    ) -> Result<Vec<Generation>, EngineError> {
+        settings.check()?;
+        self.prefill_prompt(prompt)?;
+        let mut replies = Vec::with_capacity(n);
+        for i in 0..n {
+            let seeded = GenerateSettings { seed: settings.seed.wrapping_add(i as u64), ..settings.clone() };
+            let reply = self.reply(prompt, &seeded, &mut |_| {}).await?;
+            on_reply(i, &reply);
+            replies.push(reply);
+        }
+        Ok(replies)
+    }
+
+    /// All of `prompt` but its last token into the KV cache (what every reply to it shares).
+    fn prefill_prompt(&mut self, prompt: &[u32]) -> Result<(), EngineError> {
+        let Some((_, head)) = prompt.split_last() else {
             return Err(EngineError::Input("the prompt is empty".into()));
         };
         if prompt.len() >= self.max_tokens {
@@ -248,7 +287,21 @@ impl<B: Backend> ModelJudge<B> {
                 self.max_tokens
             )));
         }
-        self.prefill(head)?;
+        self.prefill(head)
+    }
+
+    /// One reply to `prompt`, whose head is in the KV cache ([`Self::prefill_prompt`]); the cache is cut
+    /// back to the head first, so replies can follow one another.
+    async fn reply(
+        &mut self,
+        prompt: &[u32],
+        settings: &GenerateSettings,
+        on_token: &mut dyn FnMut(&str),
+    ) -> Result<Generation, EngineError> {
+        let (&last, head) = prompt.split_last().expect("prefill_prompt refuses an empty prompt");
+        for c in self.caches.iter_mut() {
+            self.backend.truncate_cache(c, head.len());
+        }
         let vocab = self.model.vocabulary();
         let end_of_generation = self.codec.tokenizer.end_of_generation().to_vec();
         let mut sampler = Sampler::new(settings);

@@ -706,6 +706,22 @@ impl AnyJudge {
         each!(self, j => j.generate(prompt, settings, on_token).await)
     }
 
+    /// `n` replies to `prompt` on one prefill (see [`ModelJudge::generate_replies`]).
+    pub async fn generate_replies(
+        &mut self,
+        prompt: &[u32],
+        settings: &crate::generate::GenerateSettings,
+        n: usize,
+        on_reply: &mut dyn FnMut(usize, &crate::generate::Generation),
+    ) -> Result<Vec<crate::generate::Generation>, EngineError> {
+        each!(self, j => j.generate_replies(prompt, settings, n, on_reply).await)
+    }
+
+    /// The judge's context in tokens (prompt and reply together).
+    pub fn context_tokens(&self) -> usize {
+        each!(self, j => j.max_tokens)
+    }
+
     /// The benchmark workload in this judge's tokens.
     pub fn bench_workload(&self, prefix_tokens: usize, items: usize, suffix_tokens: usize) -> Result<BenchWorkload, EngineError> {
         each!(self, j => BenchWorkload::new(&j.codec.tokenizer, prefix_tokens, items, suffix_tokens))

@@ -74,3 +74,26 @@ fn sampled_generation_is_reproducible_and_stops_where_told() {
     let full = runs.iter().find(|r| r.stop == StopReason::ContextFull).expect("one of 8 sampled runs fills the context");
     assert_eq!(full.prompt_tokens + full.tokens.len(), 128);
 }
+
+/// N replies on one prefill are the replies N separate generations give (reply i with seed + i): the
+/// KV cache is cut back to the prompt between them, on the CPU engine and on WebGPU alike.
+#[test]
+fn replies_on_one_prefill_equal_separate_generations() {
+    let _guard = common::model_lock();
+    let cpu = Cpu::new(common::threads()).unwrap();
+    let mut judge = judge_from_file(&common::model_path("smollm2-135m"), cpu, 512, &mut |_, _| {}).unwrap();
+    let prompt = judge.codec.encode_user_message("Is a whale a fish? Explain briefly.").unwrap();
+    let settings = GenerateSettings { max_tokens: 20, temperature: 1.0, seed: 40, ..Default::default() };
+    let mut seen = Vec::new();
+    let replies = block_on(judge.generate_replies(&prompt, &settings, 3, &mut |i, g| seen.push((i, g.text.clone())))).unwrap();
+    assert_eq!(
+        seen,
+        replies.iter().enumerate().map(|(i, g)| (i, g.text.clone())).collect::<Vec<_>>(),
+        "each reply is reported once, in order"
+    );
+    for (i, reply) in replies.iter().enumerate() {
+        let alone = block_on(judge.generate(&prompt, &GenerateSettings { seed: 40 + i as u64, ..settings.clone() }, &mut |_| {})).unwrap();
+        assert_eq!(reply, &alone, "reply {i}");
+    }
+    assert!(replies[0].tokens != replies[1].tokens || replies[1].tokens != replies[2].tokens, "three seeds, not one text");
+}

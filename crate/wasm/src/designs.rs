@@ -1,12 +1,15 @@
-//! The other evaluation designs in the page (seeds 001–004): pairwise comparisons in both orders (every
+//! The other evaluation designs in the page (seeds 000–004): pairwise comparisons in both orders (every
 //! two models or against a reference), Direct scores at an instruction level or by perplexity, with
-//! the checklist always, never or selectively — the engine's `designs` and core's `pairwise`/`direct`.
+//! the checklist always, never or selectively, and scores from the judge's written reasoning — the
+//! engine's `designs` and core's `pairwise`/`direct`/`reasoned`.
 
+use js_sys::Function;
 use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, PairJudgment, PairSettings, PositionConsistency};
 use rocketjudge_core::rank::{self, RankSettings, Ranking, ScoreTable};
+use rocketjudge_core::reasoned::{ReasonedProtocol, ReasonedScore, ReasonedSettings};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -24,6 +27,31 @@ pub fn check_pair_settings(s: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = checkDirectSettings)]
 pub fn check_direct_settings(s: JsValue) -> Result<JsValue, JsValue> {
     to_js(&settings::<DirectSettings>(s, "Direct settings")?.checked().map_err(err)?)
+}
+
+/// Reasoned settings `{protocol, samples, temperature, aggregate, replyTokens, seed}` checked.
+#[wasm_bindgen(js_name = checkReasonedSettings)]
+pub fn check_reasoned_settings(s: JsValue) -> Result<JsValue, JsValue> {
+    to_js(&settings::<ReasonedSettings>(s, "reasoned settings")?.checked().map_err(err)?)
+}
+
+/// The reasoned protocols, each `{name, description, paper}` (`paper`: its settings as its paper runs it).
+#[wasm_bindgen(js_name = reasonedProtocols)]
+pub fn reasoned_protocols() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    struct P {
+        name: &'static str,
+        description: &'static str,
+        paper: ReasonedSettings,
+    }
+    let all: Vec<P> = ReasonedProtocol::NAMES
+        .iter()
+        .map(|n| {
+            let p: ReasonedProtocol = n.parse().expect("a listed name");
+            P { name: n, description: p.description(), paper: ReasonedSettings::paper(p) }
+        })
+        .collect();
+    to_js(&all)
 }
 
 /// Parse per-query rubrics (JSONL `{session_id, rubric}`, seed 003's instance rubrics) for the Direct
@@ -70,6 +98,16 @@ pub fn rank_direct(rows: JsValue, settings: JsValue, decoding: JsValue) -> Resul
     to_js(&rank::rank(&ScoreTable::new(&scores).map_err(err)?, &opts).map_err(err)?)
 }
 
+/// Rank reasoned scores (`settings` as for `rank`); responses without a readable reply are left out
+/// (unanswered).
+#[wasm_bindgen(js_name = rankReasoned)]
+pub fn rank_reasoned(rows: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+    let rows: Vec<ReasonedScore> = from_js(rows, "reasoned scores")?;
+    let scores: Vec<_> = rows.iter().filter_map(ReasonedScore::as_score).collect();
+    let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
+    to_js(&rank::rank(&ScoreTable::new(&scores).map_err(err)?, &opts).map_err(err)?)
+}
+
 #[wasm_bindgen]
 impl JudgeHandle {
     /// Compare `modelA`'s and `modelB`'s responses to `query` in both orders (`settings`: checked
@@ -106,6 +144,29 @@ impl JudgeHandle {
             let s: DirectSettings = from_js(settings, "Direct settings")?;
             let mut guard = borrow_judge(&inner)?;
             to_js(&guard.direct(&q, &r, &model, &s).await.map_err(err)?)
+        })
+    }
+
+    /// `model`'s `response` to `query` judged from N written replies (`settings`: checked reasoned
+    /// settings): resolves with the `ReasonedScore` to store. `onReply(i, sample)` is called as each
+    /// reply is read (`sample`: `{score?, text, items?, tokens, stop}`).
+    #[allow(clippy::await_holding_refcell_ref)]
+    pub fn reason(&self, query: JsValue, response: JsValue, model: String, settings: JsValue, on_reply: Function) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let q: Query = from_js(query, "query")?;
+            let r: Response = from_js(response, "response")?;
+            let s: ReasonedSettings = from_js(settings, "reasoned settings")?;
+            let mut guard = borrow_judge(&inner)?;
+            let row = guard
+                .reasoned(&q, &r, &model, &s, &mut |i, sample| {
+                    if let Ok(v) = to_js(sample) {
+                        let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
+                    }
+                })
+                .await
+                .map_err(err)?;
+            to_js(&row)
         })
     }
 }

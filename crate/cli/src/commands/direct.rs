@@ -71,7 +71,8 @@ pub fn run(a: Args) -> CliResult {
         None => a.rubric.clone(),
     };
     // The Direct prompt needs no checklist: queries without one are fine here.
-    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true)?;
+    let inputs =
+        inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, true, checklist != ChecklistUse::Never)?;
     let work = inputs.work();
     // Each query's own rubric where --rubrics gives one.
     let mut rubrics = BTreeMap::new();

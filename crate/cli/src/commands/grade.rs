@@ -194,8 +194,9 @@ pub fn run(a: Args) -> CliResult {
         bail!("--until and --order adaptive need the whole run's ranking, which a shard does not see; use them without --shard");
     }
     // Plain comparisons need no checklist: queries without one are fine then (as for `direct`).
-    let allow = a.allow_problems || (pairwise && checklist == ChecklistUse::Never);
-    let inputs = inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, allow)?;
+    let need_checklists = !(pairwise && checklist == ChecklistUse::Never);
+    let inputs =
+        inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, a.allow_problems, need_checklists)?;
     let all_work = inputs.work();
     let work: Vec<&inputs::Work> = match a.shard {
         Some(s) => {

@@ -12,6 +12,7 @@ pub mod meta;
 pub mod models;
 pub mod pairs;
 pub mod rank;
+pub mod reason;
 pub mod replay;
 pub mod score;
 pub mod serve;
