@@ -1,6 +1,7 @@
-// The other evaluation designs (issue #13, seeds 001–004): pairwise comparisons in both orders (every
-// two models, or each against a reference), Direct scores at an instruction level or by perplexity,
-// with the query's checklist in the prompt always, never or where the judge is unsure. The worker runs
+// The other evaluation designs (issues #13 and #30, seeds 000–004): pairwise comparisons in both orders
+// (every two models, or each against a reference), Direct scores at an instruction level or by
+// perplexity, with the query's checklist in the prompt always, never or where the judge is unsure, and
+// scores from the judge's written reasoning (chain of thought, N replies aggregated). The worker runs
 // the engine and stores each record as it is made; core ranks them with the leaderboard's method and
 // decoding. This file renders; text from files is rendered as text.
 
@@ -14,7 +15,10 @@ const TYPES = {
   reference: 'Pairwise: each model against a reference',
   five: 'Pairwise on a 5-point scale (Arena-Hard\'s), both orders',
   direct: 'Direct score (0–9 or 1–5, no checklist items)',
+  reasoned: 'Written reasoning (chain of thought), N replies per response',
 };
+// Core's `Aggregate`: how a response's N replies become one score.
+const AGGREGATES = { mean: 'mean', median: 'median', majority: 'majority vote' };
 const INSTRUCTIONS = {
   rocketeval: 'RocketEval\'s Direct prompt (score bands)',
   generic: 'Generic: "evaluate the quality" (level 2)',
@@ -46,7 +50,36 @@ function designOf(u) {
     const rubrics = RUBRIC_LEVELS.includes(u.instruction) && u.rubrics ? { rubrics: u.rubrics.bySession } : {};
     return { type: 'direct', settings: { instruction: u.instruction, ...scale, ...rubrics, rubric, reference: perplexity ? 'paper' : u.referenceAnswer, checklist: perplexity ? 'never' : u.checklist, k: perplexity ? null : k } };
   }
+  if (u.type === 'reasoned') {
+    const r = u.reasoned;
+    return { type: 'reasoned', settings: { protocol: r.protocol, samples: Number(r.samples), temperature: Number(r.temperature), aggregate: r.aggregate, replyTokens: Number(r.replyTokens), seed: 0 } };
+  }
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
+}
+
+/** Whether a design's prompt lists the query's checklist (its responses need one). */
+const listsChecklist = (design) => design.type === 'reasoned' ? design.settings.protocol === 'checklist-guided' : design.settings.checklist !== 'never';
+
+/** The reasoned form's fields: a protocol (core's, with its paper's settings), N, T, the aggregation, the reply length. */
+function reasonedFields(u, protocols, set) {
+  const r = u.reasoned;
+  const field = (id, label, key, attrs, title) => {
+    const el = h('input', { type: 'number', id, 'aria-label': label, value: r[key], size: 5, title, ...attrs });
+    el.addEventListener('change', () => { r[key] = el.value; set(); });
+    return h('label', { title }, `${label} `, el);
+  };
+  const byName = Object.fromEntries(protocols.map((p) => [p.name, p.description]));
+  return [
+    h('label', {}, 'Protocol ', select('design-protocol', 'Reasoning protocol', byName, r.protocol, (name) => {
+      const paper = protocols.find((p) => p.name === name).paper;
+      Object.assign(r, { protocol: name, samples: paper.samples, temperature: paper.temperature, aggregate: paper.aggregate, replyTokens: paper.replyTokens });
+      set();
+    })),
+    field('design-samples', 'Replies', 'samples', { min: 1, max: 64, step: 1 }, 'Replies per response (the protocol\'s paper: 1, 5 or 10)'),
+    field('design-temperature', 'Temperature', 'temperature', { min: 0, step: 0.1 }, '0: greedy (then one reply); the papers sample at 1.0'),
+    h('label', {}, 'Aggregate ', select('design-aggregate', 'Aggregation of the replies', AGGREGATES, r.aggregate, (v) => { r.aggregate = v; set(); })),
+    field('design-reply-tokens', 'Reply tokens', 'replyTokens', { min: 1, step: 1 }, 'The most tokens one reply may have'),
+  ];
 }
 
 /**
@@ -77,7 +110,10 @@ export const DESIGN_VIEWS = {
   /** Choose a design, run it with the loaded judge, and rank its records with every aggregation. */
   async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
-    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', scale: '0-9', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '' });
+    const protocols = (ui.reasonedProtocols ||= await ctx.engine.core('reasonedProtocols'));
+    const paper = protocols[0].paper;
+    const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', scale: '0-9', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '',
+      reasoned: { protocol: paper.protocol, samples: paper.samples, temperature: paper.temperature, aggregate: paper.aggregate, replyTokens: paper.replyTokens } });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',
@@ -107,11 +143,12 @@ export const DESIGN_VIEWS = {
     const rubricsShown = u.rubrics ? h('span', { class: 'hint', id: 'design-rubrics-loaded' }, `${Object.keys(u.rubrics.bySession).length} queries with their own rubric (${u.rubrics.name}) `,
       h('button', { onclick: () => { u.rubrics = null; rerender(); } }, 'Clear')) : null;
     const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
+    const reasoned = u.type === 'reasoned';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
     const settings = design.type === 'pairwise' ? { ...leaderboard, pairOrders: u.orders } : leaderboard;
     const run = async () => {
-      const { jobs, without } = designJobs(ctx, design.settings.checklist !== 'never');
+      const { jobs, without } = designJobs(ctx, listsChecklist(design));
       ui.designErrors = [];
       if (!jobs.length) {
         ui.designErrors = ['Load a benchmark and responses first (with checklists, to put them in the prompt).'];
@@ -119,8 +156,10 @@ export const DESIGN_VIEWS = {
       }
       if (without) ctx.notice(`${without} responses answer queries without a checklist and are left out of this run.`, 'warn');
       showStatus(ui, 'starting…');
+      let done = 'starting';
       const off = [
-        ctx.engine.on('design-progress', (m) => showStatus(ui, `${m.done} of ${m.total} ${u.type === 'direct' ? 'responses' : 'comparisons'}…`)),
+        ctx.engine.on('design-progress', (m) => { done = `${m.done} of ${m.total} ${design.type === 'pairwise' ? 'comparisons' : 'responses'}`; showStatus(ui, `${done}…`); }),
+        ctx.engine.on('design-reply', (m) => showStatus(ui, `${done}; the next: reply ${m.reply} of ${m.samples} ${m.score == null ? 'unreadable' : `scored ${m.score}`}…`)),
         ctx.engine.on('design-error', (m) => { ui.designErrors.push(`${m.model} on ${m.session_id}: ${m.error}`); }),
       ];
       ui.designRunning = true;
@@ -143,8 +182,9 @@ export const DESIGN_VIEWS = {
       u.type === 'direct' && hasScale(u.instruction) ? h('label', {}, 'Scale ', select('design-scale', 'Score scale', SCALES, u.scale, set('scale'))) : null,
       ...(u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction) ? [h('label', {}, 'Rubric ', rubric), h('label', {}, 'Rubrics per query ', rubricsFile), rubricsShown] : []),
       u.type === 'direct' && !perplexity ? h('label', { title: 'The query\'s reference answer in the prompt: RocketEval\'s Direct prompt carries it (its MT-Bench setting), seed 004\'s levels judge without one' }, 'Reference answer ', select('design-reference-answer', 'Reference answer', REFERENCES, u.referenceAnswer, set('referenceAnswer'))) : null,
-      perplexity ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
-      !perplexity && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,
+      ...(reasoned ? reasonedFields(u, protocols, () => { ui.designStatus = ''; ui.designErrors = []; rerender(); }) : []),
+      perplexity || reasoned ? null : h('label', {}, 'Checklist in the prompt ', select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist'))),
+      !perplexity && !reasoned && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,
       design.type === 'pairwise' ? h('label', { title: 'The mean of the two orders gives one battle per comparison (a split is a tie; the default, since a small judge\'s verdict in one order is mostly its position). Seed 001 counts each order as a battle; a 5-point verdict "much better" as three battles, "better" as one, a tie as one tie.' }, 'Battles ', select('design-orders', 'Battles per comparison', ORDERS, u.orders, set('orders'))) : null);
     const buttons = h('div', { class: 'row' },
       h('button', { id: 'design-run', class: 'primary', disabled: !ctx.state.judge || ui.designRunning, onclick: run, title: ctx.state.judge ? '' : 'Load a judge first' }, 'Run with the loaded judge'),
@@ -168,11 +208,24 @@ async function designResult(v, ctx, { name, settings, decoding, u }) {
   if (!v.count) return h('p', { class: 'hint', id: 'design-empty' }, `Nothing made yet with this design by ${name}.`);
   const what = v.type === 'pairwise' ? 'comparisons (both orders)' : 'responses scored';
   const c = v.consistency;
+  const unscored = v.type === 'reasoned' ? ` · ${v.unreadable.length} of ${v.replies} replies unreadable, ${v.unscored} responses without a readable one (unanswered)` : v.unscored ? ` · ${v.unscored} empty responses have no perplexity` : '';
+  const decoded = v.type === 'reasoned' ? `${v.settings.aggregate} of the replies' scores` : decoding ? `${decoding.method} decoding` : 'the exact expectation';
   const parts = [
-    h('p', { class: 'hint', id: 'design-summary' }, `${name} · ${v.count} ${what}${v.unscored ? ` · ${v.unscored} empty responses have no perplexity` : ''} · ranked by ${v.ranking?.method ?? settings.method}, ${decoding ? `${decoding.method} decoding` : 'the exact expectation'} (the Leaderboard tab's Method and Decoding)`),
+    h('p', { class: 'hint', id: 'design-summary' }, `${name} · ${v.count} ${what}${unscored} · ranked by ${v.ranking?.method ?? settings.method}, ${decoded} (the Leaderboard tab's Method${v.type === 'reasoned' ? '' : ' and Decoding'})`),
+    v.type === 'reasoned' && v.unreadable.length ? h('details', { id: 'design-unreadable' }, h('summary', {}, `The ${v.unreadable.length} unreadable replies, as written${v.unreadable.length > 200 ? ' (the first 200 here; every one is in the download)' : ''}`),
+      h('ol', {}, v.unreadable.slice(0, 200).map((x) => h('li', {}, h('span', { class: 'hint' }, `${x.model} on ${x.session_id}, reply ${x.reply}: `), h('pre', { class: 'text' }, x.text || '(empty)'))))) : null,
     c ? h('p', { id: 'design-consistency' }, `Position consistency ${fmt(c.rate, 3)}: ${c.consistent} of ${c.pairs} comparisons keep their verdict when the two responses swap places; p(the first shown wins) ${fmt(c.first_shown, 3)} (0.5 without position bias).`) : null,
   ];
-  if (v.rankError) return [...parts, h('p', { class: 'notice error' }, v.rankError)];
+  // The records can be downloaded even where they cannot be ranked (e.g. no reply could be read).
+  const file = { pairwise: 'pairs.jsonl', direct: `direct-${v.settings.instruction}.jsonl`, reasoned: `reasoned-${v.settings.protocol}.jsonl` }[v.type];
+  const how = {
+    pairwise: 'rocketjudge rank --judgments <folder with it> ranks the same comparisons natively.',
+    direct: 'One line per response, as rocketjudge direct writes them.',
+    reasoned: 'One line per response with every reply, as rocketjudge reason writes them; rocketjudge rank --scores <folder with it> ranks them.',
+  }[v.type];
+  const exportRow = h('div', { class: 'row' }, h('button', { id: 'design-export', onclick: () => download(file, v.jsonl, 'application/x-ndjson') }, `Download ${file}`),
+    h('span', { class: 'hint' }, how));
+  if (v.rankError) return [...parts, h('p', { class: 'notice error' }, v.rankError), exportRow];
   const m = v.ranking.method;
   const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
   parts.push(h('table', { class: 'leaderboard', id: 'design-leaderboard' },
@@ -204,8 +257,6 @@ async function designResult(v, ctx, { name, settings, decoding, u }) {
     parts.push(h('h3', {}, 'Agreement with other rankings'), h('table', { class: 'meta', id: 'design-agreement' },
       h('thead', {}, h('tr', {}, ['ranking', 'models', 'Spearman ρ', 'Kendall τ-b'].map((x) => h('th', {}, x)))), h('tbody', {}, rows)));
   }
-  const file = v.type === 'pairwise' ? 'pairs.jsonl' : `direct-${v.settings.instruction}.jsonl`;
-  parts.push(h('div', { class: 'row' }, h('button', { id: 'design-export', onclick: () => download(file, v.jsonl, 'application/x-ndjson') }, `Download ${file}`),
-    h('span', { class: 'hint' }, v.type === 'pairwise' ? 'rocketjudge rank --judgments <folder with it> ranks the same comparisons natively.' : 'One line per response, as rocketjudge direct writes them.')));
+  parts.push(exportRow);
   return parts;
 }

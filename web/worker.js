@@ -452,13 +452,15 @@ async function designsStored() {
 
 /**
  * A design checked by core (errors of kind `invalid` for combinations that mean nothing):
- * {type: 'pairwise', settings: {checklist, k, reference, decoding}} or {type: 'direct', settings:
- * {instruction, reference, checklist, k, decoding}}. Its id (the checked settings) names its stored records.
+ * {type: 'pairwise', settings: {checklist, k, reference, decoding}}, {type: 'direct', settings:
+ * {instruction, reference, checklist, k, decoding}} or {type: 'reasoned', settings: {protocol, samples,
+ * temperature, aggregate, replyTokens, seed}}. Its id (the checked settings) names its stored records.
  */
 function checkDesign({ type, settings }) {
   let checked;
   if (type === 'pairwise') checked = wasm.checkPairSettings(settings);
   else if (type === 'direct') checked = wasm.checkDirectSettings(settings);
+  else if (type === 'reasoned') checked = wasm.checkReasonedSettings(settings);
   else throw Object.assign(new Error(`unknown evaluation type ${type}`), { kind: 'input' });
   return { type, settings: checked, id: `${type}:${JSON.stringify(checked)}` };
 }
@@ -468,9 +470,10 @@ const designKey = (judgeName, id, session, a, b = '') => [judgeName, id, session
 const DESIGN_HANDLERS = {
   /**
    * Run a design over responses ({design, jobs: [{query, response, model}]}) with the loaded judge:
-   * every planned comparison (both orders) or Direct score, each stored the moment it is made, so a
-   * rerun (or a reload) continues with what is missing. Progress: `design-progress`; a failed
-   * comparison: `design-error`. Returns {done, total, cancelled?, stopped?}.
+   * every planned comparison (both orders), Direct score or reasoned score, each stored the moment it
+   * is made, so a rerun (or a reload) continues with what is missing. Progress: `design-progress`, and
+   * `design-reply` {reply, samples, score} as each written reply is read; a failed comparison:
+   * `design-error`. Returns {done, total, cancelled?, stopped?}.
    */
   async runDesign({ design, jobs }) {
     if (!judge) throw new Error('load a judge first');
@@ -486,7 +489,12 @@ const DESIGN_HANDLERS = {
     const r = await judgeRun(todo.length,
       (j, i) => {
         const { a, b } = todo[i];
-        return b ? j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings) : j.direct(a.query, a.response, a.model, d.settings);
+        if (b) return j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings);
+        if (d.type === 'reasoned') {
+          return j.reason(a.query, a.response, a.model, d.settings,
+            (reply, sample) => post({ type: 'design-reply', reply: reply + 1, samples: d.settings.samples, score: sample.score ?? null }));
+        }
+        return j.direct(a.query, a.response, a.model, d.settings);
       },
       async (i, record) => {
         // `null`: an empty response has no perplexity; kept, so a rerun does not ask again.
@@ -504,8 +512,11 @@ const DESIGN_HANDLERS = {
 
   /**
    * A design's results ({judge, design, settings?, decoding?}; `settings`: ranking settings, `decoding`
-   * replaces the records'): {type, settings, count, unscored, jsonl, ranking?, consistency?, rankError?}.
-   * `jsonl` is the records as `rocketjudge grade --type pairwise` / `rocketjudge direct` write them.
+   * replaces the records'): {type, settings, count, unscored, jsonl, ranking?, consistency?, rankError?,
+   * replies?, unreadable?}. `jsonl` is the records as `rocketjudge grade --type pairwise` / `rocketjudge
+   * direct` / `rocketjudge reason` write them. Reasoned designs: `unscored` counts responses with no
+   * readable reply, `replies` all replies, `unreadable` each reply whose score could not be read
+   * ({model, session_id, reply, text}).
    */
   async designView({ judge: name, design, settings, decoding }) {
     const d = checkDesign(design);
@@ -515,9 +526,16 @@ const DESIGN_HANDLERS = {
       type: d.type, settings: d.settings, count: records.length, unscored: rows.length - records.length,
       jsonl: records.map((r) => `${JSON.stringify(r)}\n`).join(''),
     };
+    if (d.type === 'reasoned') {
+      out.unscored = records.filter((r) => r.score == null).length;
+      out.replies = records.reduce((n, r) => n + r.samples.length, 0);
+      out.unreadable = records.flatMap((r) => r.samples.map((x, i) => ({ model: r.model_test, session_id: r.session_id, reply: i + 1, text: x.text, score: x.score }))
+        .filter((x) => x.score == null));
+    }
     if (!records.length) return out;
     try {
       if (d.type === 'pairwise') Object.assign(out, wasm.rankPairs(records, settings, decoding ?? null));
+      else if (d.type === 'reasoned') out.ranking = wasm.rankReasoned(records, settings);
       else out.ranking = wasm.rankDirect(records, settings, decoding ?? null);
     } catch (e) {
       out.rankError = describeError(e);

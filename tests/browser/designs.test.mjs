@@ -1,8 +1,9 @@
-// Browser test of the other evaluation designs (issue #13): the "Evaluation types" tab runs pairwise
-// comparisons (both orders; A/B and the 5-point scale) and Direct scores (an instruction level, perplexity) with the real wasm
-// engine and a real judge, stores them as it goes, ranks them with core — and each record equals what
-// the native CLI makes on the same inputs (`grade --type pairwise`, `direct`), each leaderboard what
-// `rocketjudge rank` computes from the page's download.
+// Browser test of the other evaluation designs (issues #13 and #30): the "Evaluation types" tab runs pairwise
+// comparisons (both orders; A/B and the 5-point scale), Direct scores (an instruction level, perplexity)
+// and scores from the judge's written reasoning with the real wasm engine and a real judge, stores them
+// as it goes, ranks them with core — and each record equals what the native CLI makes on the same
+// inputs (`grade --type pairwise`, `direct`, `reason`), each leaderboard what `rocketjudge rank`
+// computes from the page's download.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -215,6 +216,110 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   assert.match(await page.locator('#design-status').innerText(), /done: 9/);
   assert.match(await page.locator('#design-summary').innerText(), /9 comparisons/);
 
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+});
+
+/** `rocketjudge reason` natively (CPU, f32 products, as the page's here) on `models`' fixture responses. */
+function nativeReason(judge, models, args) {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-reason-'));
+  cli(['reason', ...args, '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
+  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => jsonl(join(dir, f)));
+}
+
+/** Type a number into a field of the form and wait for the tab to be drawn again with it. */
+async function setNumber(page, id, value) {
+  await page.fill(`#${id}`, String(value));
+  await page.dispatchEvent(`#${id}`, 'change');
+  await page.waitForFunction(([i, v]) => document.querySelector(`#${i}`)?.value === v, [id, String(value)]);
+}
+
+/** A page with the fixtures of `models` and `judge` loaded (CPU, f32), on the Written reasoning design. */
+async function reasoningPage(judge, models) {
+  const p = await newPage(browser, server.origin);
+  await p.page.goto(`${server.origin}/?demo=0&debug=1`);
+  await loadFixtures(p.page, models);
+  await loadJudge(p.page, judge, 'cpu', 'f32');
+  await p.page.click('#tab-designs');
+  await choose(p.page, 'design-type', 'reasoned');
+  return p;
+}
+
+test('written reasoning (chain of thought) in the page: the 0.5B\'s replies as the native CLI writes them, ranked as `rank --scores` ranks them', async () => {
+  // The 0.5B (the app's CPU judge) writes readable scores here; two models keep the run short.
+  const models = ['gpt-4', 'llama-13b'];
+  const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
+  // The protocol menu is core's; choosing one fills in its paper's settings.
+  await choose(page, 'design-protocol', 'feedback');
+  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature'), await page.inputValue('#design-aggregate')], ['5', '1', 'mean']);
+  await choose(page, 'design-protocol', 'rocketeval-cot');
+  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature')], ['1', '0']);
+  // Several greedy replies mean nothing: core says so beside the form.
+  await setNumber(page, 'design-samples', 3);
+  await page.waitForFunction(() => /greedy replies would all be the same/.test(document.body.textContent));
+  await setNumber(page, 'design-samples', 1);
+  await setNumber(page, 'design-reply-tokens', 64);
+  await page.waitForSelector('#design-empty');
+  await runDesign(page);
+  const file = 'reasoned-rocketeval-cot.jsonl';
+  const dir = await download(page, file);
+  const rows = jsonl(join(dir, file));
+  const nat = nativeReason('qwen2.5-coder-0.5b', models, ['--reply-tokens', '64']);
+  assert.equal(rows.length, 6);
+  let same = 0;
+  for (const n of nat) {
+    const d = rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
+    assert.deepEqual([d.judge, d.prompt_version, d.settings, d.reference], [n.judge, n.prompt_version, n.settings, n.reference]);
+    assert.equal(d.samples.length, 1);
+    if (d.samples[0].text === n.samples[0].text) {
+      same += 1;
+      assert.deepEqual([d.score ?? null, d.unparsed], [n.score ?? null, n.unparsed], 'the same reply reads the same');
+    }
+  }
+  // Greedy text can part only at a near-tie of two tokens' logits (the tab's f32 sums and native ones
+  // differ in order): seen on none of 9 such replies in f32 (in int8 on 2 of 9, "3"/"5" and "good"/"poor").
+  assert.ok(same >= 5, `${same} of 6 greedy replies equal the native CLI's`);
+  console.log(`reasoned (rocketeval-cot, 0.5B f32, 64 tokens): ${same} of 6 page replies equal the native CLI's`);
+  // The leaderboard is `rocketjudge rank --scores` on the download.
+  const ranked = JSON.parse(cli(['rank', '--scores', dir, '--format', 'json']));
+  const pageBoard = await board(page);
+  assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
+  pageBoard.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  await shot(page, 'designs-reasoned');
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+});
+
+test('written reasoning in the page: unreadable replies counted and shown, records downloadable, kept across a reload', async () => {
+  // SmolLM2 writes no readable score under RocketEval's CoT prompt (natively too).
+  const { page, log, external } = await reasoningPage(JUDGE, MODELS);
+  await setNumber(page, 'design-reply-tokens', 24);
+  await page.waitForSelector('#design-empty');
+  await page.click('#design-run');
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  await page.waitForSelector('#design-unreadable');
+  const file = 'reasoned-rocketeval-cot.jsonl';
+  const rows = jsonl(join(await download(page, file), file));
+  const nat = nativeReason(JUDGE, MODELS, ['--reply-tokens', '24']);
+  const texts = (rs) => rs.map((r) => `${r.model_test}|${r.session_id}|${r.samples[0].text}`).sort();
+  assert.deepEqual(texts(rows), texts(nat), 'the same replies as natively');
+  assert.ok(rows.every((r) => r.score == null && r.unparsed === 1), 'no reply is readable');
+  assert.match(await page.locator('#design-summary').innerText(), /9 of 9 replies unreadable, 9 responses without a readable one/);
+  await page.click('#design-unreadable summary');
+  const shown = await page.$$eval('#design-unreadable pre', (p) => p.map((x) => x.textContent));
+  assert.deepEqual(shown.sort(), rows.map((r) => r.samples[0].text || '(empty)').sort());
+  // After a reload the records are kept: running again makes nothing twice.
+  await page.reload();
+  await loadJudge(page, JUDGE, 'cpu', 'f32');
+  await page.click('#tab-designs');
+  await choose(page, 'design-type', 'reasoned');
+  await setNumber(page, 'design-reply-tokens', 24);
+  await page.waitForSelector('#design-unreadable');
+  await page.click('#design-run');
+  await page.waitForFunction(() => /^done: 9/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 60_000, polling: 200 });
+  const byKey = (rs) => [...rs].sort((a, b) => `${a.model_test}|${a.session_id}`.localeCompare(`${b.model_test}|${b.session_id}`));
+  assert.deepEqual(byKey(jsonl(join(await download(page, file), file))), byKey(rows), 'the records are the ones made before');
   assert.deepEqual(external(), [], 'no request left the page\'s origin');
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
 });

@@ -182,7 +182,6 @@ pub struct ReasonedSample {
 
 /// One response's reasoned score: a line of `rocketjudge reason` and of the page's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub struct ReasonedScore {
     pub session_id: String,
     pub model_test: String,
