@@ -270,25 +270,70 @@ pub struct ParsedReply {
 }
 
 /// Read a reply as `protocol` asks it to be written, leniently (small judges break JSON): the score
-/// after the last `"score"` / `rating` key or `[RESULT]` marker that is followed by an integer in the
-/// protocol's range; for `feedback-direct` (the prompt already ends on `[RESULT]`) the first integer.
+/// after the last `score` / `rating` key or `[RESULT]` marker that is followed by an integer in the
+/// protocol's range (directly or after a few linking words: "has a score of 6"); for
+/// `feedback-direct` (the prompt already ends on `[RESULT]`) the first integer.
 pub fn parse_reply(protocol: ReasonedProtocol, reply: &str, checklist_len: usize) -> ParsedReply {
     let range = protocol.range();
     let score = match protocol {
-        ReasonedProtocol::RocketEvalCot => integer_after(reply, "score", &range),
-        ReasonedProtocol::Feedback => integer_after(reply, "[result]", &range),
-        ReasonedProtocol::FeedbackDirect => integer_after(reply, "[result]", &range).or_else(|| leading_integer(reply, &range)),
-        ReasonedProtocol::ReasonRating | ReasonedProtocol::ChecklistGuided => integer_after(reply, "rating", &range),
+        ReasonedProtocol::Feedback => integer_after(reply, &["[result]"], &range),
+        ReasonedProtocol::FeedbackDirect => integer_after(reply, &["[result]"], &range).or_else(|| leading_integer(reply, &range)),
+        // The JSON protocols: the key asked for, or the other one (judges mix the words).
+        _ => integer_after(reply, &["score", "rating"], &range),
     };
     let items = (protocol == ReasonedProtocol::ChecklistGuided).then(|| item_answers(reply, checklist_len));
     ParsedReply { score: score.map(|s| s as f64), items }
 }
 
-/// The integer right after the last occurrence of `key` (ASCII case ignored) that has one in `range`,
-/// skipping quotes, colons, brackets and spaces between them.
-fn integer_after(text: &str, key: &str, range: &std::ops::RangeInclusive<i64>) -> Option<i64> {
+/// The score after the last occurrence of one of `keys` (ASCII case ignored) that is followed by an
+/// integer in `range`: right after it (`"score": "8"`, `[RESULT] 4`) or after a few linking words, as
+/// judges that drop the JSON write it ("has a score of 6", "the rating for this response is 1").
+fn integer_after(text: &str, keys: &[&str], range: &std::ops::RangeInclusive<i64>) -> Option<i64> {
     let lower = text.to_ascii_lowercase();
-    lower.rmatch_indices(key).find_map(|(at, _)| leading_integer(&text[at + key.len()..], range))
+    let mut at: Vec<usize> = keys.iter().flat_map(|k| lower.match_indices(k).map(|(i, _)| i + k.len())).collect();
+    at.sort_unstable_by(|a, b| b.cmp(a));
+    at.into_iter().find_map(|i| number_after_words(&text[i..], range))
+}
+
+/// Words a judge puts between "score" / "rating" and the number.
+const LINKING_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "as",
+    "assessment",
+    "be",
+    "final",
+    "for",
+    "give",
+    "given",
+    "i",
+    "is",
+    "it",
+    "my",
+    "of",
+    "overall",
+    "response",
+    "that",
+    "the",
+    "this",
+    "to",
+    "would",
+];
+
+/// The integer at the start of `text`, or after at most eight [`LINKING_WORDS`].
+fn number_after_words(mut text: &str, range: &std::ops::RangeInclusive<i64>) -> Option<i64> {
+    for _ in 0..=8 {
+        if let Some(v) = leading_integer(text, range) {
+            return Some(v);
+        }
+        let rest = text.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ':' | '[' | '(' | '=' | '*'));
+        let word = &rest[..rest.find(|c: char| !c.is_alphanumeric()).unwrap_or(rest.len())];
+        if word.is_empty() || !LINKING_WORDS.contains(&word.to_ascii_lowercase().as_str()) {
+            return None;
+        }
+        text = &rest[word.len()..];
+    }
+    None
 }
 
 /// The integer at the start of `text` after quotes, colons, brackets and spaces, if in `range`.
@@ -473,6 +518,15 @@ mod tests {
         assert_eq!(p(ReasonedProtocol::RocketEvalCot, "\"score\": 7.5"), None);
         assert_eq!(p(ReasonedProtocol::RocketEvalCot, "\"score\": 11"), None);
         assert_eq!(p(ReasonedProtocol::RocketEvalCot, "Score: 10"), Some(10.0));
+        // Prose where the JSON was asked for (the 1.5B's replies), and what is not a score.
+        assert_eq!(
+            p(ReasonedProtocol::RocketEvalCot, "## Rating\n\nBased on the analysis, the AI response has a score of 6. It is clear."),
+            Some(6.0)
+        );
+        assert_eq!(p(ReasonedProtocol::RocketEvalCot, "Therefore, the rating for the assessment is 10."), Some(10.0));
+        assert_eq!(p(ReasonedProtocol::RocketEvalCot, "## Rating\nThe AI response is perfect and provides helpful information."), None);
+        assert_eq!(p(ReasonedProtocol::RocketEvalCot, "The score reflects 3 problems."), None);
+        assert_eq!(p(ReasonedProtocol::RocketEvalCot, "I give it a score of 8/10, the score of 2 was too low"), Some(2.0));
         assert_eq!(p(ReasonedProtocol::Feedback, "Good but terse. [RESULT] 4"), Some(4.0));
         assert_eq!(p(ReasonedProtocol::Feedback, "Good but terse. 4"), None);
         assert_eq!(p(ReasonedProtocol::FeedbackDirect, " 3"), Some(3.0));
