@@ -1,7 +1,7 @@
 // The other evaluation designs (issues #13 and #30, seeds 000–004): pairwise comparisons in both orders
 // (every two models, or each against a reference), Direct scores at an instruction level or by
 // perplexity, with the query's checklist in the prompt always, never or where the judge is unsure, and
-// scores from the judge's written reasoning (chain of thought, N replies aggregated). The worker runs
+// scores or pair verdicts from the judge's written reasoning (chain of thought, N replies aggregated). The worker runs
 // the engine and stores each record as it is made; core ranks them with the leaderboard's method and
 // decoding. This file renders; text from files is rendered as text.
 
@@ -15,7 +15,7 @@ const TYPES = {
   reference: 'Pairwise: each model against a reference',
   five: 'Pairwise on a 5-point scale (Arena-Hard\'s), both orders',
   direct: 'Direct score (0–9 or 1–5, no checklist items)',
-  reasoned: 'Written reasoning (chain of thought), N replies per response',
+  reasoned: 'Written reasoning (chain of thought), N replies per response or pair',
 };
 // Core's `Aggregate`: how a response's N replies become one score.
 const AGGREGATES = { mean: 'mean', median: 'median', majority: 'majority vote' };
@@ -57,8 +57,11 @@ function designOf(u) {
   return { type: 'pairwise', settings: { scale: u.type === 'five' ? '5-point' : 'binary', checklist: u.checklist, k, reference: u.type === 'reference' ? u.reference : null } };
 }
 
+/** Core's facts about a reasoned design's protocol ({pairwise, checklist}); none for other designs. */
+const protocolOf = (design, protocols) => design.type === 'reasoned' ? protocols.find((p) => p.name === design.settings.protocol) : null;
+
 /** Whether a design's prompt lists the query's checklist (its responses need one). */
-const listsChecklist = (design) => design.type === 'reasoned' ? design.settings.protocol === 'checklist-guided' : design.settings.checklist !== 'never';
+const listsChecklist = (design, protocols) => protocolOf(design, protocols)?.checklist ?? design.settings.checklist !== 'never';
 
 /** The reasoned form's fields: a protocol (core's, with its paper's settings), N, T, the aggregation, the reply length. */
 function reasonedFields(u, protocols, set) {
@@ -146,9 +149,10 @@ export const DESIGN_VIEWS = {
     const reasoned = u.type === 'reasoned';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
+    const pairs = design.type === 'pairwise' || Boolean(protocolOf(design, protocols)?.pairwise);
     const settings = design.type === 'pairwise' ? { ...leaderboard, pairOrders: u.orders } : leaderboard;
     const run = async () => {
-      const { jobs, without } = designJobs(ctx, listsChecklist(design));
+      const { jobs, without } = designJobs(ctx, listsChecklist(design, protocols));
       ui.designErrors = [];
       if (!jobs.length) {
         ui.designErrors = ['Load a benchmark and responses first (with checklists, to put them in the prompt).'];
@@ -158,8 +162,11 @@ export const DESIGN_VIEWS = {
       showStatus(ui, 'starting…');
       let done = 'starting';
       const off = [
-        ctx.engine.on('design-progress', (m) => { done = `${m.done} of ${m.total} ${design.type === 'pairwise' ? 'comparisons' : 'responses'}`; showStatus(ui, `${done}…`); }),
-        ctx.engine.on('design-reply', (m) => showStatus(ui, `${done}; the next: reply ${m.reply} of ${m.samples} ${m.score == null ? 'unreadable' : `scored ${m.score}`}…`)),
+        ctx.engine.on('design-progress', (m) => { done = `${m.done} of ${m.total} ${pairs ? 'comparisons' : 'responses'}`; showStatus(ui, `${done}…`); }),
+        ctx.engine.on('design-reply', (m) => {
+          const read = m.score != null ? `scored ${m.score}` : m.vote ? `voted for ${m.vote}` : 'unreadable';
+          showStatus(ui, `${done}; the next: reply ${m.reply} of ${m.samples} ${read}…`);
+        }),
         ctx.engine.on('design-error', (m) => { ui.designErrors.push(`${m.model} on ${m.session_id}: ${m.error}`); }),
       ];
       ui.designRunning = true;
@@ -206,10 +213,12 @@ export const DESIGN_VIEWS = {
 /** A design's leaderboard, position consistency and agreement with the checklist ranking and the reference. */
 async function designResult(v, ctx, { name, settings, decoding, u }) {
   if (!v.count) return h('p', { class: 'hint', id: 'design-empty' }, `Nothing made yet with this design by ${name}.`);
-  const what = v.type === 'pairwise' ? 'comparisons (both orders)' : 'responses scored';
+  const what = v.pairs ? 'comparisons (both orders)' : 'responses scored';
   const c = v.consistency;
-  const unscored = v.type === 'reasoned' ? ` · ${v.unreadable.length} of ${v.replies} replies unreadable, ${v.unscored} responses without a readable one (unanswered)` : v.unscored ? ` · ${v.unscored} empty responses have no perplexity` : '';
-  const decoded = v.type === 'reasoned' ? `${v.settings.aggregate} of the replies' scores` : decoding ? `${decoding.method} decoding` : 'the exact expectation';
+  const unjudged = v.pairs ? 'pairs without a verdict (left out)' : 'responses without a readable one (unanswered)';
+  const unscored = v.type === 'reasoned' ? ` · ${v.unreadable.length} of ${v.replies} replies unreadable, ${v.unscored} ${unjudged}` : v.unscored ? ` · ${v.unscored} empty responses have no perplexity` : '';
+  const read = v.pairs ? 'the majority of the replies\' votes' : `${v.settings.aggregate} of the replies' scores`;
+  const decoded = v.type === 'reasoned' ? read : decoding ? `${decoding.method} decoding` : 'the exact expectation';
   const parts = [
     h('p', { class: 'hint', id: 'design-summary' }, `${name} · ${v.count} ${what}${unscored} · ranked by ${v.ranking?.method ?? settings.method}, ${decoded} (the Leaderboard tab's Method${v.type === 'reasoned' ? '' : ' and Decoding'})`),
     v.type === 'reasoned' && v.unreadable.length ? h('details', { id: 'design-unreadable' }, h('summary', {}, `The ${v.unreadable.length} unreadable replies, as written${v.unreadable.length > 200 ? ' (the first 200 here; every one is in the download)' : ''}`),
@@ -221,18 +230,22 @@ async function designResult(v, ctx, { name, settings, decoding, u }) {
   const how = {
     pairwise: 'rocketjudge rank --judgments <folder with it> ranks the same comparisons natively.',
     direct: 'One line per response, as rocketjudge direct writes them.',
-    reasoned: 'One line per response with every reply, as rocketjudge reason writes them; rocketjudge rank --scores <folder with it> ranks them.',
+    reasoned: v.pairs
+      ? `One line per pair with every reply, as rocketjudge reason writes pairs.jsonl; rocketjudge rank --battles ${file} ranks them.`
+      : 'One line per response with every reply, as rocketjudge reason writes them; rocketjudge rank --scores <folder with it> ranks them.',
   }[v.type];
   const exportRow = h('div', { class: 'row' }, h('button', { id: 'design-export', onclick: () => download(file, v.jsonl, 'application/x-ndjson') }, `Download ${file}`),
     h('span', { class: 'hint' }, how));
   if (v.rankError) return [...parts, h('p', { class: 'notice error' }, v.rankError), exportRow];
   const m = v.ranking.method;
   const digits = m === 'winrate' ? 3 : m === 'mean' || m === 'median' ? 2 : 0;
+  // Verdicts on pairs rank without response scores: each model's count is its battles.
+  const verdicts = v.type === 'reasoned' && v.pairs;
   parts.push(h('table', { class: 'leaderboard', id: 'design-leaderboard' },
-    h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', 'responses'].map((x) => h('th', {}, x)))),
+    h('thead', {}, h('tr', {}, ['#', 'model', m === 'bt' || m === 'elo' ? 'rating' : 'score', '95% CI', verdicts ? 'verdicts' : 'responses'].map((x) => h('th', {}, x)))),
     h('tbody', {}, v.ranking.entries.map((e) => h('tr', {},
       h('td', { class: 'num' }, e.rank), h('td', {}, e.model), h('td', { class: 'num score' }, fmt(e.score, digits)),
-      h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`), h('td', { class: 'num' }, e.responses))))));
+      h('td', { class: 'num' }, e.lower == null ? '–' : `${fmt(e.lower, digits)} – ${fmt(e.upper, digits)}`), h('td', { class: 'num' }, verdicts ? e.battles : e.responses))))));
   if (v.type === 'pairwise' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Mean and median rank each model\'s win share per query on 1–10 (1 + 9 × its mean p(win) in that query\'s comparisons).'));
   if (v.type === 'direct' && u.instruction === 'perplexity' && (m === 'mean' || m === 'median')) parts.push(h('p', { class: 'hint' }, 'Perplexity rows rank by their mean token log-probability, −ln(perplexity) (higher: the judge finds the response more predictable); each downloaded line also records the perplexity itself, as seed 004 reports it.'));
   // Agreement with the checklist leaderboard (this judge) and with a loaded reference ranking.

@@ -454,7 +454,8 @@ async function designsStored() {
  * A design checked by core (errors of kind `invalid` for combinations that mean nothing):
  * {type: 'pairwise', settings: {checklist, k, reference, decoding}}, {type: 'direct', settings:
  * {instruction, reference, checklist, k, decoding}} or {type: 'reasoned', settings: {protocol, samples,
- * temperature, aggregate, replyTokens, seed}}. Its id (the checked settings) names its stored records.
+ * temperature, aggregate, replyTokens, seed}}. Its id (the checked settings) names its stored records;
+ * `pairs`: whether it judges pairs of responses (pairwise, or a pairwise reasoned protocol).
  */
 function checkDesign({ type, settings }) {
   let checked;
@@ -462,7 +463,8 @@ function checkDesign({ type, settings }) {
   else if (type === 'direct') checked = wasm.checkDirectSettings(settings);
   else if (type === 'reasoned') checked = wasm.checkReasonedSettings(settings);
   else throw Object.assign(new Error(`unknown evaluation type ${type}`), { kind: 'input' });
-  return { type, settings: checked, id: `${type}:${JSON.stringify(checked)}` };
+  const pairs = type === 'pairwise' || (type === 'reasoned' && wasm.reasonedProtocols().find((p) => p.name === checked.protocol).pairwise);
+  return { type, settings: checked, id: `${type}:${JSON.stringify(checked)}`, pairs };
 }
 
 const designKey = (judgeName, id, session, a, b = '') => [judgeName, id, session, a, b].join('\u0000');
@@ -472,14 +474,15 @@ const DESIGN_HANDLERS = {
    * Run a design over responses ({design, jobs: [{query, response, model}]}) with the loaded judge:
    * every planned comparison (both orders), Direct score or reasoned score, each stored the moment it
    * is made, so a rerun (or a reload) continues with what is missing. Progress: `design-progress`, and
-   * `design-reply` {reply, samples, score} as each written reply is read; a failed comparison:
-   * `design-error`. Returns {done, total, cancelled?, stopped?}.
+   * `design-reply` {reply, samples, score, vote} as each written reply is read (a pair's reply votes
+   * `model_a` or `model_b`); a failed comparison: `design-error`. Returns {done, total, cancelled?, stopped?}.
    */
   async runDesign({ design, jobs }) {
     if (!judge) throw new Error('load a judge first');
     const d = checkDesign(design);
     const name = judge.name();
-    const tasks = d.type === 'pairwise'
+    const onReply = (reply, sample) => post({ type: 'design-reply', reply: reply + 1, samples: d.settings.samples, score: sample.score ?? null, vote: sample.vote ?? null });
+    const tasks = d.pairs
       ? wasm.planPairs(jobs.map((j) => [j.response.session_id, j.model]), d.settings.reference ?? undefined)
         .map(([a, b]) => ({ a: jobs[a], b: jobs[b], key: designKey(name, d.id, jobs[a].response.session_id, jobs[a].model, jobs[b].model) }))
       : jobs.map((a) => ({ a, key: designKey(name, d.id, a.response.session_id, a.model) }));
@@ -489,11 +492,9 @@ const DESIGN_HANDLERS = {
     const r = await judgeRun(todo.length,
       (j, i) => {
         const { a, b } = todo[i];
+        if (b && d.type === 'reasoned') return j.reasonPair(a.query, a.response, a.model, b.response, b.model, d.settings, onReply);
         if (b) return j.comparePair(a.query, a.response, a.model, b.response, b.model, d.settings);
-        if (d.type === 'reasoned') {
-          return j.reason(a.query, a.response, a.model, d.settings,
-            (reply, sample) => post({ type: 'design-reply', reply: reply + 1, samples: d.settings.samples, score: sample.score ?? null }));
-        }
+        if (d.type === 'reasoned') return j.reason(a.query, a.response, a.model, d.settings, onReply);
         return j.direct(a.query, a.response, a.model, d.settings);
       },
       async (i, record) => {
@@ -512,29 +513,31 @@ const DESIGN_HANDLERS = {
 
   /**
    * A design's results ({judge, design, settings?, decoding?}; `settings`: ranking settings, `decoding`
-   * replaces the records'): {type, settings, count, unscored, jsonl, ranking?, consistency?, rankError?,
-   * replies?, unreadable?}. `jsonl` is the records as `rocketjudge grade --type pairwise` / `rocketjudge
-   * direct` / `rocketjudge reason` write them. Reasoned designs: `unscored` counts responses with no
-   * readable reply, `replies` all replies, `unreadable` each reply whose score could not be read
-   * ({model, session_id, reply, text}).
+   * replaces the records'): {type, pairs, settings, count, unscored, jsonl, ranking?, consistency?,
+   * rankError?, replies?, unreadable?}. `jsonl` is the records as `rocketjudge grade --type pairwise` /
+   * `rocketjudge direct` / `rocketjudge reason` write them. Reasoned designs: `unscored` counts responses
+   * (pairs) with no readable reply, `replies` all replies, `unreadable` each reply whose score (vote)
+   * could not be read ({model, session_id, reply, text}; a pair's model is `A vs B`).
    */
   async designView({ judge: name, design, settings, decoding }) {
     const d = checkDesign(design);
     const rows = [...(await designsStored()).values()].filter((r) => r.judge === name && r.design === d.id);
     const records = rows.map((r) => r.record).filter(Boolean);
     const out = {
-      type: d.type, settings: d.settings, count: records.length, unscored: rows.length - records.length,
+      type: d.type, pairs: d.pairs, settings: d.settings, count: records.length, unscored: rows.length - records.length,
       jsonl: records.map((r) => `${JSON.stringify(r)}\n`).join(''),
     };
     if (d.type === 'reasoned') {
-      out.unscored = records.filter((r) => r.score == null).length;
+      out.unscored = records.filter((r) => (d.pairs ? r.winner : r.score) == null).length;
       out.replies = records.reduce((n, r) => n + r.samples.length, 0);
-      out.unreadable = records.flatMap((r) => r.samples.map((x, i) => ({ model: r.model_test, session_id: r.session_id, reply: i + 1, text: x.text, score: x.score }))
-        .filter((x) => x.score == null));
+      out.unreadable = records.flatMap((r) => r.samples.map((x, i) => ({
+        model: d.pairs ? `${r.model_a} vs ${r.model_b}` : r.model_test, session_id: r.session_id, reply: i + 1, text: x.text, read: (d.pairs ? x.vote : x.score) != null,
+      })).filter((x) => !x.read));
     }
     if (!records.length) return out;
     try {
       if (d.type === 'pairwise') Object.assign(out, wasm.rankPairs(records, settings, decoding ?? null));
+      else if (d.pairs) out.ranking = wasm.rankReasonedPairs(records, settings);
       else if (d.type === 'reasoned') out.ranking = wasm.rankReasoned(records, settings);
       else out.ranking = wasm.rankDirect(records, settings, decoding ?? null);
     } catch (e) {

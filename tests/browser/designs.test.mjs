@@ -1,6 +1,6 @@
 // Browser test of the other evaluation designs (issues #13 and #30): the "Evaluation types" tab runs pairwise
 // comparisons (both orders; A/B and the 5-point scale), Direct scores (an instruction level, perplexity)
-// and scores from the judge's written reasoning with the real wasm engine and a real judge, stores them
+// and scores (or pair verdicts) from the judge's written reasoning with the real wasm engine and a real judge, stores them
 // as it goes, ranks them with core — and each record equals what the native CLI makes on the same
 // inputs (`grade --type pairwise`, `direct`, `reason`), each leaderboard what `rocketjudge rank`
 // computes from the page's download.
@@ -320,6 +320,53 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
   await page.waitForFunction(() => /^done: 9/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 60_000, polling: 200 });
   const byKey = (rs) => [...rs].sort((a, b) => `${a.model_test}|${a.session_id}`.localeCompare(`${b.model_test}|${b.session_id}`));
   assert.deepEqual(byKey(jsonl(join(await download(page, file), file))), byKey(rows), 'the records are the ones made before');
+  assert.deepEqual(external(), [], 'no request left the page\'s origin');
+  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+});
+
+test('pairs judged by written replies in the page (seed 002\'s pairwise form): each order\'s replies and votes as natively, ranked as `rank --battles`', async () => {
+  // The 0.5B writes readable votes here (SmolLM2 none); two models keep the run short: three pairs.
+  const models = ['gpt-4', 'llama-13b'];
+  const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
+  // The paper's settings: ten replies, five per order, majority vote.
+  await choose(page, 'design-protocol', 'pair-reason');
+  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature'), await page.inputValue('#design-aggregate')], ['10', '1', 'majority']);
+  await setNumber(page, 'design-samples', 3);
+  await page.waitForFunction(() => /split evenly between the two presentation orders/.test(document.body.textContent));
+  // Greedy, one reply per order (the tab's f32 sums make the native ones' greedy choices, tests above).
+  await setNumber(page, 'design-samples', 2);
+  await setNumber(page, 'design-temperature', 0);
+  await setNumber(page, 'design-reply-tokens', 48);
+  await page.waitForSelector('#design-empty');
+  await page.click('#design-run');
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  const file = 'reasoned-pair-reason.jsonl';
+  const dir = await download(page, file);
+  const rows = jsonl(join(dir, file));
+  const nat = nativeReason('qwen2.5-coder-0.5b', models, ['--protocol', 'pair-reason', '--samples', '2', '--temperature', '0', '--reply-tokens', '48']);
+  assert.equal(rows.length, 3, 'two models on three queries');
+  const key = (r) => `${r.session_id}|${r.model_a}|${r.model_b}`;
+  const seen = (rs) => rs.map((r) => [key(r), r.samples.map((s) => [s.a_first, s.text, s.vote ?? null]), r.winner ?? null]).sort();
+  assert.deepEqual(seen(rows), seen(nat), 'each order\'s reply, its vote and the verdict as natively');
+  const unread = rows.reduce((n, r) => n + r.unparsed, 0);
+  const unjudged = rows.filter((r) => r.winner == null).length;
+  assert.match(await page.locator('#design-summary').innerText(), new RegExp(`${unread} of 6 replies unreadable, ${unjudged} pairs without a verdict`));
+  if (unjudged < rows.length) {
+    // The leaderboard is `rocketjudge rank --battles` on the download (the leaderboard's method).
+    await page.waitForSelector('#design-leaderboard tbody tr');
+    const ranked = JSON.parse(cli(['rank', '--battles', join(dir, file), '--format', 'json']));
+    const pageBoard = await board(page);
+    assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
+  } else {
+    await page.waitForFunction(() => /no verdicts on pairs to rank/.test(document.body.textContent));
+  }
+  if (unread) {
+    await page.click('#design-unreadable summary');
+    const shown = await page.$$eval('#design-unreadable li .hint', (s) => s.map((x) => x.textContent));
+    assert.equal(shown.length, unread);
+    assert.ok(shown.every((s) => / vs /.test(s)), 'each unreadable reply names its pair');
+  }
+  await shot(page, 'designs-reasoned-pairs');
   assert.deepEqual(external(), [], 'no request left the page\'s origin');
   assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
 });

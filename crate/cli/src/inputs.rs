@@ -156,8 +156,20 @@ fn scores_of(mut files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<De
 }
 
 /// Pairwise verdicts as Arena battles ({model_a, model_b, winner, question_id?}, JSON or JSONL).
+/// Pairwise verdicts: Arena battles, or `rocketjudge reason`'s pairs (a folder: its `pairs.jsonl`),
+/// each pair's majority a battle (a pair without a readable reply has none).
 pub fn battles(path: &Path) -> Result<Vec<formats::Battle>> {
-    Ok(formats::arena::read_battles(&path.display().to_string(), &read(path)?)?.into_iter().map(|l| l.value).collect())
+    let file = if path.is_dir() { path.join(crate::commands::pairs::PAIRS_FILE) } else { path.to_path_buf() };
+    let (name, bytes) = (file.display().to_string(), read(&file)?);
+    if reasoned::looks_reasoned_pair(&bytes) {
+        let pairs = reasoned::read_reasoned_pairs(&name, &bytes)?;
+        let battles: Vec<_> = pairs.iter().filter_map(|p| p.value.as_battle()).collect();
+        if battles.len() < pairs.len() {
+            eprintln!("{name}: {} pairs have no readable reply and no verdict: left out", pairs.len() - battles.len());
+        }
+        return Ok(battles);
+    }
+    Ok(formats::arena::read_battles(&name, &bytes)?.into_iter().map(|l| l.value).collect())
 }
 
 /// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL) or a FastChat
@@ -173,6 +185,8 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
             let (s, p) = fastchat::scores_from_single_judgments(&name, &bytes)?;
             problems.extend(p);
             s
+        } else if reasoned::looks_reasoned_pair(&bytes) {
+            bail!("{name} holds verdicts on pairs (`reason` with a pairwise protocol): rank them with --battles {name}");
         } else if reasoned::looks_reasoned(&bytes) {
             // `reason` lines: a response none of whose replies could be read has no score (unanswered).
             let rows = reasoned::read_reasoned_scores(&name, &bytes)?;
@@ -192,10 +206,7 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
 }
 
 fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {
-    let first = bytes.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace));
-    first
-        .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
-        .is_some_and(|v| v.get("question_id").is_some() && v.get("turn").is_some())
+    jsonl::first_record(bytes).is_some_and(|v| v.get("question_id").is_some() && v.get("turn").is_some())
 }
 
 /// What the grading commands (`grade`, `direct`) take: a judge, a benchmark, responses, an output folder.

@@ -15,7 +15,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use rocketjudge_core::formats::Lined;
 use rocketjudge_core::FormatError;
 
@@ -116,6 +116,23 @@ impl OutputFolder {
         );
         replace_atomically(file, &kept)?;
         Ok(keep)
+    }
+
+    /// The keys of the records already in `file` (see [`Self::resume`]), all made as this run makes
+    /// them: `mismatch` says how a record was made otherwise (another judge, other settings), and the
+    /// first such record is an error naming its file and line (a run never mixes its records with
+    /// another's).
+    pub fn resume_same<T>(
+        file: &Path,
+        read: impl Fn(&str, &[u8]) -> Result<Vec<Lined<T>>, FormatError>,
+        key: impl Fn(&T) -> String,
+        mismatch: impl Fn(&T) -> Option<String>,
+    ) -> Result<HashSet<String>> {
+        let rows = Self::resume(file, read, &key)?;
+        if let Some((r, why)) = rows.iter().find_map(|r| mismatch(&r.value).map(|why| (r, why))) {
+            bail!("{}:{}: {why}; use another --out folder", file.display(), r.line);
+        }
+        Ok(rows.iter().map(|r| key(&r.value)).collect())
     }
 
     /// Append one complete line (with its newline) to `file` in one write, and make it durable

@@ -449,7 +449,7 @@ fn rank_battles_as_given() {
     let bt: Vec<Value> = serde_json::from_str(&stdout(&rank("bt"))).unwrap();
     assert_eq!(bt[0]["model"], "a");
     let o = rank("mean");
-    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--method bt, winrate or elo"));
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("rank them with bt, winrate or elo, not mean (--method)"));
     // The table counts each model's battles (a: 4, b: 3, c: 3), not its responses (there are none).
     let t = stdout(&run(&["rank", "--battles", b.to_str().unwrap(), "--method", "winrate", "--bootstrap", "0"]));
     let counts: Vec<(&str, &str)> = t.lines().skip(2).map(|l| l.split_whitespace().collect::<Vec<_>>()).map(|c| (c[0], c[5])).collect();

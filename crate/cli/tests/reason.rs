@@ -165,3 +165,100 @@ fn bad_settings_and_missing_checklists_are_refused() {
         }
     }
 }
+
+#[test]
+fn pairs_vote_in_both_orders_resume_and_rank_as_battles() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = inputs(dir.path(), THREE_MODELS);
+    let out = dir.path().join("pairs");
+    let args = ["--protocol", "pair-reason", "--samples", "4", "--reply-tokens", "48"];
+    // An interrupted run: two models first (their 2 shared queries), then all three.
+    let two = dir.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    for m in ["gpt-4", "llama-13b"] {
+        std::fs::copy(r.join(format!("{m}.jsonl")), two.join(format!("{m}.jsonl"))).unwrap();
+    }
+    ok(reason(&q, &two, &out, &args));
+    let first = std::fs::read(out.join("pairs.jsonl")).unwrap();
+    let log = ok(reason(&q, &r, &out, &args));
+    assert!(log.contains("resuming: 2 of 7 pairs are already judged"), "{log}");
+    assert!(std::fs::read(out.join("pairs.jsonl")).unwrap().starts_with(&first), "earlier lines stay as they were");
+    let lines = rows(&out);
+    assert_eq!(lines.len(), 7, "101 and 111: three pairs each; 131: one (llama-13b did not answer it)");
+    let (mut unreadable, mut points) = (0, std::collections::HashMap::<String, (f64, f64)>::new());
+    for v in &lines {
+        assert_eq!((v["prompt_version"].as_str(), v["settings"]["samples"].as_u64()), (Some("pair-reason-v1"), Some(4)));
+        let replies = v["samples"].as_array().unwrap();
+        let shown: Vec<bool> = replies.iter().map(|s| s["a_first"].as_bool().unwrap()).collect();
+        assert_eq!(shown, [true, true, false, false], "half the replies in each order, A first first");
+        let votes = |w: &str| replies.iter().filter(|s| s["vote"] == w).count();
+        let (a, b) = (votes("model_a"), votes("model_b"));
+        assert_eq!((v["votes_a"].as_u64(), v["votes_b"].as_u64()), (Some(a as u64), Some(b as u64)));
+        assert_eq!(v["unparsed"].as_u64().unwrap() as usize, 4 - a - b);
+        unreadable += 4 - a - b;
+        let winner = match a.cmp(&b) {
+            _ if a + b == 0 => None,
+            std::cmp::Ordering::Greater => Some("model_a"),
+            std::cmp::Ordering::Less => Some("model_b"),
+            std::cmp::Ordering::Equal => Some("tie"),
+        };
+        assert_eq!(v["winner"].as_str(), winner, "the majority of the readable votes, a tie when they split: {v}");
+        if let Some(w) = winner {
+            let share = match w {
+                "model_a" => 1.0,
+                "model_b" => 0.0,
+                _ => 0.5,
+            };
+            for (m, s) in [(&v["model_a"], share), (&v["model_b"], 1.0 - share)] {
+                let e = points.entry(m.as_str().unwrap().to_string()).or_default();
+                (e.0, e.1) = (e.0 + s, e.1 + 1.0);
+            }
+        }
+    }
+    assert!(log.contains("replies unreadable") && log.matches("unreadable reply").count() <= unreadable, "{log}");
+    fails_with(
+        reason(&q, &r, &out, &["--protocol", "pair-reason", "--samples", "2", "--reply-tokens", "48"]),
+        "pairs.jsonl:1: judged with other settings",
+    );
+    fails_with(reason(&q, &r, &out, &["--protocol", "pair-reason", "--samples", "3"]), "split evenly between the two presentation orders");
+    // `rank --battles` counts each pair's verdict: the win rate is each model's points per verdict.
+    let rank = |flag: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+            .args(["rank", "--method", "winrate", "--bootstrap", "0", "--format", "json", flag])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = rank("--battles");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ranking: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ranking.as_array().unwrap().len(), points.len());
+    for e in ranking.as_array().unwrap() {
+        let (won, of) = points[e["model"].as_str().unwrap()];
+        assert!((e["score"].as_f64().unwrap() - won / of).abs() < 1e-9, "{e}: {won} of {of}");
+    }
+    fails_with(rank("--scores"), "holds verdicts on pairs");
+    let mean = Command::new(env!("CARGO_BIN_EXE_rocketjudge")).args(["rank", "--method", "mean", "--battles"]).arg(&out).output().unwrap();
+    fails_with(mean, "verdicts on pairs are not scores");
+}
+
+#[test]
+fn guided_pairs_answer_each_item_for_each_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = inputs(dir.path(), &[("gpt-4", &["101_turn1"]), ("vicuna-13b-v1.3", &["101_turn1"])]);
+    let out = dir.path().join("guided");
+    ok(reason(&q, &r, &out, &["--protocol", "pair-checklist-guided", "--samples", "2", "--temperature", "0", "--reply-tokens", "64"]));
+    let lines = rows(&out);
+    assert_eq!(lines.len(), 1);
+    let items = serde_json::from_str::<Value>(std::fs::read_to_string(&q).unwrap().lines().next().unwrap()).unwrap()["checklist"]
+        .as_array()
+        .unwrap()
+        .len();
+    for s in lines[0]["samples"].as_array().unwrap() {
+        for side in ["a", "b"] {
+            let answers = s["items"][side].as_array().unwrap();
+            assert_eq!(answers.len(), items, "{s}");
+            assert!(answers.iter().all(|a| a.is_null() || ["yes", "no", "n/a"].contains(&a.as_str().unwrap())), "{s}");
+        }
+    }
+}

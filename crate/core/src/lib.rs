@@ -13,7 +13,7 @@
 //! | answer distributions → numbers: greedy, expected, N samples at T | [`decoding`] |
 //! | item probabilities → one score per response (mean, supervised) | [`score`] |
 //! | a response → one Direct 0–9 score or its perplexity (the baseline, with seed 002–004 knobs) | [`direct`] |
-//! | a judge's written reasoning (CoT) → N replies → one aggregated score | [`reasoned`] |
+//! | a judge's written reasoning (CoT) → N replies → one aggregated score, or a pair's majority verdict | [`reasoned`] |
 //! | two responses → p(A better), both orders → battles and win shares | [`pairwise`] |
 //! | response scores → pairwise battles → model ratings with CIs | [`rank`] |
 //! | a partial run's leaderboard: separated or too-close pairs, settled or not | [`settle`] |

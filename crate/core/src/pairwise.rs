@@ -331,9 +331,7 @@ pub fn read_pair_judgments(file: &str, bytes: &[u8]) -> std::result::Result<Vec<
 
 /// Does a JSONL file hold pair judgments? (Its first record has `model_a`, `model_b` and `p_a_first`.)
 pub fn looks_like_pair_judgments(bytes: &[u8]) -> bool {
-    let first = bytes.split(|&b| b == b'\n').find(|l| l.iter().any(|b| !b.is_ascii_whitespace()));
-    first
-        .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+    crate::formats::jsonl::first_record(bytes)
         .is_some_and(|v| v.get("model_a").is_some() && v.get("model_b").is_some() && v.get("p_a_first").is_some())
 }
 

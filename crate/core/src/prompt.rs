@@ -192,7 +192,7 @@ const CREATE_TEMPLATE: &str = "# Instruction\nYou are an helpful assistant who i
 /// The checklist-creation prompt for a query (RocketEval `create.md`). The reference is the query's
 /// `references["gpt-4"]`, or its first reference, or empty.
 pub fn creation_prompt(query: &Query) -> String {
-    let reference = query.references.get("gpt-4").or_else(|| query.references.values().next()).map(String::as_str);
+    let reference = query.reference_answer();
     // One pass over the template, as Python's str.format reads it: placeholders are filled once (braces
     // inside the user's text are never taken for placeholders) and "{{" / "}}" become "{" / "}".
     let mut out = String::with_capacity(CREATE_TEMPLATE.len() + 4096);

@@ -2,7 +2,8 @@
 //! 000–004): a [`PairJudgment`] from two responses compared in both orders, a [`DirectScore`] from
 //! one response scored 0–9 or by its perplexity — each with the query's checklist in the prompt
 //! always, never, or where the plain prompt leaves the judge unsure (seed 002) — and a
-//! [`ReasonedScore`] from N written replies (chain-of-thought judging). The command line and the
+//! [`ReasonedScore`] (one response) or [`ReasonedPair`] (two) from N written replies
+//! (chain-of-thought judging). The command line and the
 //! browser worker both call these, so a line means the same wherever it was made.
 
 use rocketjudge_core::decoding::Decoding;
@@ -10,10 +11,12 @@ use rocketjudge_core::direct::{DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings};
 use rocketjudge_core::prompt::{grading_history, DirectInstruction, PairwiseScale};
-use rocketjudge_core::reasoned::{reasoned_prompt, ReasonedSample, ReasonedScore, ReasonedSettings};
+use rocketjudge_core::reasoned::{
+    reasoned_pair_prompt, reasoned_prompt, PairSample, ReasonedPair, ReasonedSample, ReasonedScore, ReasonedSettings,
+};
 
 use crate::generate::GenerateSettings;
-use crate::judge::{AnyJudge, Judge};
+use crate::judge::{cut_middle, fit_two, AnyJudge, Judge};
 use crate::EngineError;
 
 fn no_checklist(query: &Query) -> EngineError {
@@ -124,10 +127,10 @@ impl AnyJudge {
         Ok(Some(row))
     }
 
-    /// `model`'s `response` to `query` judged by N written replies as `settings` (checked) say: the
-    /// protocol's prompt runs once, each reply is sampled from it (reply i with seed + i), parsed, and
-    /// the readable scores aggregated. A prompt too long for the context and the reply loses the middle
-    /// of its tokens (recorded). `on_sample` sees each reply as it is read.
+    /// `model`'s `response` to `query` judged by N written replies as `settings` (checked, a pointwise
+    /// protocol) say: the protocol's prompt runs once, each reply is sampled from it (reply i with
+    /// seed + i), parsed, and the readable scores aggregated. A prompt too long for the context and the
+    /// reply loses the middle of its tokens (recorded). `on_sample` sees each reply as it is read.
     pub async fn reasoned(
         &mut self,
         query: &Query,
@@ -137,20 +140,74 @@ impl AnyJudge {
         on_sample: &mut dyn FnMut(usize, &ReasonedSample),
     ) -> Result<ReasonedScore, EngineError> {
         let protocol = settings.protocol;
-        if protocol.needs_checklist() && query.checklist.is_empty() {
-            return Err(EngineError::Input(format!("`{}` has no checklist for the `{protocol}` protocol to list", query.session_id)));
+        if protocol.is_pairwise() {
+            return Err(EngineError::Input(format!("`{protocol}` compares two responses: judge pairs with it")));
         }
-        let reference =
-            protocol.uses_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
+        let room = self.reply_room(query, settings)?;
+        let reference = protocol.uses_reference().then(|| query.reference_answer()).flatten();
         let text = reasoned_prompt(
             protocol,
             &grading_history(query, response),
             query.user_query(),
-            reference.map(String::as_str),
+            reference,
             response.answer(),
             &query.checklist,
         );
         let mut tokens = self.prompt_tokens(&text, true)?;
+        let mut row = ReasonedScore::new(&response.session_id, model, &self.name(), settings, reference.is_some());
+        row.truncated_tokens = Some(cut_middle(&mut tokens, room)).filter(|&cut| cut > 0);
+        let items = query.checklist.len();
+        self.generate_replies(&tokens, &reply_settings(settings, 0), settings.samples, &mut |i, reply| {
+            on_sample(i, row.push(reply.text.clone(), reply.tokens.len(), reply.stop.name(), items));
+        })
+        .await?;
+        Ok(row)
+    }
+
+    /// `a`'s and `b`'s responses (`(model, response)`) to `query` compared by written replies as
+    /// `settings` (checked, a pairwise protocol) say: half the replies with `a` shown first (seeds
+    /// seed + 0 …), half with `b` first (the next seeds), each prompt run once; every readable reply is
+    /// a vote and the majority the verdict. Responses too long for the context and a reply are cut at
+    /// the same share of their length (recorded). `on_sample` sees each reply as it is read.
+    pub async fn reasoned_pair(
+        &mut self,
+        query: &Query,
+        (model_a, a): (&str, &Response),
+        (model_b, b): (&str, &Response),
+        settings: &ReasonedSettings,
+        on_sample: &mut dyn FnMut(usize, &PairSample),
+    ) -> Result<ReasonedPair, EngineError> {
+        let protocol = settings.protocol;
+        if !protocol.is_pairwise() {
+            return Err(EngineError::Input(format!("`{protocol}` scores one response: judge responses with it")));
+        }
+        let room = self.reply_room(query, settings)?;
+        let mut row = ReasonedPair::new(&a.session_id, model_a, model_b, &self.name(), settings);
+        let items = query.checklist.len();
+        let per_order = settings.per_prompt();
+        for (order, a_first) in [true, false].into_iter().enumerate() {
+            let (first, second) = if a_first { (a, b) } else { (b, a) };
+            // Earlier turns are the benchmark's own: the same whichever response is shown first.
+            let (tokens, cut) = fit_two(first.answer(), second.answer(), room, |x, y| {
+                self.prompt_tokens(&reasoned_pair_prompt(protocol, query.history(), query.user_query(), x, y, &query.checklist), true)
+            })?;
+            row.truncated_chars = row.truncated_chars.max(Some(cut).filter(|&c| c > 0));
+            let settings = reply_settings(settings, (order * per_order) as u64);
+            self.generate_replies(&tokens, &settings, per_order, &mut |i, reply| {
+                on_sample(order * per_order + i, row.push(a_first, reply.text.clone(), reply.tokens.len(), reply.stop.name(), items));
+            })
+            .await?;
+        }
+        Ok(row)
+    }
+
+    /// The prompt tokens left beside a reply of `settings.reply_tokens`; an error where the protocol
+    /// lists a checklist the query lacks, or where no room is left.
+    fn reply_room(&self, query: &Query, settings: &ReasonedSettings) -> Result<usize, EngineError> {
+        let protocol = settings.protocol;
+        if protocol.needs_checklist() && query.checklist.is_empty() {
+            return Err(EngineError::Input(format!("`{}` has no checklist for the `{protocol}` protocol to list", query.session_id)));
+        }
         let room = self.context_tokens().saturating_sub(settings.reply_tokens);
         if room < 64 {
             return Err(EngineError::Input(format!(
@@ -159,26 +216,17 @@ impl AnyJudge {
                 self.context_tokens()
             )));
         }
-        let mut row = ReasonedScore::new(&response.session_id, model, &self.name(), settings, reference.is_some());
-        if tokens.len() > room {
-            // Keep the end (the instruction and its answer cue) and as much of the beginning as fits.
-            let cut = tokens.len() - room;
-            tokens.drain(room / 2..room / 2 + cut);
-            row.truncated_tokens = Some(cut);
-        }
-        let generate = GenerateSettings {
-            max_tokens: settings.reply_tokens,
-            temperature: settings.temperature as f32,
-            top_p: 1.0,
-            seed: settings.seed,
-            stop: Vec::new(),
-        };
-        let items = query.checklist.len();
-        self.generate_replies(&tokens, &generate, settings.samples, &mut |i, reply| {
-            let sample = row.push(reply.text.clone(), reply.tokens.len(), reply.stop.name(), items);
-            on_sample(i, sample);
-        })
-        .await?;
-        Ok(row)
+        Ok(room)
+    }
+}
+
+/// How each reply of `settings` is written, the first with seed + `offset`.
+fn reply_settings(settings: &ReasonedSettings, offset: u64) -> GenerateSettings {
+    GenerateSettings {
+        max_tokens: settings.reply_tokens,
+        temperature: settings.temperature as f32,
+        top_p: 1.0,
+        seed: settings.seed + offset,
+        stop: Vec::new(),
     }
 }

@@ -251,25 +251,46 @@ impl PromptCodec {
         // shown first: each response's own earlier turns would differ between the two.
         let history = query.history();
         let items = checklist.then_some(query.checklist.as_slice());
-        let encode = |a: &str, b: &str| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale));
-        let whole = encode(a, b)?;
-        if whole.len() <= max_tokens {
-            return Ok((whole, 0));
-        }
-        let keep = |text: &str, per_mille: usize| {
-            let n = text.chars().count() * per_mille / 1000;
-            let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
-            (cut(text, end), text.chars().count() - n)
-        };
-        let fitted = longest_fit(1000, |m| {
-            let ((ca, la), (cb, lb)) = (keep(a, m), keep(b, m));
-            let t = encode(&ca, &cb)?;
-            Ok((t.len() <= max_tokens).then_some((t, la + lb)))
-        })?;
-        fitted.map(|(_, t)| t).ok_or_else(|| {
-            EngineError::Input(format!("even without the responses the comparison exceeds the judge's context of {max_tokens} tokens"))
-        })
+        fit_two(a, b, max_tokens, |a, b| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale)))
     }
+}
+
+/// A prompt longer than `room` tokens loses the middle: the end (the instruction and its answer cue)
+/// and as much of the beginning as fits stay. The tokens cut.
+pub(crate) fn cut_middle(tokens: &mut Vec<u32>, room: usize) -> usize {
+    let cut = tokens.len().saturating_sub(room);
+    if cut > 0 {
+        tokens.drain(room / 2..room / 2 + cut);
+    }
+    cut
+}
+
+/// The tokens `encode` makes of two responses, both cut at the same share of their characters
+/// (marked) where needed to fit `max_tokens`, and the characters cut; an error where even empty
+/// responses do not fit.
+pub(crate) fn fit_two(
+    a: &str,
+    b: &str,
+    max_tokens: usize,
+    encode: impl Fn(&str, &str) -> Result<Vec<u32>, EngineError>,
+) -> Result<(Vec<u32>, usize), EngineError> {
+    let whole = encode(a, b)?;
+    if whole.len() <= max_tokens {
+        return Ok((whole, 0));
+    }
+    let keep = |text: &str, per_mille: usize| {
+        let n = text.chars().count() * per_mille / 1000;
+        let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+        (cut(text, end), text.chars().count() - n)
+    };
+    let fitted = longest_fit(1000, |m| {
+        let ((ca, la), (cb, lb)) = (keep(a, m), keep(b, m));
+        let t = encode(&ca, &cb)?;
+        Ok((t.len() <= max_tokens).then_some((t, la + lb)))
+    })?;
+    fitted.map(|(_, t)| t).ok_or_else(|| {
+        EngineError::Input(format!("even without the responses the comparison exceeds the judge's context of {max_tokens} tokens"))
+    })
 }
 
 /// The answer cut after byte `end`, marked as cut.
@@ -431,24 +452,19 @@ impl<B: Backend> ModelJudge<B> {
                 }
             })
             .collect::<Result<_, _>>()?;
-        let reference =
-            settings.with_reference().then(|| query.references.get("gpt-4").or_else(|| query.references.values().next())).flatten();
+        let reference = settings.with_reference().then(|| query.reference_answer()).flatten();
         let items = checklist.then_some(query.checklist.as_slice());
         let prompt = direct_prompt_at(
             settings.prompt(&response.session_id),
             &grading_history(query, response),
             query.user_query(),
-            reference.map(String::as_str),
+            reference,
             response.answer(),
             items,
         )
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
         let mut tokens = self.codec.encode_user_message(&prompt)?;
-        if tokens.len() > self.max_tokens {
-            // Keep the end (the scoring instruction) and as much of the beginning as fits.
-            let cut = tokens.len() - self.max_tokens;
-            tokens.drain(self.max_tokens / 2..self.max_tokens / 2 + cut);
-        }
+        cut_middle(&mut tokens, self.max_tokens);
         let mut logits = self.next_token_logits(&tokens, &digits).await?;
         // Only the scale's digits are answers: the others get no probability.
         for (d, l) in logits.iter_mut().enumerate() {

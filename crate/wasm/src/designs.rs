@@ -1,7 +1,7 @@
 //! The other evaluation designs in the page (seeds 000–004): pairwise comparisons in both orders (every
 //! two models or against a reference), Direct scores at an instruction level or by perplexity, with
-//! the checklist always, never or selectively, and scores from the judge's written reasoning — the
-//! engine's `designs` and core's `pairwise`/`direct`/`reasoned`.
+//! the checklist always, never or selectively, and scores or pair verdicts from the judge's written
+//! reasoning — the engine's `designs` and core's `pairwise`/`direct`/`reasoned`.
 
 use js_sys::Function;
 use rocketjudge_core::decoding::Decoding;
@@ -9,7 +9,7 @@ use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings};
 use rocketjudge_core::formats::{Query, Response};
 use rocketjudge_core::pairwise::{self, PairJudgment, PairSettings, PositionConsistency};
 use rocketjudge_core::rank::{self, RankSettings, Ranking, ScoreTable};
-use rocketjudge_core::reasoned::{ReasonedProtocol, ReasonedScore, ReasonedSettings};
+use rocketjudge_core::reasoned::{ReasonedPair, ReasonedProtocol, ReasonedScore, ReasonedSettings};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -35,7 +35,9 @@ pub fn check_reasoned_settings(s: JsValue) -> Result<JsValue, JsValue> {
     to_js(&settings::<ReasonedSettings>(s, "reasoned settings")?.checked().map_err(err)?)
 }
 
-/// The reasoned protocols, each `{name, description, paper}` (`paper`: its settings as its paper runs it).
+/// The reasoned protocols, each `{name, description, paper, pairwise, checklist}` (`paper`: its settings
+/// as its paper runs it; `pairwise`: it judges pairs of responses; `checklist`: its prompt lists the
+/// query's checklist).
 #[wasm_bindgen(js_name = reasonedProtocols)]
 pub fn reasoned_protocols() -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
@@ -43,12 +45,20 @@ pub fn reasoned_protocols() -> Result<JsValue, JsValue> {
         name: &'static str,
         description: &'static str,
         paper: ReasonedSettings,
+        pairwise: bool,
+        checklist: bool,
     }
     let all: Vec<P> = ReasonedProtocol::NAMES
         .iter()
         .map(|n| {
             let p: ReasonedProtocol = n.parse().expect("a listed name");
-            P { name: n, description: p.description(), paper: ReasonedSettings::paper(p) }
+            P {
+                name: n,
+                description: p.description(),
+                paper: ReasonedSettings::paper(p),
+                pairwise: p.is_pairwise(),
+                checklist: p.needs_checklist(),
+            }
         })
         .collect();
     to_js(&all)
@@ -108,6 +118,16 @@ pub fn rank_reasoned(rows: JsValue, settings: JsValue) -> Result<JsValue, JsValu
     to_js(&rank::rank(&ScoreTable::new(&scores).map_err(err)?, &opts).map_err(err)?)
 }
 
+/// Rank reasoned pairs' verdicts (`settings` as for `rank`, a pairwise method); pairs without a
+/// readable reply are left out.
+#[wasm_bindgen(js_name = rankReasonedPairs)]
+pub fn rank_reasoned_pairs(rows: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+    let rows: Vec<ReasonedPair> = from_js(rows, "reasoned pairs")?;
+    let battles: Vec<_> = rows.iter().filter_map(ReasonedPair::as_battle).collect();
+    let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
+    to_js(&rank::rank_battles(&battles, &opts).map_err(err)?)
+}
+
 #[wasm_bindgen]
 impl JudgeHandle {
     /// Compare `modelA`'s and `modelB`'s responses to `query` in both orders (`settings`: checked
@@ -160,6 +180,40 @@ impl JudgeHandle {
             let mut guard = borrow_judge(&inner)?;
             let row = guard
                 .reasoned(&q, &r, &model, &s, &mut |i, sample| {
+                    if let Ok(v) = to_js(sample) {
+                        let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
+                    }
+                })
+                .await
+                .map_err(err)?;
+            to_js(&row)
+        })
+    }
+
+    /// `modelA`'s and `modelB`'s responses to `query` compared by written replies (`settings`: checked
+    /// reasoned settings of a pairwise protocol), half with A shown first: resolves with the
+    /// `ReasonedPair` to store. `onReply(i, sample)` is called as each reply is read (`sample`:
+    /// `{a_first, vote?, text, items?, tokens, stop}`).
+    #[wasm_bindgen(js_name = reasonPair)]
+    #[allow(clippy::await_holding_refcell_ref, clippy::too_many_arguments)]
+    pub fn reason_pair(
+        &self,
+        query: JsValue,
+        a: JsValue,
+        model_a: String,
+        b: JsValue,
+        model_b: String,
+        settings: JsValue,
+        on_reply: Function,
+    ) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let q: Query = from_js(query, "query")?;
+            let (a, b): (Response, Response) = (from_js(a, "first response")?, from_js(b, "second response")?);
+            let s: ReasonedSettings = from_js(settings, "reasoned settings")?;
+            let mut guard = borrow_judge(&inner)?;
+            let row = guard
+                .reasoned_pair(&q, (&model_a, &a), (&model_b, &b), &s, &mut |i, sample| {
                     if let Ok(v) = to_js(sample) {
                         let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
                     }

@@ -110,32 +110,32 @@ pub fn run(a: Args) -> CliResult {
             continue;
         }
         let path = out_path(&w.model);
-        let rows = OutputFolder::resume(&path, read_direct_scores, |r: &DirectScore| r.session_id.clone())?;
-        if let Some(r) = rows.iter().find(|r| r.value.judge != name) {
-            bail!(
-                "{}:{}: scored by `{}`, but this run's judge is `{name}`; use another --out folder",
-                path.display(),
-                r.line,
-                r.value.judge
-            );
-        }
-        if let Some(r) = rows.iter().find(|r| !settings.made(&r.value)) {
-            bail!(
-                "{}:{}: scored with other settings (prompt `{}` on {}{}, reference answer {}, --checklist {}, decoding `{}`) than this run's; use another --out folder",
-                path.display(),
-                r.line,
-                r.value.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
-                r.value.scale.unwrap_or_default(),
-                r.value.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
-                match r.value.reference {
-                    Some(false) => "omitted",
-                    _ => "included",
-                },
-                r.value.checklist_use.unwrap_or_default(),
-                r.value.decoding.unwrap_or_default().label()
-            );
-        }
-        done.insert(w.model.clone(), rows.into_iter().map(|r| r.value.session_id).collect());
+        let done_here = OutputFolder::resume_same(
+            &path,
+            read_direct_scores,
+            |r: &DirectScore| r.session_id.clone(),
+            |r| {
+                if r.judge != name {
+                    Some(format!("scored by `{}`, but this run's judge is `{name}`", r.judge))
+                } else if !settings.made(r) {
+                    Some(format!(
+                    "scored with other settings (prompt `{}` on {}{}, reference answer {}, --checklist {}, decoding `{}`) than this run's",
+                    r.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+                    r.scale.unwrap_or_default(),
+                    r.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
+                    match r.reference {
+                        Some(false) => "omitted",
+                        _ => "included",
+                    },
+                    r.checklist_use.unwrap_or_default(),
+                    r.decoding.unwrap_or_default().label()
+                ))
+                } else {
+                    None
+                }
+            },
+        )?;
+        done.insert(w.model.clone(), done_here);
     }
     let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     if todo.len() < work.len() {

@@ -5,10 +5,9 @@
 //! Output: `<out>/pairs.jsonl`, one [`PairJudgment`] per comparison, durable before the next starts;
 //! a run with the same arguments resumes where it stopped.
 
-use std::collections::HashSet;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use rocketjudge_core::formats::jsonl;
 use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings};
 use rocketjudge_engine::judge::{AnyJudge, Judge};
@@ -19,27 +18,34 @@ use crate::output::OutputFolder;
 /// The file a pairwise run writes in its --out folder.
 pub const PAIRS_FILE: &str = "pairs.jsonl";
 
-fn key(session: &str, a: &str, b: &str) -> String {
+/// What names a comparison in a resumed run.
+pub fn pair_key(session: &str, a: &str, b: &str) -> String {
     format!("{session}\u{1f}{a}\u{1f}{b}")
+}
+
+/// The comparisons of `work` (core's `plan_pairs`): every two models' responses to a query, or each
+/// model's with the `reference`'s.
+pub fn plan<'w, 'a>(work: &'w [&'a Work<'a>], reference: Option<&str>) -> Result<Vec<(&'w Work<'a>, &'w Work<'a>)>> {
+    let ids: Vec<(&str, &str)> = work.iter().map(|w| (w.response.session_id.as_str(), w.model.as_str())).collect();
+    Ok(pairwise::plan_pairs(&ids, reference)
+        .map_err(|e| anyhow::anyhow!("--reference: {e} (models are the records' `generator` or the file name)"))?
+        .into_iter()
+        .map(|(a, b)| (work[a], work[b]))
+        .collect())
 }
 
 /// Compare the pairs of `work` into `out/pairs.jsonl`.
 pub fn run(work: &[&Work], judge: &mut AnyJudge, settings: &PairSettings, out_dir: &Path, out: &mut OutputFolder) -> Result<()> {
     let name = judge.name();
     let path = out_dir.join(PAIRS_FILE);
-    let done_rows =
-        OutputFolder::resume(&path, pairwise::read_pair_judgments, |p: &PairJudgment| key(&p.session_id, &p.model_a, &p.model_b))?;
-    if let Some((r, m)) = done_rows.iter().find_map(|r| settings.mismatch(&r.value, &name).map(|m| (r, m))) {
-        bail!("{}:{}: {m}; use another --out folder", path.display(), r.line);
-    }
-    let done: HashSet<String> = done_rows.iter().map(|r| key(&r.value.session_id, &r.value.model_a, &r.value.model_b)).collect();
-    let ids: Vec<(&str, &str)> = work.iter().map(|w| (w.response.session_id.as_str(), w.model.as_str())).collect();
-    let pairs: Vec<(&Work, &Work)> = pairwise::plan_pairs(&ids, settings.reference.as_deref())
-        .map_err(|e| anyhow::anyhow!("--reference: {e} (models are the records' `generator` or the file name)"))?
-        .into_iter()
-        .map(|(a, b)| (work[a], work[b]))
-        .collect();
-    let todo: Vec<_> = pairs.iter().filter(|(a, b)| !done.contains(&key(&a.response.session_id, &a.model, &b.model))).collect();
+    let done = OutputFolder::resume_same(
+        &path,
+        pairwise::read_pair_judgments,
+        |p: &PairJudgment| pair_key(&p.session_id, &p.model_a, &p.model_b),
+        |p| settings.mismatch(p, &name),
+    )?;
+    let pairs = plan(work, settings.reference.as_deref())?;
+    let todo: Vec<_> = pairs.iter().filter(|(a, b)| !done.contains(&pair_key(&a.response.session_id, &a.model, &b.model))).collect();
     if todo.len() < pairs.len() {
         eprintln!("resuming: {} of {} comparisons are already in {}", pairs.len() - todo.len(), pairs.len(), path.display());
     }

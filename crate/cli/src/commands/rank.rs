@@ -135,13 +135,10 @@ pub fn run(a: Args) -> CliResult {
         (Some(j), _, _) => inputs::judged(j, decoding)?,
         (None, Some(s), _) => inputs::Judged::Scores(inputs::labels(s)?),
         (None, None, Some(b)) => {
-            if !opts.method.is_pairwise() {
-                bail!("--battles hold verdicts, not scores: rank them with --method bt, winrate or elo");
-            }
             let battles = inputs::battles(b)?;
-            let (table, per_session) = rank::battle_comparisons(&battles);
-            eprintln!("{} battles between {} models on {} questions", battles.len(), table.models.len(), table.sessions.len());
-            return print_ranking(&a, &opts, rank::rank_comparisons(&table, per_session, &opts)?, None);
+            let ranking = rank::rank_battles(&battles, &opts).map_err(|e| anyhow::anyhow!("--battles: {e} (--method)"))?;
+            eprintln!("{} battles between {} models", battles.len(), ranking.entries.len());
+            return print_ranking(&a, &opts, ranking, None);
         }
         (None, None, None) => unreachable!("clap requires one of --judgments, --scores and --battles"),
     };

@@ -3,12 +3,17 @@
 //! CoT vs Direct with sampled replies, seed 002's checklist-guided protocol).
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::formats::jsonl;
-use rocketjudge_core::reasoned::{read_reasoned_scores, Aggregate, ReasonedProtocol, ReasonedScore, ReasonedSettings};
+use rocketjudge_core::formats::{jsonl, Winner};
+use rocketjudge_core::reasoned::{
+    read_reasoned_pairs, read_reasoned_scores, Aggregate, ReasonedPair, ReasonedProtocol, ReasonedScore, ReasonedSettings,
+};
+use rocketjudge_engine::judge::AnyJudge;
 
+use super::pairs::{pair_key, plan, PAIRS_FILE};
 use crate::output::OutputFolder;
 use crate::{inputs, judges, CliResult};
 
@@ -18,18 +23,25 @@ use crate::{inputs, judges, CliResult};
 /// score, judge, prompt_version, settings, unparsed, samples — each reply's text and the score read
 /// from it). A reply whose score cannot be read is kept with its text, counted in `unparsed` and
 /// printed; the score aggregates the others, and a response with none readable has no score (it ranks
-/// as unanswered). Each line is on disk before the next response starts; an interrupted run resumes
-/// where it stopped. Rank with `rocketjudge rank --scores <out>`.
+/// as unanswered). Rank with `rocketjudge rank --scores <out>`.
+///
+/// The pairwise protocols compare every two models' responses to a query, half the replies in each
+/// presentation order, into `<out>/pairs.jsonl` (core's `ReasonedPair`: the votes, the majority
+/// `winner`, each reply); rank with `rocketjudge rank --battles <out>/pairs.jsonl`.
+///
+/// Each line is on disk before the next starts; an interrupted run resumes where it stopped.
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
     io: inputs::GradingArgs,
     /// `rocketeval-cot` (seed 000's CoT baseline, 1–10, the default), `feedback` / `feedback-direct`
     /// (seed 003: feedback then [RESULT] 1–5, or the score only), `reason-rating` / `checklist-guided`
-    /// (seed 002: a reason, or yes / no / n/a per checklist item, then a rating 1–5).
+    /// (seed 002: a reason, or yes / no / n/a per checklist item, then a rating 1–5); `pair-reason` /
+    /// `pair-checklist-guided` (seed 002's pairwise prompts: which of two responses is better).
     #[arg(long, default_value_t = ReasonedProtocol::default(), value_parser = PossibleValuesParser::new(ReasonedProtocol::NAMES).try_map(|s| s.parse::<ReasonedProtocol>()))]
     protocol: ReasonedProtocol,
-    /// Replies per response (the paper's: 1 for rocketeval-cot, 5 for seed 003's, 10 for seed 002's).
+    /// Replies per response (the paper's: 1 for rocketeval-cot, 5 for seed 003's, 10 for seed 002's;
+    /// a pair's, half in each order).
     #[arg(long)]
     samples: Option<usize>,
     /// Sampling temperature; 0 is greedy (the paper's: 0 for rocketeval-cot, else 1.0).
@@ -66,49 +78,46 @@ pub fn run(a: Args) -> CliResult {
     let mut out = OutputFolder::lock(&a.io.out, None)?;
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge.device, a.io.judge.max_tokens)?;
     let name = rocketjudge_engine::judge::Judge::name(&judge);
+    let made_otherwise = |judge: &str, s: &ReasonedSettings| {
+        if judge != name {
+            Some(format!("judged by `{judge}`, but this run's judge is `{name}`"))
+        } else if *s != settings {
+            let json = |s| serde_json::to_string(s).unwrap_or_default();
+            Some(format!("judged with other settings ({}) than this run's ({})", json(s), json(&settings)))
+        } else {
+            None
+        }
+    };
+    if settings.protocol.is_pairwise() {
+        return run_pairs(&work.iter().collect::<Vec<_>>(), &mut judge, &settings, &a.io.out, &mut out, |p| {
+            made_otherwise(&p.judge, &p.settings)
+        });
+    }
     let out_path = |model: &str| crate::output::model_path(&a.io.out, model, "jsonl");
     let mut done: BTreeMap<String, HashSet<String>> = BTreeMap::new();
     for w in &work {
-        if done.contains_key(&w.model) {
-            continue;
+        if !done.contains_key(&w.model) {
+            let keys = OutputFolder::resume_same(
+                &out_path(&w.model),
+                read_reasoned_scores,
+                |r: &ReasonedScore| r.session_id.clone(),
+                |r| made_otherwise(&r.judge, &r.settings),
+            )?;
+            done.insert(w.model.clone(), keys);
         }
-        let path = out_path(&w.model);
-        let rows = OutputFolder::resume(&path, read_reasoned_scores, |r: &ReasonedScore| r.session_id.clone())?;
-        if let Some(r) = rows.iter().find(|r| r.value.judge != name) {
-            bail!(
-                "{}:{}: judged by `{}`, but this run's judge is `{name}`; use another --out folder",
-                path.display(),
-                r.line,
-                r.value.judge
-            );
-        }
-        if let Some(r) = rows.iter().find(|r| r.value.settings != settings) {
-            bail!(
-                "{}:{}: judged with other settings ({}) than this run's ({}); use another --out folder",
-                path.display(),
-                r.line,
-                serde_json::to_string(&r.value.settings)?,
-                serde_json::to_string(&settings)?
-            );
-        }
-        done.insert(w.model.clone(), rows.into_iter().map(|r| r.value.session_id).collect());
     }
     let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already judged in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }
-    let (mut unparsed, mut unscored, mut replies) = (0, 0, 0);
+    let mut tally = Tally::default();
     for (n, w) in todo.iter().enumerate() {
         let ctx = || format!("{} on `{}`", w.model, w.response.session_id);
         let row = pollster::block_on(judge.reasoned(w.query, w.response, &w.model, &settings, &mut |i, s| {
-            if s.score.is_none() {
-                let shown: String = s.text.chars().take(300).collect();
-                eprintln!("unreadable reply {} of {} ({} tokens, {}): {shown:?}", i + 1, settings.samples, s.tokens, s.stop);
-            }
+            show_unreadable(i, &settings, s.score.is_none(), &s.text, s.tokens, &s.stop)
         }))
         .with_context(ctx)?;
-        (unparsed, replies) = (unparsed + row.unparsed, replies + row.samples.len());
-        unscored += usize::from(row.score.is_none());
+        tally.add(row.unparsed, row.samples.len(), row.score.is_none());
         out.append(&out_path(&w.model), &jsonl::to_jsonl_line(&row))?;
         let score = row.score.map_or("no score".to_string(), |s| format!("{s:.2}"));
         eprintln!(
@@ -121,9 +130,95 @@ pub fn run(a: Args) -> CliResult {
         );
     }
     eprintln!(
-        "wrote reasoned scores of {} responses to {}: {unparsed} of {replies} replies unreadable, {unscored} responses without a score",
+        "wrote reasoned scores of {} responses to {}: {} of {} replies unreadable, {} responses without a score",
         todo.len(),
-        a.io.out.display()
+        a.io.out.display(),
+        tally.unparsed,
+        tally.replies,
+        tally.unjudged
     );
     Ok(())
+}
+
+/// A pairwise protocol: every two models' responses to a query, each pair's replies half in each
+/// order, into `<out>/pairs.jsonl` (resumed as every run is).
+fn run_pairs(
+    work: &[&inputs::Work],
+    judge: &mut AnyJudge,
+    settings: &ReasonedSettings,
+    out_dir: &Path,
+    out: &mut OutputFolder,
+    made_otherwise: impl Fn(&ReasonedPair) -> Option<String>,
+) -> CliResult {
+    let path = out_dir.join(PAIRS_FILE);
+    let done = OutputFolder::resume_same(
+        &path,
+        read_reasoned_pairs,
+        |p: &ReasonedPair| pair_key(&p.session_id, &p.model_a, &p.model_b),
+        made_otherwise,
+    )?;
+    let pairs = plan(work, None)?;
+    let todo: Vec<_> = pairs.iter().filter(|(a, b)| !done.contains(&pair_key(&a.response.session_id, &a.model, &b.model))).collect();
+    if todo.len() < pairs.len() {
+        eprintln!("resuming: {} of {} pairs are already judged in {}", pairs.len() - todo.len(), pairs.len(), path.display());
+    }
+    let mut tally = Tally::default();
+    for (n, (a, b)) in todo.iter().enumerate() {
+        let ctx = || format!("{} vs {} on `{}`", a.model, b.model, a.response.session_id);
+        let row =
+            pollster::block_on(judge.reasoned_pair(a.query, (&a.model, a.response), (&b.model, b.response), settings, &mut |i, s| {
+                show_unreadable(i, settings, s.vote.is_none(), &s.text, s.tokens, &s.stop)
+            }))
+            .with_context(ctx)?;
+        tally.add(row.unparsed, row.samples.len(), row.winner.is_none());
+        out.append(&path, &jsonl::to_jsonl_line(&row))?;
+        let verdict = match row.winner {
+            Some(Winner::A) => a.model.as_str(),
+            Some(Winner::B) => b.model.as_str(),
+            Some(Winner::Tie) => "a tie",
+            None => "no verdict",
+        };
+        eprintln!(
+            "[{}/{}] {}: {verdict} ({} : {} votes, {} of {} replies read)",
+            n + 1 + pairs.len() - todo.len(),
+            pairs.len(),
+            ctx(),
+            row.votes_a,
+            row.votes_b,
+            row.samples.len() - row.unparsed,
+            row.samples.len()
+        );
+    }
+    eprintln!(
+        "wrote the verdicts of {} pairs to {}: {} of {} replies unreadable, {} pairs without a verdict",
+        todo.len(),
+        path.display(),
+        tally.unparsed,
+        tally.replies,
+        tally.unjudged
+    );
+    Ok(())
+}
+
+/// Replies unreadable, replies, and records without a score or verdict.
+#[derive(Default)]
+struct Tally {
+    unparsed: usize,
+    replies: usize,
+    unjudged: usize,
+}
+
+impl Tally {
+    fn add(&mut self, unparsed: usize, replies: usize, unjudged: bool) {
+        (self.unparsed, self.replies, self.unjudged) =
+            (self.unparsed + unparsed, self.replies + replies, self.unjudged + usize::from(unjudged));
+    }
+}
+
+/// Print reply `i` where it could not be read (its first 300 characters).
+fn show_unreadable(i: usize, settings: &ReasonedSettings, unreadable: bool, text: &str, tokens: usize, stop: &str) {
+    if unreadable {
+        let shown: String = text.chars().take(300).collect();
+        eprintln!("unreadable reply {} of {} ({tokens} tokens, {stop}): {shown:?}", i + 1, settings.samples);
+    }
 }

@@ -81,6 +81,13 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
     Ok(out)
 }
 
+/// A JSONL file's first non-blank line as JSON, if it is JSON: what the readers that recognise a
+/// file by its fields look at.
+pub fn first_record(bytes: &[u8]) -> Option<serde_json::Value> {
+    let first = bytes.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace))?;
+    serde_json::from_slice(first).ok()
+}
+
 /// Read a file that is either a JSON array of records or JSONL (RocketEval writes score files as
 /// arrays, most other tools write JSONL). An array element's line is the line it starts on; an error
 /// names the line serde stopped at (else the element's), and the field path from the element's index.

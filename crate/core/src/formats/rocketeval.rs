@@ -68,6 +68,10 @@ impl Query {
         let n = self.conversation_input.len();
         &self.conversation_input[..n.saturating_sub(1)]
     }
+    /// The reference answer the prompts that show one use: `references["gpt-4"]`, else the first.
+    pub fn reference_answer(&self) -> Option<&str> {
+        self.references.get("gpt-4").or_else(|| self.references.values().next()).map(String::as_str)
+    }
 }
 
 /// One model's answer to one query.

@@ -175,6 +175,19 @@ pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
         .collect()
 }
 
+/// Rank verdicts on pairs (given battles, or a judge's majority votes) with a pairwise method (a
+/// verdict is not a score: `mean` and `median` are refused).
+pub fn rank_battles(battles: &[Battle], opts: &RankOptions) -> Result<Ranking> {
+    if !opts.method.is_pairwise() {
+        return invalid!("verdicts on pairs are not scores: rank them with bt, winrate or elo, not {}", opts.method);
+    }
+    if battles.is_empty() {
+        return invalid!("no verdicts on pairs to rank (none of the pairs has one)");
+    }
+    let (table, per_session) = battle_comparisons(battles);
+    rank_comparisons(&table, per_session, opts)
+}
+
 /// Battles as given (e.g. human verdicts, seed 001's setting 3: Bradley–Terry over instance-level human
 /// judgments): the models and sessions (`question_id`; a battle without one is a session of its own),
 /// a table without scores, and each session's battles (weight 1) for [`rank_comparisons`] with a

@@ -190,3 +190,13 @@ fn pairwise_tokens_keep_the_order_and_cut_both_to_fit() {
     assert!(guided.len() > ab.len() + item.len() && guided.windows(item.len()).any(|w| w == item.as_slice()));
     assert_eq!(guided[guided.len() - 8..], ab[ab.len() - 8..], "both end on the answer cue");
 }
+
+#[test]
+fn a_long_prompt_loses_its_middle_and_a_short_one_nothing() {
+    let mut long: Vec<u32> = (0..10).collect();
+    assert_eq!(super::cut_middle(&mut long, 6), 4);
+    assert_eq!(long, [0, 1, 2, 7, 8, 9], "the beginning and the end (the instruction) stay");
+    let mut short: Vec<u32> = (0..3).collect();
+    assert_eq!(super::cut_middle(&mut short, 100), 0);
+    assert_eq!(short, [0, 1, 2]);
+}

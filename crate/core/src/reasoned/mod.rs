@@ -11,6 +11,9 @@
 //! - `reason-rating` / `checklist-guided` — seed 002's direct-scoring prompts (Figures 22 and 23): a
 //!   reason then a rating 1–5, or yes / no / n/a for each checklist item then the rating; ten replies,
 //!   majority vote.
+//! - `pair-reason` / `pair-checklist-guided` — seed 002's pairwise prompts (Figures 20 and 21): two
+//!   responses, a reason (or each item answered for each response), then which is better; ten replies,
+//!   five per presentation order, majority vote with ties ([`pair`]).
 //!
 //! A reply the protocol cannot read stays in the record with its text and no score; it is counted
 //! (`unparsed`) and the aggregate is taken over the others. A response none of whose replies could be
@@ -21,6 +24,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{invalid, FormatError};
 use crate::formats::{Lined, Message, Score};
 use crate::prompt::{format_history, push_direct_conversation, BANDS, DIRECT_HEAD, MT_BENCH_CRITERIA};
+
+pub mod pair;
+pub use pair::{read_reasoned_pairs, reasoned_pair_prompt, PairItems, PairSample, ReasonedPair};
 
 crate::named_enum!(
     /// How the judge is asked to reason before its score (see the module documentation).
@@ -37,6 +43,10 @@ crate::named_enum!(
         ReasonRating = "reason-rating",
         /// Seed 002, Figure 23: yes / no / n/a for each checklist item, then a rating 1–5 (JSON).
         ChecklistGuided = "checklist-guided",
+        /// Seed 002, Figure 20: two responses, a reason, then which is better (JSON `"judge"`: 1 or 2).
+        PairReason = "pair-reason",
+        /// Seed 002, Figure 21: yes / no / n/a per checklist item for each response, then which is better.
+        PairChecklistGuided = "pair-checklist-guided",
     }
 );
 
@@ -72,20 +82,29 @@ impl ReasonedProtocol {
             ReasonedProtocol::FeedbackDirect => "feedback-direct-v1",
             ReasonedProtocol::ReasonRating => "reason-rating-v1",
             ReasonedProtocol::ChecklistGuided => "checklist-guided-v1",
+            ReasonedProtocol::PairReason => "pair-reason-v1",
+            ReasonedProtocol::PairChecklistGuided => "pair-checklist-guided-v1",
         }
     }
 
-    /// The scores a reply may give.
+    /// The scores a reply may give (a pairwise protocol's: the better response, 1 or 2, as shown).
     pub fn range(self) -> std::ops::RangeInclusive<i64> {
         match self {
             ReasonedProtocol::RocketEvalCot => 1..=10,
+            ReasonedProtocol::PairReason | ReasonedProtocol::PairChecklistGuided => 1..=2,
             _ => 1..=5,
         }
     }
 
     /// Whether the prompt lists the query's checklist (the query must have one).
     pub fn needs_checklist(self) -> bool {
-        self == ReasonedProtocol::ChecklistGuided
+        matches!(self, ReasonedProtocol::ChecklistGuided | ReasonedProtocol::PairChecklistGuided)
+    }
+
+    /// Whether the judge compares two responses to a query (a [`pair::ReasonedPair`] per pair)
+    /// rather than scoring one (a [`ReasonedScore`] per response).
+    pub fn is_pairwise(self) -> bool {
+        matches!(self, ReasonedProtocol::PairReason | ReasonedProtocol::PairChecklistGuided)
     }
 
     /// Whether the prompt carries the query's reference answer where it has one (as each paper does:
@@ -102,6 +121,10 @@ impl ReasonedProtocol {
             ReasonedProtocol::FeedbackDirect => "the same prompt, only [RESULT] 1–5 written (seed 003, Direct)",
             ReasonedProtocol::ReasonRating => "a reason, then a rating 1–5 (seed 002, no checklist)",
             ReasonedProtocol::ChecklistGuided => "yes / no / n/a per checklist item, then a rating 1–5 (seed 002)",
+            ReasonedProtocol::PairReason => "two responses: a reason, then which is better (seed 002, pairwise, no checklist)",
+            ReasonedProtocol::PairChecklistGuided => {
+                "two responses: yes / no / n/a per checklist item for each, then which is better (seed 002)"
+            }
         }
     }
 }
@@ -134,28 +157,55 @@ impl Default for ReasonedSettings {
 
 impl ReasonedSettings {
     /// The protocol as its paper runs it: seed 000 one greedy reply; seed 003 five at temperature 1.0,
-    /// averaged; seed 002 ten, majority vote (its temperature is not stated: 1.0, as seed 003's).
+    /// averaged; seed 002 ten, majority vote (its temperature is not stated: 1.0, as seed 003's), a
+    /// pair's five in each presentation order.
     pub fn paper(protocol: ReasonedProtocol) -> Self {
         let (samples, temperature, aggregate) = match protocol {
             ReasonedProtocol::RocketEvalCot => (1, 0.0, Aggregate::Mean),
             ReasonedProtocol::Feedback | ReasonedProtocol::FeedbackDirect => (5, 1.0, Aggregate::Mean),
-            ReasonedProtocol::ReasonRating | ReasonedProtocol::ChecklistGuided => (10, 1.0, Aggregate::Majority),
+            ReasonedProtocol::ReasonRating
+            | ReasonedProtocol::ChecklistGuided
+            | ReasonedProtocol::PairReason
+            | ReasonedProtocol::PairChecklistGuided => (10, 1.0, Aggregate::Majority),
         };
         let reply_tokens = if protocol == ReasonedProtocol::FeedbackDirect { 8 } else { 512 };
         ReasonedSettings { protocol, samples, temperature, aggregate, reply_tokens, seed: 0 }
     }
 
-    /// The settings, checked: at least one reply and at most [`MAX_SAMPLES`]; several greedy replies
-    /// would all be the same; a reply needs room for its score.
+    /// Replies per prompt: all of them, or for a pair half in each presentation order.
+    pub fn per_prompt(&self) -> usize {
+        if self.protocol.is_pairwise() {
+            self.samples / 2
+        } else {
+            self.samples
+        }
+    }
+
+    /// The settings, checked: at least one reply and at most [`MAX_SAMPLES`] (a pair's split evenly
+    /// between the two orders, counted by majority); several greedy replies to one prompt would all be
+    /// the same; a reply needs room for its score.
     pub fn checked(self) -> crate::Result<Self> {
         if !(1..=MAX_SAMPLES).contains(&self.samples) {
             return invalid!("samples must be between 1 and {MAX_SAMPLES}, not {}", self.samples);
         }
+        if self.protocol.is_pairwise() && self.samples % 2 == 1 {
+            return invalid!(
+                "a pair's replies are split evenly between the two presentation orders: ask for an even number, not {}",
+                self.samples
+            );
+        }
+        if self.protocol.is_pairwise() && self.aggregate != Aggregate::Majority {
+            return invalid!("a pair's replies are votes for one response: they are counted by majority, not by {}", self.aggregate);
+        }
         if !(self.temperature.is_finite() && self.temperature >= 0.0) {
             return invalid!("the temperature must be 0 (greedy) or positive, not {}", self.temperature);
         }
-        if self.temperature == 0.0 && self.samples > 1 {
-            return invalid!("{} greedy replies would all be the same: sample at a temperature above 0, or ask for one", self.samples);
+        if self.temperature == 0.0 && self.per_prompt() > 1 {
+            return invalid!(
+                "{} greedy replies to one prompt would all be the same: sample at a temperature above 0, or ask for one{}",
+                self.per_prompt(),
+                if self.protocol.is_pairwise() { " per order (2 in all)" } else { "" }
+            );
         }
         if !(1..=8192).contains(&self.reply_tokens) {
             return invalid!("a reply may have 1 to 8192 tokens, not {}", self.reply_tokens);
@@ -278,6 +328,7 @@ pub fn parse_reply(protocol: ReasonedProtocol, reply: &str, checklist_len: usize
     let score = match protocol {
         ReasonedProtocol::Feedback => integer_after(reply, &["[result]"], &range),
         ReasonedProtocol::FeedbackDirect => integer_after(reply, &["[result]"], &range).or_else(|| leading_integer(reply, &range)),
+        ReasonedProtocol::PairReason | ReasonedProtocol::PairChecklistGuided => integer_after(reply, &["judge"], &range),
         // The JSON protocols: the key asked for, or the other one (judges mix the words).
         _ => integer_after(reply, &["score", "rating"], &range),
     };
@@ -376,8 +427,8 @@ fn item_answers(reply: &str, n: usize) -> Vec<Option<ItemAnswer>> {
     answers
 }
 
-/// The user message that asks for one reply under `protocol`. `history` is the conversation before
-/// the user query; `checklist` is listed by `checklist-guided` only.
+/// The user message that asks for one reply under a pointwise `protocol`. `history` is the
+/// conversation before the user query; `checklist` is listed by `checklist-guided` only.
 pub fn reasoned_prompt(
     protocol: ReasonedProtocol,
     history: &[Message],
@@ -418,6 +469,11 @@ pub fn reasoned_prompt(
             }
             p.push_str(if protocol == ReasonedProtocol::Feedback { "\n###Feedback:" } else { "\n###Feedback: [RESULT]" });
             p
+        }
+        // A pairwise protocol's prompt shows two responses ([`reasoned_pair_prompt`]); given one, it
+        // is compared with itself.
+        ReasonedProtocol::PairReason | ReasonedProtocol::PairChecklistGuided => {
+            reasoned_pair_prompt(protocol, history, user_query, model_output, model_output, checklist)
         }
         ReasonedProtocol::ReasonRating | ReasonedProtocol::ChecklistGuided => {
             let guided = protocol == ReasonedProtocol::ChecklistGuided;
@@ -473,6 +529,14 @@ pub fn read_reasoned_scores(file: &str, bytes: &[u8]) -> std::result::Result<Vec
     let rows = crate::formats::jsonl::read_jsonl::<ReasonedScore>(file, bytes)?;
     for r in &rows {
         let s = &r.value;
+        if s.settings.protocol.is_pairwise() {
+            return Err(FormatError::new(
+                file,
+                r.line,
+                "settings.protocol",
+                "a pointwise protocol (a pair's line has model_a and model_b)",
+            ));
+        }
         let range = s.settings.protocol.range();
         if let Some(i) = s.samples.iter().position(|x| x.score.is_some_and(|v| !(*range.start() as f64..=*range.end() as f64).contains(&v)))
         {
@@ -494,10 +558,17 @@ pub fn read_reasoned_scores(file: &str, bytes: &[u8]) -> std::result::Result<Vec
 
 /// Whether a JSONL file's first line is a reasoned score (what `rank --scores` reads them by).
 pub fn looks_reasoned(bytes: &[u8]) -> bool {
-    let first = bytes.split(|&b| b == b'\n').find(|l| !l.iter().all(u8::is_ascii_whitespace));
-    first
-        .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
-        .is_some_and(|v| v.get("samples").is_some_and(|s| s.is_array()) && v.get("settings").is_some())
+    first_reasoned_line(bytes).is_some_and(|v| v.get("model_a").is_none())
+}
+
+/// Whether a JSONL file's first line is a reasoned pair (what `rank --battles` reads them by).
+pub fn looks_reasoned_pair(bytes: &[u8]) -> bool {
+    first_reasoned_line(bytes).is_some_and(|v| v.get("model_a").is_some())
+}
+
+/// The first line of a JSONL file, if it is a reasoned record (it has `samples` and `settings`).
+fn first_reasoned_line(bytes: &[u8]) -> Option<serde_json::Value> {
+    crate::formats::jsonl::first_record(bytes).filter(|v| v.get("samples").is_some_and(|s| s.is_array()) && v.get("settings").is_some())
 }
 
 #[cfg(test)]
