@@ -63,6 +63,12 @@ const protocolOf = (design, protocols) => design.type === 'reasoned' ? protocols
 /** Whether a design's prompt lists the query's checklist (its responses need one). */
 const listsChecklist = (design, protocols) => protocolOf(design, protocols)?.checklist ?? design.settings.checklist !== 'never';
 
+/** A protocol's settings as its paper runs it, for the form (`{protocol, samples, temperature, aggregate, replyTokens}`). */
+const paperForm = (protocol) => {
+  const { seed: _seed, ...form } = protocol.paper;
+  return form;
+};
+
 /** The reasoned form's fields: a protocol (core's, with its paper's settings), N, T, the aggregation, the reply length. */
 function reasonedFields(u, protocols, set) {
   const r = u.reasoned;
@@ -74,11 +80,10 @@ function reasonedFields(u, protocols, set) {
   const byName = Object.fromEntries(protocols.map((p) => [p.name, p.description]));
   return [
     h('label', {}, 'Protocol ', select('design-protocol', 'Reasoning protocol', byName, r.protocol, (name) => {
-      const paper = protocols.find((p) => p.name === name).paper;
-      Object.assign(r, { protocol: name, samples: paper.samples, temperature: paper.temperature, aggregate: paper.aggregate, replyTokens: paper.replyTokens });
+      Object.assign(r, paperForm(protocols.find((p) => p.name === name)));
       set();
     })),
-    field('design-samples', 'Replies', 'samples', { min: 1, max: 64, step: 1 }, 'Replies per response (the protocol\'s paper: 1, 5 or 10)'),
+    field('design-samples', 'Replies', 'samples', { min: 1, max: 64, step: 1 }, 'Replies per response or pair, a pair\'s half in each order (the protocol\'s paper: 1, 5 or 10)'),
     field('design-temperature', 'Temperature', 'temperature', { min: 0, step: 0.1 }, '0: greedy (then one reply); the papers sample at 1.0'),
     h('label', {}, 'Aggregate ', select('design-aggregate', 'Aggregation of the replies', AGGREGATES, r.aggregate, (v) => { r.aggregate = v; set(); })),
     field('design-reply-tokens', 'Reply tokens', 'replyTokens', { min: 1, step: 1 }, 'The most tokens one reply may have'),
@@ -114,9 +119,8 @@ export const DESIGN_VIEWS = {
   async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
     const protocols = (ui.reasonedProtocols ||= await ctx.engine.core('reasonedProtocols'));
-    const paper = protocols[0].paper;
     const u = (ui.designForm ||= { type: 'pairwise', reference: models[0] || '', instruction: 'rocketeval', scale: '0-9', checklist: 'never', k: '', orders: 'mean', referenceAnswer: 'paper', rubric: '',
-      reasoned: { protocol: paper.protocol, samples: paper.samples, temperature: paper.temperature, aggregate: paper.aggregate, replyTokens: paper.replyTokens } });
+      reasoned: paperForm(protocols[0]) });
     if (!models.includes(u.reference)) u.reference = models[0] || '';
     const set = (field) => (v) => { u[field] = v; ui.designStatus = ''; ui.designErrors = []; rerender(); };
     const k = h('input', { type: 'number', id: 'design-k', min: 0, step: 0.5, size: 5, value: u.k, 'aria-label': 'Selective threshold',

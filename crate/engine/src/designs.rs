@@ -158,7 +158,7 @@ impl AnyJudge {
         row.truncated_tokens = Some(cut_middle(&mut tokens, room)).filter(|&cut| cut > 0);
         let items = query.checklist.len();
         self.generate_replies(&tokens, &reply_settings(settings, 0), settings.samples, &mut |i, reply| {
-            on_sample(i, row.push(reply.text.clone(), reply.tokens.len(), reply.stop.name(), items));
+            on_sample(i, row.push(reply.text.clone(), reply.tokens.len(), reply.stop.as_str(), items));
         })
         .await?;
         Ok(row)
@@ -194,7 +194,7 @@ impl AnyJudge {
             row.truncated_chars = row.truncated_chars.max(Some(cut).filter(|&c| c > 0));
             let settings = reply_settings(settings, (order * per_order) as u64);
             self.generate_replies(&tokens, &settings, per_order, &mut |i, reply| {
-                on_sample(order * per_order + i, row.push(a_first, reply.text.clone(), reply.tokens.len(), reply.stop.name(), items));
+                on_sample(order * per_order + i, row.push(a_first, reply.text.clone(), reply.tokens.len(), reply.stop.as_str(), items));
             })
             .await?;
         }

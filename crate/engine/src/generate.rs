@@ -63,31 +63,19 @@ impl GenerateSettings {
     }
 }
 
-/// Why generation ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StopReason {
-    /// The model generated one of its end-of-generation tokens.
-    EndOfGeneration,
-    /// The text reached one of the stop strings.
-    StopString,
-    /// `max_tokens` tokens were generated.
-    MaxTokens,
-    /// Prompt and new tokens fill the judge's context.
-    ContextFull,
-}
-
-impl StopReason {
-    /// As records write it (`end-of-generation`, `stop-string`, `max-tokens`, `context-full`).
-    pub fn name(self) -> &'static str {
-        match self {
-            StopReason::EndOfGeneration => "end-of-generation",
-            StopReason::StopString => "stop-string",
-            StopReason::MaxTokens => "max-tokens",
-            StopReason::ContextFull => "context-full",
-        }
+rocketjudge_core::named_enum!(
+    /// Why generation ended (records write it by these names).
+    pub enum StopReason, "the reason generation ended" {
+        /// The model generated one of its end-of-generation tokens.
+        EndOfGeneration = "end-of-generation",
+        /// The text reached one of the stop strings.
+        StopString = "stop-string",
+        /// `max_tokens` tokens were generated.
+        MaxTokens = "max-tokens",
+        /// Prompt and new tokens fill the judge's context.
+        ContextFull = "context-full",
     }
-}
+);
 
 /// A finished generation.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -128,6 +128,20 @@ pub fn rank_reasoned_pairs(rows: JsValue, settings: JsValue) -> Result<JsValue, 
     to_js(&rank::rank_battles(&battles, &opts).map_err(err)?)
 }
 
+/// A query and the two responses of a pair, from the page.
+fn pair_inputs(query: JsValue, a: JsValue, b: JsValue) -> Result<(Query, Response, Response), JsValue> {
+    Ok((from_js(query, "query")?, from_js(a, "first response")?, from_js(b, "second response")?))
+}
+
+/// The page's `onReply(i, sample)` as the engine's per-reply callback.
+fn reply_callback<T: Serialize>(on_reply: &Function) -> impl FnMut(usize, &T) + '_ {
+    move |i, sample| {
+        if let Ok(v) = to_js(sample) {
+            let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
+        }
+    }
+}
+
 #[wasm_bindgen]
 impl JudgeHandle {
     /// Compare `modelA`'s and `modelB`'s responses to `query` in both orders (`settings`: checked
@@ -145,8 +159,7 @@ impl JudgeHandle {
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let q: Query = from_js(query, "query")?;
-            let (a, b): (Response, Response) = (from_js(a, "first response")?, from_js(b, "second response")?);
+            let (q, a, b) = pair_inputs(query, a, b)?;
             let s: PairSettings = from_js(settings, "pairwise settings")?;
             let mut guard = borrow_judge(&inner)?;
             to_js(&guard.compare_pair(&q, (&model_a, &a), (&model_b, &b), &s).await.map_err(err)?)
@@ -178,14 +191,7 @@ impl JudgeHandle {
             let r: Response = from_js(response, "response")?;
             let s: ReasonedSettings = from_js(settings, "reasoned settings")?;
             let mut guard = borrow_judge(&inner)?;
-            let row = guard
-                .reasoned(&q, &r, &model, &s, &mut |i, sample| {
-                    if let Ok(v) = to_js(sample) {
-                        let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
-                    }
-                })
-                .await
-                .map_err(err)?;
+            let row = guard.reasoned(&q, &r, &model, &s, &mut reply_callback(&on_reply)).await.map_err(err)?;
             to_js(&row)
         })
     }
@@ -208,18 +214,10 @@ impl JudgeHandle {
     ) -> js_sys::Promise {
         let inner = self.inner.clone();
         future_to_promise(async move {
-            let q: Query = from_js(query, "query")?;
-            let (a, b): (Response, Response) = (from_js(a, "first response")?, from_js(b, "second response")?);
+            let (q, a, b) = pair_inputs(query, a, b)?;
             let s: ReasonedSettings = from_js(settings, "reasoned settings")?;
             let mut guard = borrow_judge(&inner)?;
-            let row = guard
-                .reasoned_pair(&q, (&model_a, &a), (&model_b, &b), &s, &mut |i, sample| {
-                    if let Ok(v) = to_js(sample) {
-                        let _ = on_reply.call2(&JsValue::NULL, &JsValue::from(i as u32), &v);
-                    }
-                })
-                .await
-                .map_err(err)?;
+            let row = guard.reasoned_pair(&q, (&model_a, &a), (&model_b, &b), &s, &mut reply_callback(&on_reply)).await.map_err(err)?;
             to_js(&row)
         })
     }

@@ -490,21 +490,27 @@ pub fn reasoned_prompt(
             } else {
                 p.push_str("  \"reason\": \"Explain the rationale for the rating\",\n");
             }
-            p.push_str("  \"rating\": 3\n}\n```\n- Do NOT output anything other than the JSON format.\n\n[Start of Input]\n");
-            p.push_str(&instruction(history, user_query));
-            p.push_str("\n[End of Input]\n\n");
-            if guided {
-                p.push_str("[Start of Checklist]\n");
-                for (i, q) in checklist.iter().enumerate() {
-                    p.push_str(&format!("{}. {q}\n", i + 1));
-                }
-                p.push_str("[End of Checklist]\n\n");
-            }
+            p.push_str("  \"rating\": 3\n}\n```\n- Do NOT output anything other than the JSON format.\n\n");
+            push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
             p.push_str("[Start of Response]\n");
             p.push_str(model_output);
             p.push_str("\n[End of Response]");
             p
         }
+    }
+}
+
+/// Seed 002's input block (Figures 20–23): the query, then the numbered checklist where the prompt lists it.
+fn push_seed_002_input(p: &mut String, history: &[Message], user_query: &str, checklist: Option<&[String]>) {
+    p.push_str("[Start of Input]\n");
+    p.push_str(&instruction(history, user_query));
+    p.push_str("\n[End of Input]\n\n");
+    if let Some(items) = checklist {
+        p.push_str("[Start of Checklist]\n");
+        for (i, q) in items.iter().enumerate() {
+            p.push_str(&format!("{}. {q}\n", i + 1));
+        }
+        p.push_str("[End of Checklist]\n\n");
     }
 }
 

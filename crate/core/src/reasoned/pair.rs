@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{instruction, integer_after, item_answers, ReasonedProtocol, ReasonedSettings};
+use super::{integer_after, item_answers, push_seed_002_input, ReasonedProtocol, ReasonedSettings};
 use crate::error::FormatError;
 use crate::formats::{Battle, Lined, Message, Winner};
 
@@ -154,16 +154,7 @@ pub fn reasoned_pair_prompt(
     } else {
         p.push_str("- First, state the reason for your evaluation. Then decide which answer is better: 1 or 2.\n- Output your response in the following JSON format:\n```json\n{\n  \"reason\": \"Please state the reason for evaluation\",\n  \"judge\": 1\n}\n```\n- Do NOT output anything other than the JSON format.\n\n");
     }
-    p.push_str("[Start of Input]\n");
-    p.push_str(&instruction(history, user_query));
-    p.push_str("\n[End of Input]\n\n");
-    if guided {
-        p.push_str("[Start of Checklist]\n");
-        for (i, q) in checklist.iter().enumerate() {
-            p.push_str(&format!("{}. {q}\n", i + 1));
-        }
-        p.push_str("[End of Checklist]\n\n");
-    }
+    push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
     p.push_str(&format!("[Start of Response 1]\n{first}\n[End of Response 1]\n\n[Start of Response 2]\n{second}\n[End of Response 2]"));
     p
 }
