@@ -202,7 +202,7 @@ impl ReasonedSettings {
         }
         if self.temperature == 0.0 && self.per_prompt() > 1 {
             return invalid!(
-                "{} greedy replies to one prompt would all be the same: sample at a temperature above 0, or ask for one{}",
+                "{} greedy replies would all be the same: sample at a temperature above 0, or ask for one{}",
                 self.per_prompt(),
                 if self.protocol.is_pairwise() { " per order (2 in all)" } else { "" }
             );
