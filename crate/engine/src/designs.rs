@@ -3,8 +3,8 @@
 //! one response scored 0–9 or by its perplexity — each with the query's checklist in the prompt
 //! always, never, or where the plain prompt leaves the judge unsure (seed 002) — and a
 //! [`ReasonedScore`] (one response) or [`ReasonedPair`] (two) from N written replies
-//! (chain-of-thought judging). The command line and the
-//! browser worker both call these, so a line means the same wherever it was made.
+//! (chain-of-thought judging). The command line and the browser worker both call these, so a line
+//! means the same wherever it was made.
 
 use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::direct::{DirectScore, DirectSettings};

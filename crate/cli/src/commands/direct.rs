@@ -110,32 +110,13 @@ pub fn run(a: Args) -> CliResult {
             continue;
         }
         let path = out_path(&w.model);
-        let done_here = OutputFolder::resume_same(
+        let keys = OutputFolder::resume_same(
             &path,
             read_direct_scores,
             |r: &DirectScore| r.session_id.clone(),
-            |r| {
-                if r.judge != name {
-                    Some(format!("scored by `{}`, but this run's judge is `{name}`", r.judge))
-                } else if !settings.made(r) {
-                    Some(format!(
-                    "scored with other settings (prompt `{}` on {}{}, reference answer {}, --checklist {}, decoding `{}`) than this run's",
-                    r.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
-                    r.scale.unwrap_or_default(),
-                    r.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
-                    match r.reference {
-                        Some(false) => "omitted",
-                        _ => "included",
-                    },
-                    r.checklist_use.unwrap_or_default(),
-                    r.decoding.unwrap_or_default().label()
-                ))
-                } else {
-                    None
-                }
-            },
+            |r| made_otherwise(r, &name, &settings),
         )?;
-        done.insert(w.model.clone(), done_here);
+        done.insert(w.model.clone(), keys);
     }
     let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
     if todo.len() < work.len() {
@@ -161,4 +142,22 @@ pub fn run(a: Args) -> CliResult {
     }
     eprintln!("wrote Direct scores of {} responses to {}", todo.len() - skipped, a.io.out.display());
     Ok(())
+}
+
+/// How `r` was made otherwise than this run makes its lines (another judge, other settings), if it was.
+fn made_otherwise(r: &DirectScore, judge: &str, settings: &DirectSettings) -> Option<String> {
+    if r.judge != judge {
+        return Some(format!("scored by `{}`, but this run's judge is `{judge}`", r.judge));
+    }
+    (!settings.made(r)).then(|| {
+        let reference = if r.reference == Some(false) { "omitted" } else { "included" };
+        format!(
+            "scored with other settings (prompt `{}` on {}{}, reference answer {reference}, --checklist {}, decoding `{}`) than this run's",
+            r.prompt_version.as_deref().unwrap_or(DirectInstruction::RocketEval.version()),
+            r.scale.unwrap_or_default(),
+            r.rubric.as_ref().map(|t| format!(" with the rubric {t:?}")).unwrap_or_default(),
+            r.checklist_use.unwrap_or_default(),
+            r.decoding.unwrap_or_default().label()
+        )
+    })
 }
