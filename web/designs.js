@@ -153,7 +153,6 @@ export const DESIGN_VIEWS = {
     const reasoned = u.type === 'reasoned';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
     const design = designOf(u);
-    const pairs = design.type === 'pairwise' || Boolean(protocolOf(design, protocols)?.pairwise);
     const settings = design.type === 'pairwise' ? { ...leaderboard, pairOrders: u.orders } : leaderboard;
     const run = async () => {
       const { jobs, without } = designJobs(ctx, listsChecklist(design, protocols));
@@ -166,7 +165,7 @@ export const DESIGN_VIEWS = {
       showStatus(ui, 'starting…');
       let done = 'starting';
       const off = [
-        ctx.engine.on('design-progress', (m) => { done = `${m.done} of ${m.total} ${pairs ? 'comparisons' : 'responses'}`; showStatus(ui, `${done}…`); }),
+        ctx.engine.on('design-progress', (m) => { done = `${m.done} of ${m.total} ${m.pairs ? 'comparisons' : 'responses'}`; showStatus(ui, `${done}…`); }),
         ctx.engine.on('design-reply', (m) => {
           const read = m.score != null ? `scored ${m.score}` : m.vote ? `voted for ${m.vote}` : 'unreadable';
           showStatus(ui, `${done}; the next: reply ${m.reply} of ${m.samples} ${read}…`);

@@ -473,7 +473,8 @@ const DESIGN_HANDLERS = {
   /**
    * Run a design over responses ({design, jobs: [{query, response, model}]}) with the loaded judge:
    * every planned comparison (both orders), Direct score or reasoned score, each stored the moment it
-   * is made, so a rerun (or a reload) continues with what is missing. Progress: `design-progress`, and
+   * is made, so a rerun (or a reload) continues with what is missing. Progress: `design-progress`
+   * {done, total, pairs} (`pairs`: the tasks are comparisons), and
    * `design-reply` {reply, samples, score, vote} as each written reply is read (a pair's reply votes
    * `model_a` or `model_b`); a failed comparison: `design-error`. Returns {done, total, cancelled?, stopped?}.
    */
@@ -502,7 +503,7 @@ const DESIGN_HANDLERS = {
         const kept = { key: todo[i].key, judge: name, design: d.id, record };
         await put('designs', kept);
         store.set(kept.key, kept);
-        post({ type: 'design-progress', done: before + i + 1, total: tasks.length });
+        post({ type: 'design-progress', done: before + i + 1, total: tasks.length, pairs: d.pairs });
       },
       (i, error) => {
         const { a, b } = todo[i];

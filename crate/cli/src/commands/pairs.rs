@@ -5,6 +5,7 @@
 //! Output: `<out>/pairs.jsonl`, one [`PairJudgment`] per comparison, durable before the next starts;
 //! a run with the same arguments resumes where it stopped.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -34,6 +35,11 @@ pub fn plan<'w, 'a>(work: &'w [&'a Work<'a>], reference: Option<&str>) -> Result
         .collect())
 }
 
+/// The planned `pairs` not yet among the `done` keys (what a resumed run still compares).
+pub fn pending<'p, 'w>(pairs: &'p [(&'w Work<'w>, &'w Work<'w>)], done: &HashSet<String>) -> Vec<&'p (&'w Work<'w>, &'w Work<'w>)> {
+    pairs.iter().filter(|(a, b)| !done.contains(&pair_key(&a.response.session_id, &a.model, &b.model))).collect()
+}
+
 /// Compare the pairs of `work` into `out/pairs.jsonl`.
 pub fn run(work: &[&Work], judge: &mut AnyJudge, settings: &PairSettings, out_dir: &Path, out: &mut OutputFolder) -> Result<()> {
     let name = judge.name();
@@ -45,7 +51,7 @@ pub fn run(work: &[&Work], judge: &mut AnyJudge, settings: &PairSettings, out_di
         |p| settings.mismatch(p, &name),
     )?;
     let pairs = plan(work, settings.reference.as_deref())?;
-    let todo: Vec<_> = pairs.iter().filter(|(a, b)| !done.contains(&pair_key(&a.response.session_id, &a.model, &b.model))).collect();
+    let todo = pending(&pairs, &done);
     if todo.len() < pairs.len() {
         eprintln!("resuming: {} of {} comparisons are already in {}", pairs.len() - todo.len(), pairs.len(), path.display());
     }

@@ -13,7 +13,7 @@ use rocketjudge_core::reasoned::{
 };
 use rocketjudge_engine::judge::AnyJudge;
 
-use super::pairs::{pair_key, plan, PAIRS_FILE};
+use super::pairs::{pair_key, pending, plan, PAIRS_FILE};
 use crate::output::OutputFolder;
 use crate::{inputs, judges, CliResult};
 
@@ -158,7 +158,7 @@ fn run_pairs(
         made_otherwise,
     )?;
     let pairs = plan(work, None)?;
-    let todo: Vec<_> = pairs.iter().filter(|(a, b)| !done.contains(&pair_key(&a.response.session_id, &a.model, &b.model))).collect();
+    let todo = pending(&pairs, &done);
     if todo.len() < pairs.len() {
         eprintln!("resuming: {} of {} pairs are already judged in {}", pairs.len() - todo.len(), pairs.len(), path.display());
     }

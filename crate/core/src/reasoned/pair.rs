@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{integer_after, item_answers, push_seed_002_input, ReasonedProtocol, ReasonedSettings};
+use super::{item_answers, push_seed_002_input, ReasonedProtocol, ReasonedSettings};
 use crate::error::FormatError;
 use crate::formats::{Battle, Lined, Message, Winner};
 
@@ -128,7 +128,7 @@ pub type ShownItems = [Vec<Option<super::ItemAnswer>>; 2];
 /// `pair-checklist-guided` each item's answer for the first and the second response shown (the
 /// answers before the `response_2` key are the first's).
 pub fn parse_pair_reply(protocol: ReasonedProtocol, reply: &str, checklist_len: usize) -> (Option<bool>, Option<ShownItems>) {
-    let verdict = integer_after(reply, &["judge"], &protocol.range()).map(|v| v == 1);
+    let verdict = super::parse_reply(protocol, reply, 0).score.map(|v| v == 1.0);
     let items = (protocol == ReasonedProtocol::PairChecklistGuided).then(|| {
         let split = reply.find("response_2").unwrap_or(reply.len());
         [item_answers(&reply[..split], checklist_len), item_answers(&reply[split..], checklist_len)]
