@@ -26,7 +26,10 @@ python3 -m unittest scripts/data/test_fetch.py 2>&1
 log "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2)"
 .cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py 2>&1
 
-log "unit tests of the page's pure modules (node)"
+log "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
+npm run -s lint 2>&1
+
+log "unit tests of the page's pure modules and the worker protocol (node)"
 node --test tests/js/ 2>&1
 
 log "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"

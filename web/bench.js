@@ -29,13 +29,17 @@ const threads = Math.max(1, Math.min(num('threads', wantedThreads()), 64));
 const DECODE = Math.max(0, num('decode', 64));
 const TINY = { prefixTokens: 64, items: 2, suffixTokens: 8, decodeTokens: Math.min(DECODE, 4) };
 
-const engine = new EngineClient(new URL('./worker.js', import.meta.url));
+const engine = new EngineClient(new URL('./worker/main.js', import.meta.url));
 let manifest = [];
 let adapter = null; // {name, software} or null
 let running = false;
 
 function status(text, kind = 'info') {
-  mount($('#status'), h('span', { class: 'badge privacy' }, 'Private: nothing leaves this tab'), text ? h('div', { class: `notice ${kind}` }, text) : null);
+  mount(
+    $('#status'),
+    h('span', { class: 'badge privacy' }, 'Private: nothing leaves this tab'),
+    text ? h('div', { class: `notice ${kind}` }, text) : null,
+  );
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -62,7 +66,18 @@ async function runOurs(source, backend, workload, repeat, precision) {
   const blob = await engine.request('judgeBlob');
   await engine.request('unloadJudge');
   const decodeTokensPerSec = r.decodeTokens > 0 ? r.decodeTokens / (r.decodeMs / 1000) : null;
-  return { ...summarise(r.rounds, r.workload.prefix.length), decodeTokensPerSec, backend: r.backend, kernels: r.kernels, kernelRace: r.kernelRace, wasmMemoryBytes: r.wasmMemoryBytes, jsHeapBytes: r.jsHeapBytes, threads: r.threads, tokens: r.workload, blob };
+  return {
+    ...summarise(r.rounds, r.workload.prefix.length),
+    decodeTokensPerSec,
+    backend: r.backend,
+    kernels: r.kernels,
+    kernelRace: r.kernelRace,
+    wasmMemoryBytes: r.wasmMemoryBytes,
+    jsHeapBytes: r.jsHeapBytes,
+    threads: r.threads,
+    tokens: r.workload,
+    blob,
+  };
 }
 
 /**
@@ -75,8 +90,14 @@ async function runOurs(source, backend, workload, repeat, precision) {
  */
 async function runWllama(blob, backend, tokens, repeat, decodeTokens) {
   const { Wllama } = await import('./vendor/wllama/index.js');
-  const version = (await fetch(new URL('./vendor/wllama/VERSION', import.meta.url)).then((r) => (r.ok ? r.text() : '')).catch(() => '')).trim();
-  const configs = [...new Set([threads, 1])].flatMap((t) => [true, false].map((flashAttn) => ({ threads: t, flashAttn })));
+  const version = (
+    await fetch(new URL('./vendor/wllama/VERSION', import.meta.url))
+      .then((r) => (r.ok ? r.text() : ''))
+      .catch(() => '')
+  ).trim();
+  const configs = [...new Set([threads, 1])].flatMap((t) =>
+    [true, false].map((flashAttn) => ({ threads: t, flashAttn })),
+  );
   const pilot = [];
   for (const c of configs) {
     const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true, 0);
@@ -100,21 +121,32 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
   // ?wllamaLog=1: wllama's and llama.cpp's own log in the console.
   const verbose = params.get('wllamaLog') === '1';
   const quiet = { debug() {}, log() {}, info() {}, warn: console.warn, error: console.error };
-  const wl = new Wllama({ default: new URL('./vendor/wllama/wllama.wasm', import.meta.url).href }, { logger: verbose ? console : quiet, suppressNativeLog: !verbose });
+  const wl = new Wllama(
+    { default: new URL('./vendor/wllama/wllama.wasm', import.meta.url).href },
+    { logger: verbose ? console : quiet, suppressNativeLog: !verbose },
+  );
   if (typeof wl.setCompat === 'function') wl.setCompat(null);
   const { prefix, suffixes, suffixTexts } = tokens;
   const prefixText = pilot ? tokens.prefixText.split(' ').slice(0, 200).join(' ') : tokens.prefixText;
   const nCtx = prefix.length + Math.max(...suffixes.map((s) => s.length), decodeTokens) + 64;
   try {
     await wl.loadModel([blob], {
-      n_ctx: nCtx, n_batch: nCtx, n_ubatch: nCtx, flash_attn: c.flashAttn,
-      n_threads: c.threads, n_gpu_layers: backend === 'webgpu' ? 999 : 0, n_parallel: 1,
+      n_ctx: nCtx,
+      n_batch: nCtx,
+      n_ubatch: nCtx,
+      flash_attn: c.flashAttn,
+      n_threads: c.threads,
+      n_gpu_layers: backend === 'webgpu' ? 999 : 0,
+      n_parallel: 1,
     });
-    const complete = (prompt, cache) => wl.createCompletion({ prompt, max_tokens: 1, temperature: 0, cache_prompt: cache });
+    const complete = (prompt, cache) =>
+      wl.createCompletion({ prompt, max_tokens: 1, temperature: 0, cache_prompt: cache });
     const rounds = [];
     const seen = { prefixTokens: 0, itemTokens: [], cachedTokens: Infinity };
     for (let r = 0; r <= repeat; r++) {
-      status(`wllama on ${backend} (${what})${pilot ? ', trying its settings on a short piece' : ''}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`);
+      status(
+        `wllama on ${backend} (${what})${pilot ? ', trying its settings on a short piece' : ''}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`,
+      );
       // Round 0 warms up on a short piece (as our engine's does): the first words and one item.
       const text = r === 0 ? prefixText.split(' ').slice(0, 48).join(' ') : prefixText;
       const items = r === 0 || pilot ? suffixTexts.slice(0, 1) : suffixTexts;
@@ -142,7 +174,14 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
     let decode = null;
     if (decodeTokens > 0) {
       status(`wllama on ${backend} (${what}): generating ${decodeTokens} tokens…`);
-      const gen = (n) => wl.createCompletion({ prompt: prefixText, max_tokens: n, temperature: 0, cache_prompt: true, ignore_eos: true });
+      const gen = (n) =>
+        wl.createCompletion({
+          prompt: prefixText,
+          max_tokens: n,
+          temperature: 0,
+          cache_prompt: true,
+          ignore_eos: true,
+        });
       await gen(1);
       const t0 = performance.now();
       await gen(1);
@@ -150,10 +189,19 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
       const out = await gen(decodeTokens + 1);
       const t2 = performance.now();
       const generated = out.timings ? out.timings.predicted_n : decodeTokens + 1;
-      decode = { tokensPerSec: (generated - 1) / ((t2 - t1 - (t1 - t0)) / 1000), generated, ownTokensPerSec: out.timings?.predicted_per_second ?? null };
+      decode = {
+        tokensPerSec: (generated - 1) / ((t2 - t1 - (t1 - t0)) / 1000),
+        generated,
+        ownTokensPerSec: out.timings?.predicted_per_second ?? null,
+      };
     }
     return {
-      ...summarise(rounds, pilot ? seen.prefixTokens : prefix.length), decodeTokensPerSec: decode?.tokensPerSec ?? null, decode, threads: wl.getNumThreads(), multithread: wl.isMultithread(), webgpu: backend === 'webgpu',
+      ...summarise(rounds, pilot ? seen.prefixTokens : prefix.length),
+      decodeTokensPerSec: decode?.tokensPerSec ?? null,
+      decode,
+      threads: wl.getNumThreads(),
+      multithread: wl.isMultithread(),
+      webgpu: backend === 'webgpu',
       // llama-server's counts: the prompt's tokens, and those taken from the cache for each item (the
       // prefix, when its KV is reused).
       tokens: { prefix: seen.prefixTokens, items: seen.itemTokens },
@@ -167,7 +215,16 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
 async function run(opts) {
   if (running) return;
   running = true;
-  const report = { model: opts.model, threads, cores, isolated: self.crossOriginIsolated === true, userAgent: navigator.userAgent, adapter, precision: opts.precision, rows: [] };
+  const report = {
+    model: opts.model,
+    threads,
+    cores,
+    isolated: self.crossOriginIsolated === true,
+    userAgent: navigator.userAgent,
+    adapter,
+    precision: opts.precision,
+    rows: [],
+  };
   try {
     const m = manifest.find((x) => x.name === opts.model);
     if (!m) throw new Error(`model ${opts.model} is not in models/manifest.json`);
@@ -175,7 +232,11 @@ async function run(opts) {
     for (const backend of opts.backends) {
       const tiny = backend === 'webgpu' && (!adapter || adapter.software);
       const workload = tiny ? TINY : opts.workload;
-      const row = { backend, workload, reduced: tiny ? 'software WebGPU adapter: a small workload, only to show both engines run' : null };
+      const row = {
+        backend,
+        workload,
+        reduced: tiny ? 'software WebGPU adapter: a small workload, only to show both engines run' : null,
+      };
       if (backend === 'webgpu' && !adapter) {
         row.skipped = 'this browser has no WebGPU adapter';
         report.rows.push(row);
@@ -184,9 +245,17 @@ async function run(opts) {
       // A backend that fails is reported in its row; the other rows keep their numbers.
       try {
         const ours = await runOurs(source, backend, workload, opts.repeat, opts.precision);
-        row.rocketjudge = { ...ours, blob: undefined, tokens: ours.tokens && { prefix: ours.tokens.prefix.length, items: ours.tokens.suffixes.map((x) => x.length) } };
+        row.rocketjudge = {
+          ...ours,
+          blob: undefined,
+          tokens: ours.tokens && {
+            prefix: ours.tokens.prefix.length,
+            items: ours.tokens.suffixes.map((x) => x.length),
+          },
+        };
         if (ours.skipped) row.skipped = ours.skipped;
-        else if (params.get('wllama') !== 'off') row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat, workload.decodeTokens);
+        else if (params.get('wllama') !== 'off')
+          row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat, workload.decodeTokens);
       } catch (e) {
         console.error(e);
         row.skipped = `failed on ${backend}: ${e.message || e}`;
@@ -196,7 +265,9 @@ async function run(opts) {
         row.ratio = {
           prefixTokensPerSec: row.rocketjudge.prefixTokensPerSec / row.wllama.prefixTokensPerSec,
           secondsPerResponse: row.rocketjudge.secondsPerResponse / row.wllama.secondsPerResponse,
-          decodeTokensPerSec: row.wllama.decodeTokensPerSec ? row.rocketjudge.decodeTokensPerSec / row.wllama.decodeTokensPerSec : null,
+          decodeTokensPerSec: row.wllama.decodeTokensPerSec
+            ? row.rocketjudge.decodeTokensPerSec / row.wllama.decodeTokensPerSec
+            : null,
         };
       }
       report.rows.push(row);
@@ -234,39 +305,122 @@ function renderResult(report) {
     }
     const o = r.rocketjudge;
     const wl = r.wllama;
-    rows.push(h('tr', {}, h('td', {}, label), h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
-      h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)), h('td', { class: 'num' }, fmt(o.decodeTokensPerSec, 1)), h('td', {}, ''),
-      h('td', { class: 'num' }, memory(o)), h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`)));
+    rows.push(
+      h(
+        'tr',
+        {},
+        h('td', {}, label),
+        h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
+        h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)),
+        h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)),
+        h('td', { class: 'num' }, fmt(o.decodeTokensPerSec, 1)),
+        h('td', {}, ''),
+        h('td', { class: 'num' }, memory(o)),
+        h('td', {}, `${w.prefixTokens} + ${w.items} × ${w.suffixTokens} tokens`),
+      ),
+    );
     if (wl) {
-      rows.push(h('tr', {}, h('td', {}, ''), h('td', {}, `${wl.label}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
-        h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)), h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)), h('td', { class: 'num' }, fmt(wl.decodeTokensPerSec, 1)),
-        h('td', { class: 'num' }, `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}${r.ratio.decodeTokensPerSec ? `, decode ×${fmt(r.ratio.decodeTokensPerSec)}` : ''}`), h('td', {}, '–'), h('td', {}, '')));
+      rows.push(
+        h(
+          'tr',
+          {},
+          h('td', {}, ''),
+          h('td', {}, `${wl.label}${wl.prefixReused === false ? '; prefix KV NOT reused' : ', prefix KV reused'})`),
+          h('td', { class: 'num' }, fmt(wl.prefixTokensPerSec, 1)),
+          h('td', { class: 'num' }, fmt(wl.secondsPerResponse, 2)),
+          h('td', { class: 'num' }, fmt(wl.decodeTokensPerSec, 1)),
+          h(
+            'td',
+            { class: 'num' },
+            `prefix ×${fmt(r.ratio.prefixTokensPerSec)}, time ×${fmt(r.ratio.secondsPerResponse)}${r.ratio.decodeTokensPerSec ? `, decode ×${fmt(r.ratio.decodeTokensPerSec)}` : ''}`,
+          ),
+          h('td', {}, '–'),
+          h('td', {}, ''),
+        ),
+      );
     }
   }
-  mount($('#result'),
-    h('p', { class: 'hint' }, `${report.model} · ${report.threads} thread${report.threads === 1 ? '' : 's'} of ${report.cores} · ${report.isolated ? 'cross-origin isolated' : 'not isolated (one thread)'} · WebGPU: ${report.adapter ? `${report.adapter.name}${report.adapter.software ? ' (software)' : ''}` : 'none'}`),
-    h('div', { class: 'scroll' }, h('table', { id: 'bench-table' },
-      h('thead', {}, h('tr', {}, ['backend', 'engine', 'prefix tokens/s', 's / graded response', 'decode tokens/s', 'ratio (ours / wllama)', 'memory', 'workload'].map((t) => h('th', {}, t)))),
-      h('tbody', {}, rows))),
-    h('p', { class: 'hint' }, `wllama runs with the settings that were fastest on a short piece first: this page's thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Decode: ${DECODE} tokens (${TINY.decodeTokens} on a software adapter) generated greedily on top of the prefix, one forward each (wllama: a completion of that many + 1 tokens against one of 1, end of generation ignored). Memory: our engine's WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.`),
+  mount(
+    $('#result'),
+    h(
+      'p',
+      { class: 'hint' },
+      `${report.model} · ${report.threads} thread${report.threads === 1 ? '' : 's'} of ${report.cores} · ${report.isolated ? 'cross-origin isolated' : 'not isolated (one thread)'} · WebGPU: ${report.adapter ? `${report.adapter.name}${report.adapter.software ? ' (software)' : ''}` : 'none'}`,
+    ),
+    h(
+      'div',
+      { class: 'scroll' },
+      h(
+        'table',
+        { id: 'bench-table' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            [
+              'backend',
+              'engine',
+              'prefix tokens/s',
+              's / graded response',
+              'decode tokens/s',
+              'ratio (ours / wllama)',
+              'memory',
+              'workload',
+            ].map((t) => h('th', {}, t)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+    ),
+    h(
+      'p',
+      { class: 'hint' },
+      `wllama runs with the settings that were fastest on a short piece first: this page's thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Decode: ${DECODE} tokens (${TINY.decodeTokens} on a software adapter) generated greedily on top of the prefix, one forward each (wllama: a completion of that many + 1 tokens against one of 1, end of generation ignored). Memory: our engine's WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.`,
+    ),
     report.error ? h('p', { class: 'notice error' }, report.error) : null,
   );
 }
 
 function renderSetup() {
-  const modelSel = h('select', { id: 'bench-model', 'aria-label': 'Judge model' },
-    manifest.map((m) => h('option', { value: m.name, selected: m.name === (params.get('model') || 'qwen2.5-coder-0.5b') }, m.display || m.name)));
-  const field = (id, label, value) => h('label', {}, `${label} `, h('input', { type: 'number', id, value, min: 1, size: 6 }));
+  const modelSel = h(
+    'select',
+    { id: 'bench-model', 'aria-label': 'Judge model' },
+    manifest.map((m) =>
+      h(
+        'option',
+        { value: m.name, selected: m.name === (params.get('model') || 'qwen2.5-coder-0.5b') },
+        m.display || m.name,
+      ),
+    ),
+  );
+  const field = (id, label, value) =>
+    h('label', {}, `${label} `, h('input', { type: 'number', id, value, min: 1, size: 6 }));
   const cpuBox = h('input', { type: 'checkbox', id: 'bench-cpu', checked: true });
   const gpuBox = h('input', { type: 'checkbox', id: 'bench-webgpu', checked: !!adapter });
   const go = h('button', { id: 'bench-run', class: 'primary', onclick: () => run(readSetup()) }, 'Run the benchmark');
-  mount($('#setup'),
-    h('div', { class: 'row' }, modelSel, field('bench-prefix', 'prefix tokens', num('prefix', 1500)), field('bench-items', 'items', num('items', 8)),
-      field('bench-suffix', 'tokens per item', num('suffix', 40)), field('bench-repeat', 'timed rounds', num('repeat', 2))),
+  mount(
+    $('#setup'),
+    h(
+      'div',
+      { class: 'row' },
+      modelSel,
+      field('bench-prefix', 'prefix tokens', num('prefix', 1500)),
+      field('bench-items', 'items', num('items', 8)),
+      field('bench-suffix', 'tokens per item', num('suffix', 40)),
+      field('bench-repeat', 'timed rounds', num('repeat', 2)),
+    ),
     h('div', { class: 'row' }, h('label', {}, cpuBox, ' CPU'), h('label', {}, gpuBox, ' WebGPU'), go),
-    h('p', { class: 'hint' }, `${threads} thread${threads === 1 ? '' : 's'} for both engines (the app's setting; ?threads=N here). `,
-      adapter ? `WebGPU adapter: ${adapter.name}${adapter.software ? ' — software, so WebGPU runs a small workload only' : ''}.` : 'No WebGPU adapter in this browser.',
-      ' The model is downloaded once (and cached) if this browser does not have it yet.'),
+    h(
+      'p',
+      { class: 'hint' },
+      `${threads} thread${threads === 1 ? '' : 's'} for both engines (the app's setting; ?threads=N here). `,
+      adapter
+        ? `WebGPU adapter: ${adapter.name}${adapter.software ? ' — software, so WebGPU runs a small workload only' : ''}.`
+        : 'No WebGPU adapter in this browser.',
+      ' The model is downloaded once (and cached) if this browser does not have it yet.',
+    ),
   );
 }
 
@@ -274,7 +428,12 @@ function readSetup() {
   const v = (id) => Number($(`#${id}`).value);
   return {
     model: $('#bench-model').value,
-    workload: { prefixTokens: v('bench-prefix'), items: v('bench-items'), suffixTokens: v('bench-suffix'), decodeTokens: DECODE },
+    workload: {
+      prefixTokens: v('bench-prefix'),
+      items: v('bench-items'),
+      suffixTokens: v('bench-suffix'),
+      decodeTokens: DECODE,
+    },
     repeat: Math.max(1, v('bench-repeat')),
     backends: [$('#bench-cpu').checked && 'cpu', $('#bench-webgpu').checked && 'webgpu'].filter(Boolean),
     precision: params.get('precision') || 'int8',
@@ -282,7 +441,9 @@ function readSetup() {
 }
 
 engine.on('download', (m) => status(`Downloading the model: ${Math.round((100 * m.done) / (m.total || 1))}%`));
-engine.on('bench-progress', (m) => status(`rocketjudge: round ${m.round} of ${m.of}${m.round === 0 ? ' (warm-up)' : ''}…`));
+engine.on('bench-progress', (m) =>
+  status(`rocketjudge: round ${m.round} of ${m.of}${m.round === 0 ? ' (warm-up)' : ''}…`),
+);
 
 async function boot() {
   status('Starting…');

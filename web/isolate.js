@@ -15,8 +15,13 @@
     sessionStorage.setItem(flag, '1');
     location.reload();
   };
-  navigator.serviceWorker.register(new URL('../sw.js', document.currentScript.src)).then(() => {
-    if (navigator.serviceWorker.controller) reloadOnce();
-    else navigator.serviceWorker.addEventListener('controllerchange', reloadOnce);
-  }, () => { /* not allowed here: one thread */ });
+  navigator.serviceWorker.register(new URL('../sw.js', document.currentScript.src)).then(
+    () => {
+      if (navigator.serviceWorker.controller) reloadOnce();
+      else navigator.serviceWorker.addEventListener('controllerchange', reloadOnce);
+    },
+    () => {
+      /* not allowed here: one thread */
+    },
+  );
 })();

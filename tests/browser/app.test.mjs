@@ -5,7 +5,23 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, int8Band, compareGrades, FIX, OUT, ROOT } from './harness.mjs';
+import {
+  startServer,
+  launch,
+  newPage,
+  shot,
+  loadFixtures,
+  loadJudge,
+  gradeAll,
+  exportFile,
+  cli,
+  nativeGrades,
+  int8Band,
+  compareGrades,
+  FIX,
+  OUT,
+  ROOT,
+} from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
@@ -16,7 +32,11 @@ let browser;
 let native;
 let nativeInt8;
 
-const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const jsonl = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 const key = (j) => `${j.model_test}|${j.session_id}`;
 
 before(async () => {
@@ -42,7 +62,10 @@ function compareToNative(judgments, tol) {
 function compareToNativeInt8(judgments) {
   const band = int8Band(JUDGE);
   const { worst, mean } = compareGrades(judgments, nativeInt8);
-  assert.ok(worst <= band.item && mean <= band.mean, `int8 vs native int8: max |Δp| ${worst.toFixed(4)} (≤ ${band.item.toFixed(4)}), mean ${mean.toFixed(4)} (≤ ${band.mean.toFixed(4)})`);
+  assert.ok(
+    worst <= band.item && mean <= band.mean,
+    `int8 vs native int8: max |Δp| ${worst.toFixed(4)} (≤ ${band.item.toFixed(4)}), mean ${mean.toFixed(4)} (≤ ${band.mean.toFixed(4)})`,
+  );
   return { worst, mean };
 }
 
@@ -50,7 +73,9 @@ function compareToNativeInt8(judgments) {
 async function leaderboard(page) {
   await page.click('#tab-leaderboard');
   await page.waitForSelector('#leaderboard tbody tr');
-  return page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+  return page.$$eval('#leaderboard tbody tr', (rows) =>
+    rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })),
+  );
 }
 
 async function gradeIn(page, backend, precision) {
@@ -67,11 +92,17 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   assert.match(info, /cpu \(\d+ threads?, f32\)/);
   // `rocketjudge serve` sends COOP/COEP: the threaded engine runs, on every core of this machine.
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  assert.match(await page.locator('#threads-info').innerText(), new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, int8 wasm relaxed-simd`));
+  assert.match(
+    await page.locator('#threads-info').innerText(),
+    new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, int8 wasm relaxed-simd`),
+  );
   // The wasm module's SIMD kernels equal the scalar reference for every weight type.
   // Both relaxed-simd kernels (the engine races them on the first products), 8 types × 3 shapes each.
   const selfTest = await page.evaluate(() => globalThis.__rocketjudgeEngine.core('kernelSelfTest'));
-  assert.deepEqual([...new Set(selfTest.map((t) => t.kernel))].sort(), ['int8 wasm relaxed-simd 16-bit runs', 'int8 wasm relaxed-simd 32-bit dot']);
+  assert.deepEqual([...new Set(selfTest.map((t) => t.kernel))].sort(), [
+    'int8 wasm relaxed-simd 16-bit runs',
+    'int8 wasm relaxed-simd 32-bit dot',
+  ]);
   assert.equal(selfTest.length, 48);
   for (const t of selfTest) assert.ok(t.max_rel_error <= 1e-5, JSON.stringify(t));
   await shot(page, 'cpu-graded');
@@ -83,54 +114,128 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   console.log(`cpu (wasm, f32) vs native f32: max |Δp| = ${worst.toExponential(2)}`);
   // The page's leaderboard is what `rocketjudge rank` computes from the exported file.
   const ranked = JSON.parse(cli(['rank', '--judgments', exported, '--format', 'json']));
-  assert.deepEqual(board.map((r) => r.model), ranked.map((r) => r.model));
-  board.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  assert.deepEqual(
+    board.map((r) => r.model),
+    ranked.map((r) => r.model),
+  );
+  board.forEach((r, i) =>
+    assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`),
+  );
   // And the same order as natively graded judgments.
   const nativeRanked = JSON.parse(cli(['rank', '--judgments', native.dir, '--format', 'json']));
-  assert.deepEqual(ranked.map((r) => r.model), nativeRanked.map((r) => r.model));
+  assert.deepEqual(
+    ranked.map((r) => r.model),
+    nativeRanked.map((r) => r.model),
+  );
   // The decoding setting (seed 003) re-decodes every item as `rank --decoding` does.
   await page.click('#tab-leaderboard');
   await page.waitForSelector('#rank-decoding');
   const before = await page.$('#leaderboard');
   await page.selectOption('#rank-decoding', 'greedy');
   await page.waitForFunction((old) => !old.isConnected && document.querySelector('#leaderboard tbody tr'), before);
-  const greedyBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+  const greedyBoard = await page.$$eval('#leaderboard tbody tr', (rows) =>
+    rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })),
+  );
   const greedyRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'greedy', '--format', 'json']));
   assert.deepEqual(greedyBoard.map((r) => r.model).sort(), greedyRanked.map((r) => r.model).sort());
-  greedyBoard.forEach((r) => assert.ok(Math.abs(r.score - greedyRanked.find((x) => x.model === r.model).score) <= 0.5, `greedy ${r.model}: page ${r.score}`));
-  const badDecoding = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, decoding: { method: 'greedy', samples: 3 } }).then(() => null, (e) => e.message), JUDGE);
+  greedyBoard.forEach((r) =>
+    assert.ok(
+      Math.abs(r.score - greedyRanked.find((x) => x.model === r.model).score) <= 0.5,
+      `greedy ${r.model}: page ${r.score}`,
+    ),
+  );
+  const badDecoding = await page.evaluate(
+    (judge) =>
+      globalThis.__rocketjudgeEngine
+        .request('view', { view: 'leaderboard', judge, decoding: { method: 'greedy', samples: 3 } })
+        .then(
+          () => null,
+          (e) => e.message,
+        ),
+    JUDGE,
+  );
   assert.match(badDecoding || '', /applies only to the `sample`, `majority` and `median` decodings/);
   // Sampling with the user's N and T: the same seeded draws as `rank --decoding sample`.
   // (Each change redraws the tab: wait for a new leaderboard and the control `id` holding `value`.)
   const redrawn = async (change, id, value = null) => {
     const old = await page.$('#leaderboard');
     await change();
-    await page.waitForFunction(([o, i, v]) => {
-      const el = document.querySelector(i);
-      return !o.isConnected && document.querySelector('#leaderboard tbody tr') && el && (v === null || el.value === v);
-    }, [old, id, value]);
+    await page.waitForFunction(
+      ([o, i, v]) => {
+        const el = document.querySelector(i);
+        return (
+          !o.isConnected && document.querySelector('#leaderboard tbody tr') && el && (v === null || el.value === v)
+        );
+      },
+      [old, id, value],
+    );
   };
   await redrawn(() => page.selectOption('#rank-decoding', 'sample'), '#decoding-samples');
-  for (const [field, value] of [['samples', '7'], ['temperature', '0.5']]) {
-    await redrawn(async () => {
-      await page.fill(`#decoding-${field}`, value);
-      await page.locator(`#decoding-${field}`).dispatchEvent('change');
-    }, `#decoding-${field}`, value);
+  for (const [field, value] of [
+    ['samples', '7'],
+    ['temperature', '0.5'],
+  ]) {
+    await redrawn(
+      async () => {
+        await page.fill(`#decoding-${field}`, value);
+        await page.locator(`#decoding-${field}`).dispatchEvent('change');
+      },
+      `#decoding-${field}`,
+      value,
+    );
   }
-  const sampleBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
-  const sampleRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'sample', '--samples', '7', '--temperature', '0.5', '--sample-seed', '0', '--format', 'json']));
-  sampleBoard.forEach((r) => assert.ok(Math.abs(r.score - sampleRanked.find((x) => x.model === r.model).score) <= 0.5, `sampled ${r.model}: page ${r.score}`));
+  const sampleBoard = await page.$$eval('#leaderboard tbody tr', (rows) =>
+    rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })),
+  );
+  const sampleRanked = JSON.parse(
+    cli([
+      'rank',
+      '--judgments',
+      exported,
+      '--decoding',
+      'sample',
+      '--samples',
+      '7',
+      '--temperature',
+      '0.5',
+      '--sample-seed',
+      '0',
+      '--format',
+      'json',
+    ]),
+  );
+  sampleBoard.forEach((r) =>
+    assert.ok(
+      Math.abs(r.score - sampleRanked.find((x) => x.model === r.model).score) <= 0.5,
+      `sampled ${r.model}: page ${r.score}`,
+    ),
+  );
   // Seed 003's majority of N samples, exact: the menu's default N = 5, as `rank --decoding majority`.
   await redrawn(() => page.selectOption('#rank-decoding', 'majority'), '#decoding-samples', '5');
   assert.equal(await page.locator('#decoding-seed').count(), 0, 'an exact decoding draws nothing: no seed');
-  const majorityBoard = await page.$$eval('#leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
-  const majorityRanked = JSON.parse(cli(['rank', '--judgments', exported, '--decoding', 'majority', '--format', 'json']));
-  majorityBoard.forEach((r) => assert.ok(Math.abs(r.score - majorityRanked.find((x) => x.model === r.model).score) <= 0.5, `majority ${r.model}: page ${r.score}`));
+  const majorityBoard = await page.$$eval('#leaderboard tbody tr', (rows) =>
+    rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })),
+  );
+  const majorityRanked = JSON.parse(
+    cli(['rank', '--judgments', exported, '--decoding', 'majority', '--format', 'json']),
+  );
+  majorityBoard.forEach((r) =>
+    assert.ok(
+      Math.abs(r.score - majorityRanked.find((x) => x.model === r.model).score) <= 0.5,
+      `majority ${r.model}: page ${r.score}`,
+    ),
+  );
   await redrawn(() => page.selectOption('#rank-decoding', 'expected'), '#rank-decoding', 'expected');
   // Seed 000's ratio of disagreement, from the exported items: 1 − pⁿ − (1 − p)ⁿ averaged.
   const items = judgments.flatMap((j) => j.norm_probability.filter((p) => p !== null));
-  const ratios = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'disagreement', judge }), JUDGE);
-  assert.deepEqual(ratios.map((r) => r.samples), [2, 3, 5, 10]);
+  const ratios = await page.evaluate(
+    (judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'disagreement', judge }),
+    JUDGE,
+  );
+  assert.deepEqual(
+    ratios.map((r) => r.samples),
+    [2, 3, 5, 10],
+  );
   for (const r of ratios) {
     const want = items.reduce((sum, p) => sum + 1 - p ** r.samples - (1 - p) ** r.samples, 0) / items.length;
     assert.equal(r.items, items.length);
@@ -147,30 +252,57 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   assert.match(csv, /^rank,model,score,lower,upper\n1,/);
   // The win-rate view (a typed request the worker answers with core) agrees with the exported
   // battles: per ordered pair, the row model's points (win 1, tie ½) per battle.
-  const rates = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'winRates', judge }), JUDGE);
+  const rates = await page.evaluate(
+    (judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'winRates', judge }),
+    JUDGE,
+  );
   assert.deepEqual(rates.models, [...new Set(b.flatMap((x) => [x.model_a, x.model_b]))].sort());
   assert.equal(rates.tie_margin, 0.1);
   assert.equal(rates.cells.length, 4 * 3);
   for (const c of rates.cells) {
     const [row, col] = [rates.models[c.row], rates.models[c.col]];
     const pair = b.filter((x) => (x.model_a === row && x.model_b === col) || (x.model_a === col && x.model_b === row));
-    const points = pair.reduce((n, x) => n + (x.winner === 'tie' ? 0.5 : (x.winner === 'model_a') === (x.model_a === row) ? 1 : 0), 0);
+    const points = pair.reduce(
+      (n, x) => n + (x.winner === 'tie' ? 0.5 : (x.winner === 'model_a') === (x.model_a === row) ? 1 : 0),
+      0,
+    );
     assert.equal(c.battles, pair.length, `${row} vs ${col}`);
-    assert.ok(Math.abs(c.win_rate - points / pair.length) < 1e-12, `${row} vs ${col}: ${c.win_rate} vs ${points / pair.length}`);
+    assert.ok(
+      Math.abs(c.win_rate - points / pair.length) < 1e-12,
+      `${row} vs ${col}: ${c.win_rate} vs ${points / pair.length}`,
+    );
   }
   await page.click('#tab-heatmap');
   await page.waitForSelector('#win-rates tr', { state: 'attached' });
   assert.equal(await page.locator('#win-rates tr').count(), 12);
   // The category table comes from core too: one row per model, the categories the queries name.
-  const cats = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'categories', judge, categories: { '101_turn1': 'coding' } }), JUDGE);
+  const cats = await page.evaluate(
+    (judge) =>
+      globalThis.__rocketjudgeEngine.request('view', {
+        view: 'categories',
+        judge,
+        categories: { '101_turn1': 'coding' },
+      }),
+    JUDGE,
+  );
   assert.equal(cats.models.length, 4);
   assert.ok(cats.categories.includes('coding') && cats.categories.includes('all'), JSON.stringify(cats.categories));
   // A bad setting is refused by core with a typed error kind.
-  const bad = await page.evaluate((judge) => globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, settings: { method: 'nope' } }).then(() => null, (e) => ({ kind: e.kind, message: e.message })), JUDGE);
+  const bad = await page.evaluate(
+    (judge) =>
+      globalThis.__rocketjudgeEngine.request('view', { view: 'leaderboard', judge, settings: { method: 'nope' } }).then(
+        () => null,
+        (e) => ({ kind: e.kind, message: e.message }),
+      ),
+    JUDGE,
+  );
   assert.equal(bad?.kind, 'input', JSON.stringify(bad));
   assert.match(bad.message, /unknown variant `nope`, expected one of `bt`/);
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });
 
@@ -180,10 +312,15 @@ test('resume after reload (int8, the default): grades are kept, the rest is grad
   await loadFixtures(page);
   await loadJudge(page, JUDGE, 'cpu');
   await page.click('#start-grading');
-  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 3, null, { timeout: 600_000, polling: 500 });
+  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 3, null, {
+    timeout: 600_000,
+    polling: 500,
+  });
   await page.reload();
   await page.waitForSelector('#responses table.models');
-  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0));
+  const kept = await page.$$eval('#responses table.models tbody tr', (rows) =>
+    rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0),
+  );
   assert.ok(kept >= 3, `grades kept after reload: ${kept}`);
   await loadJudge(page, JUDGE, 'cpu');
   const label = await page.locator('#start-grading').innerText();
@@ -202,7 +339,10 @@ test('a malformed upload names the file, line and field', async () => {
   await page.goto(`${server.origin}/?demo=0`);
   await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
   const bad = join(OUT, 'bad-model.jsonl');
-  writeFileSync(bad, '{"session_id": "101_turn1", "output": ["fine"], "generator": "bad-model"}\n{"session_id": "104_turn1", "output": 42, "generator": "bad-model"}\n');
+  writeFileSync(
+    bad,
+    '{"session_id": "101_turn1", "output": ["fine"], "generator": "bad-model"}\n{"session_id": "104_turn1", "output": 42, "generator": "bad-model"}\n',
+  );
   await page.setInputFiles('#response-files', bad);
   // Beside the control, in words: file, line, field and what was expected.
   await page.waitForSelector('#responses-errors .notice.error');
@@ -223,7 +363,9 @@ test('responses chosen while the benchmark is still being read wait for it, in o
   await page.waitForSelector('#responses table.models tbody tr');
   assert.deepEqual(await page.locator('.notice.error').allInnerTexts(), []);
   assert.match(await page.locator('#bench').innerText(), /160 queries, 160 with checklists/);
-  const row = await page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => [r.querySelector('.name').textContent, Number(r.querySelector('td.count').textContent)]));
+  const row = await page.$$eval('#responses table.models tbody tr', (rows) =>
+    rows.map((r) => [r.querySelector('.name').textContent, Number(r.querySelector('td.count').textContent)]),
+  );
   assert.deepEqual(row, [['gpt-4', jsonl(join(FIX, 'responses', 'gpt-4.jsonl')).length]]);
   await context.close();
 });
@@ -232,11 +374,16 @@ test('hostile text in uploads is shown as inert text and requests nothing', asyn
   const { context, page, external } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0`);
   await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
-  const payload = '<img src="https://evil.example/x.png" onerror="window.__pwned=1"><script>window.__pwned=1</script>'
-    + '[link](javascript:window.__pwned=1) \u202Eevil\u202C \u0000nul ' + 'x'.repeat(20000);
+  const payload =
+    '<img src="https://evil.example/x.png" onerror="window.__pwned=1"><script>window.__pwned=1</script>' +
+    '[link](javascript:window.__pwned=1) \u202Eevil\u202C \u0000nul ' +
+    'x'.repeat(20000);
   const model = '<b onmouseover="window.__pwned=1">evil-model</b>';
   const file = join(OUT, 'hostile.jsonl');
-  writeFileSync(file, `${JSON.stringify({ session_id: '101_turn1', chat_history: ['q'], output: [payload], generator: model })}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ session_id: '101_turn1', chat_history: ['q'], output: [payload], generator: model })}\n`,
+  );
   await page.setInputFiles('#response-files', file);
   await page.waitForSelector('#responses table.models tbody tr');
   const cell = await page.locator('#responses table.models tbody tr td .name').first().innerText();
@@ -253,12 +400,19 @@ test('a panic inside the engine becomes an error message and the worker keeps wo
   await page.goto(`${server.origin}/?demo=0&debug=1`);
   await page.waitForFunction(() => globalThis.__rocketjudgeEngine);
   await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
-  const failed = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('core', { fn: 'debugPanic', args: [] }).then(() => null, (e) => e.message));
+  const failed = await page.evaluate(() =>
+    globalThis.__rocketjudgeEngine.request('core', { fn: 'debugPanic', args: [] }).then(
+      () => null,
+      (e) => e.message,
+    ),
+  );
   assert.match(failed || '', /internal error in the engine/);
   await page.waitForSelector('.notice.error');
   assert.match(await page.locator('.notice.error').last().innerText(), /internal error and was restarted/);
   // The next request is served by the fresh module.
-  const version = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('core', { fn: 'promptVersion', args: [] }));
+  const version = await page.evaluate(() =>
+    globalThis.__rocketjudgeEngine.request('core', { fn: 'promptVersion', args: [] }),
+  );
   assert.ok(typeof version === 'string' && version.length > 0, `prompt version after the panic: ${version}`);
   // And uploads are parsed by it: the benchmark, then one model's responses.
   await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
@@ -273,12 +427,36 @@ test('a model too large for the CPU engine is refused before any byte is downloa
   await page.waitForFunction(() => globalThis.__rocketjudgeEngine);
   await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
   const source = { key: 'too-large', urls: [`${server.origin}/models/too-large.gguf`], size: 5 * 2 ** 30 };
-  const failed = await page.evaluate((s) => globalThis.__rocketjudgeEngine.request('loadJudge', { source: s, backend: 'cpu' }).then(() => null, (e) => e.message), source);
-  assert.match(failed || '', /too large for the CPU engine in a browser tab: 32-bit WebAssembly addresses at most 4 GiB/);
-  assert.deepEqual(log.requests.filter((u) => u.includes('too-large')), [], 'the model was never requested');
+  const failed = await page.evaluate(
+    (s) =>
+      globalThis.__rocketjudgeEngine.request('loadJudge', { source: s, backend: 'cpu' }).then(
+        () => null,
+        (e) => e.message,
+      ),
+    source,
+  );
+  assert.match(
+    failed || '',
+    /too large for the CPU engine in a browser tab: 32-bit WebAssembly addresses at most 4 GiB/,
+  );
+  assert.deepEqual(
+    log.requests.filter((u) => u.includes('too-large')),
+    [],
+    'the model was never requested',
+  );
   // Control: a size that fits is requested (and, absent on the server, fails with the HTTP status).
-  const small = await page.evaluate((s) => globalThis.__rocketjudgeEngine.request('loadJudge', { source: { ...s, size: 1000 }, backend: 'cpu' }).then(() => null, (e) => e.message), source);
+  const small = await page.evaluate(
+    (s) =>
+      globalThis.__rocketjudgeEngine.request('loadJudge', { source: { ...s, size: 1000 }, backend: 'cpu' }).then(
+        () => null,
+        (e) => e.message,
+      ),
+    source,
+  );
   assert.match(small || '', /cannot download .*too-large\.gguf: HTTP 404/);
-  assert.ok(log.requests.some((u) => u.includes('too-large')), 'the request log sees the worker\'s downloads');
+  assert.ok(
+    log.requests.some((u) => u.includes('too-large')),
+    "the request log sees the worker's downloads",
+  );
   await context.close();
 });

@@ -35,15 +35,22 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
   await page.fill('#bench-repeat', '1');
   assert.equal(await page.isChecked('#bench-webgpu'), true, 'WebGPU is offered where the browser has an adapter');
   await page.click('#bench-run');
-  await page.waitForFunction(() => document.querySelector('#bench-json').textContent, null, { timeout: 900_000, polling: 1000 });
+  await page.waitForFunction(() => document.querySelector('#bench-json').textContent, null, {
+    timeout: 900_000,
+    polling: 1000,
+  });
   const report = JSON.parse(await page.locator('#bench-json').textContent());
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.isolated, true);
-  assert.deepEqual(report.rows.map((r) => r.backend), ['cpu', 'webgpu']);
+  assert.deepEqual(
+    report.rows.map((r) => r.backend),
+    ['cpu', 'webgpu'],
+  );
   for (const row of report.rows) {
     const { rocketjudge: ours, wllama } = row;
     assert.ok(ours && wllama, `${row.backend}: both engines ran (${row.skipped || ''})`);
-    for (const e of [ours, wllama]) assert.ok(e.prefixTokensPerSec > 0 && e.secondsPerResponse > 0 && e.decodeTokensPerSec > 0, JSON.stringify(e));
+    for (const e of [ours, wllama])
+      assert.ok(e.prefixTokensPerSec > 0 && e.secondsPerResponse > 0 && e.decodeTokensPerSec > 0, JSON.stringify(e));
     // Decode: wllama generated as many tokens as asked (the end of generation ignored), one more
     // than its one-token baseline.
     assert.equal(wllama.decode.generated, row.workload.decodeTokens + 1, JSON.stringify(wllama.decode));
@@ -58,21 +65,39 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     // count and one thread, flash attention on and off (the fastest runs the workload).
     assert.equal(wllama.version, JSON.parse(readFileSync('node_modules/@wllama/wllama/package.json', 'utf8')).version);
     const threads = report.threads;
-    assert.deepEqual(wllama.pilot.map((p) => [p.threads, p.flashAttn]), [...new Set([threads, 1])].flatMap((t) => [[t, true], [t, false]]));
+    assert.deepEqual(
+      wllama.pilot.map((p) => [p.threads, p.flashAttn]),
+      [...new Set([threads, 1])].flatMap((t) => [
+        [t, true],
+        [t, false],
+      ]),
+    );
     const best = wllama.pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a));
     assert.deepEqual([wllama.threads, wllama.flashAttn], [best.threads, best.flashAttn]);
     // Our engine's memory: the wasm memory holds at least the model's weights, below 32-bit wasm's 4 GiB.
-    assert.ok(ours.wasmMemoryBytes > statSync(join(process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge'), 'models/smollm2-135m.gguf')).size / 2 && ours.wasmMemoryBytes < 2 ** 32, String(ours.wasmMemoryBytes));
+    assert.ok(
+      ours.wasmMemoryBytes >
+        statSync(
+          join(process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge'), 'models/smollm2-135m.gguf'),
+        ).size /
+          2 && ours.wasmMemoryBytes < 2 ** 32,
+      String(ours.wasmMemoryBytes),
+    );
   }
   assert.match(report.rows[0].rocketjudge.backend, /^cpu \(\d+ threads?, int8 wasm/);
   assert.equal(report.rows[1].wllama.webgpu, true);
   assert.match(report.rows[1].rocketjudge.backend, /^webgpu: .*swiftshader/i);
   assert.ok(report.rows[1].reduced, 'a software adapter runs the small workload');
   // The table shows both engines on both backends.
-  const engines = await page.$$eval('#bench-table tbody tr', (rows) => rows.map((r) => r.children[1].textContent.split(' ')[0]));
+  const engines = await page.$$eval('#bench-table tbody tr', (rows) =>
+    rows.map((r) => r.children[1].textContent.split(' ')[0]),
+  );
   assert.deepEqual(engines, ['rocketjudge', 'wllama', 'rocketjudge', 'wllama']);
   await shot(page, 'bench');
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });

@@ -1,7 +1,7 @@
 // Browser test of the other evaluation designs (issues #13 and #30): the "Evaluation types" tab runs pairwise
 // comparisons (both orders; A/B and the 5-point scale), Direct scores (an instruction level, perplexity)
-// and scores (or pair verdicts) from the judge's written reasoning with the real wasm engine and a real judge, stores them
-// as it goes, ranks them with core — and each record equals what the native CLI makes on the same
+// and scores (or pair verdicts) from the judge's written reasoning with the real wasm engine and a real
+// judge, stores them as it goes, ranks them with core — and each record equals what the native CLI makes on the same
 // inputs (`grade --type pairwise`, `direct`, `reason`), each leaderboard what `rocketjudge rank`
 // computes from the page's download.
 
@@ -17,13 +17,24 @@ const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b'];
 let server;
 let browser;
 
-const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-const inputs = ['--queries', join(FIX, 'queries.jsonl'), '--responses', ...MODELS.map((m) => join(FIX, 'responses', `${m}.jsonl`))];
+const jsonl = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+const inputs = [
+  '--queries',
+  join(FIX, 'queries.jsonl'),
+  '--responses',
+  ...MODELS.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+];
 /** The native CLI's records for `args` on the same inputs (f32 products, as the page's here). */
 const native = (args) => {
   const dir = mkdtempSync(join(tmpdir(), 'rj-design-'));
   cli([...args, '--model', JUDGE, ...inputs, '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
-  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => jsonl(join(dir, f)));
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) => jsonl(join(dir, f)));
 };
 
 before(async () => {
@@ -39,7 +50,10 @@ after(async () => {
 /** Press Run and wait until the status says the run is done. */
 async function runDesign(page) {
   await page.click('#design-run');
-  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, {
+    timeout: 1_200_000,
+    polling: 500,
+  });
   await page.waitForSelector('#design-leaderboard tbody tr');
 }
 
@@ -64,10 +78,20 @@ async function directRun(page, instruction, gap, flags = []) {
   const nat = native(['direct', '--instruction', instruction, ...flags]);
   assert.equal(rows.length, 9);
   assert.equal(nat.length, 9);
-  return Math.max(...nat.map((n) => gap(rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id), n)));
+  return Math.max(
+    ...nat.map((n) =>
+      gap(
+        rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id),
+        n,
+      ),
+    ),
+  );
 }
 
-const board = (page) => page.$$eval('#design-leaderboard tbody tr', (rows) => rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })));
+const board = (page) =>
+  page.$$eval('#design-leaderboard tbody tr', (rows) =>
+    rows.map((r) => ({ model: r.children[1].textContent, score: Number(r.children[2].textContent) })),
+  );
 
 /** Select a menu and wait for the tab to be drawn again with it. */
 async function choose(page, id, value) {
@@ -96,38 +120,66 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   let worst = 0;
   for (const p of pairs) {
     const n = nat.find((x) => pkey(x) === pkey(p));
-    assert.deepEqual([p.judge, p.checklist, p.checklist_use, p.prompt_version], [n.judge, n.checklist, n.checklist_use, n.prompt_version]);
+    assert.deepEqual(
+      [p.judge, p.checklist, p.checklist_use, p.prompt_version],
+      [n.judge, n.checklist, n.checklist_use, n.prompt_version],
+    );
     worst = Math.max(worst, Math.abs(p.p_a_first - n.p_a_first), Math.abs(p.p_a_second - n.p_a_second));
   }
   assert.ok(worst <= 0.01, `pairwise p(A) page vs native: max |Δ| ${worst}`);
   console.log(`pairwise (wasm f32) vs native f32: max |Δp(A)| = ${worst.toExponential(2)}; ${consistency}`);
   // The consistency line counts the records; the leaderboard is `rocketjudge rank` on the download.
-  const consistent = pairs.filter((p) => (p.p_a_first > 0.5 && p.p_a_second > 0.5) || (p.p_a_first < 0.5 && p.p_a_second < 0.5)).length;
+  const consistent = pairs.filter(
+    (p) => (p.p_a_first > 0.5 && p.p_a_second > 0.5) || (p.p_a_first < 0.5 && p.p_a_second < 0.5),
+  ).length;
   assert.match(consistency, new RegExp(`${consistent} of 9 comparisons`));
   const ranked = JSON.parse(cli(['rank', '--judgments', dir, '--format', 'json']));
-  assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
-  pageBoard.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  assert.deepEqual(
+    pageBoard.map((r) => r.model),
+    ranked.map((r) => r.model),
+  );
+  pageBoard.forEach((r, i) =>
+    assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`),
+  );
   // Every aggregation and decoding applies: win rate under greedy decoding, as `rank` computes it.
-  const view = (design, extra) => page.evaluate(([d, x]) => globalThis.__rocketjudgeEngine.request('designView', { judge: 'smollm2-135m', design: d, ...x }), [design, extra]);
+  const view = (design, extra) =>
+    page.evaluate(
+      ([d, x]) => globalThis.__rocketjudgeEngine.request('designView', { judge: 'smollm2-135m', design: d, ...x }),
+      [design, extra],
+    );
   const plain = { type: 'pairwise', settings: { checklist: 'never' } };
   const greedy = await view(plain, { settings: { method: 'winrate' }, decoding: { method: 'greedy' } });
-  const greedyRanked = JSON.parse(cli(['rank', '--judgments', dir, '--method', 'winrate', '--decoding', 'greedy', '--format', 'json']));
+  const greedyRanked = JSON.parse(
+    cli(['rank', '--judgments', dir, '--method', 'winrate', '--decoding', 'greedy', '--format', 'json']),
+  );
   for (const e of greedy.ranking.entries) {
-    assert.ok(Math.abs(e.score - greedyRanked.find((x) => x.model === e.model).score) < 1e-9, `greedy win rate of ${e.model}`);
+    assert.ok(
+      Math.abs(e.score - greedyRanked.find((x) => x.model === e.model).score) < 1e-9,
+      `greedy win rate of ${e.model}`,
+    );
   }
   // One battle from the orders' mean is the default; seed 001's one battle per order is the page's
   // Battles menu and core's `pairOrders`, ranked as `rank --pair-orders each` ranks it.
   for (const orders of ['each', 'mean']) {
     const v = await view(plain, { settings: { method: 'winrate', pairOrders: orders } });
-    const c = JSON.parse(cli(['rank', '--judgments', dir, '--method', 'winrate', '--pair-orders', orders, '--format', 'json']));
-    for (const e of v.ranking.entries) assert.ok(Math.abs(e.score - c.find((x) => x.model === e.model).score) < 1e-9, `${orders}: win rate of ${e.model}`);
+    const c = JSON.parse(
+      cli(['rank', '--judgments', dir, '--method', 'winrate', '--pair-orders', orders, '--format', 'json']),
+    );
+    for (const e of v.ranking.entries)
+      assert.ok(
+        Math.abs(e.score - c.find((x) => x.model === e.model).score) < 1e-9,
+        `${orders}: win rate of ${e.model}`,
+      );
   }
   await choose(page, 'design-orders', 'each');
   await choose(page, 'design-orders', 'mean');
   await shot(page, 'designs-pairwise');
 
   // ---- A threshold without selective use, or a negative one, is refused by core with the reason.
-  const bad = await view({ type: 'pairwise', settings: { checklist: 'selective', k: -1 } }, {}).then(() => null, (e) => e.message);
+  const bad = await view({ type: 'pairwise', settings: { checklist: 'selective', k: -1 } }, {}).then(
+    () => null,
+    (e) => e.message,
+  );
   assert.match(bad || '', /non-negative/);
 
   // ---- The 5-point scale (Arena-Hard's): each order's verdict distribution as natively.
@@ -141,7 +193,9 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   for (const p of five) {
     const n = natFive.find((x) => pkey(x) === pkey(p));
     assert.deepEqual([p.scale, p.prompt_version], ['5-point', 'pairwise-5point-v1']);
-    p.verdicts.flat().forEach((x, i) => { worstVerdict = Math.max(worstVerdict, Math.abs(x - n.verdicts.flat()[i])); });
+    p.verdicts.flat().forEach((x, i) => {
+      worstVerdict = Math.max(worstVerdict, Math.abs(x - n.verdicts.flat()[i]));
+    });
   }
   assert.ok(worstVerdict <= 0.01, `5-point verdicts page vs native: max |Δ| ${worstVerdict}`);
 
@@ -160,7 +214,10 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   // ---- Seed 004's one criterion named by the user: the page's rubric box, checked and recorded by core.
   const named = await view({ type: 'direct', settings: { instruction: 'criteria', rubric: 'Logicality' } }, {});
   assert.equal(named.count, 0, 'a criterion of its own is another design, with nothing made yet');
-  const misplaced = await view({ type: 'direct', settings: { instruction: 'generic', rubric: 'Logicality' } }, {}).then(() => null, (e) => e.message);
+  const misplaced = await view({ type: 'direct', settings: { instruction: 'generic', rubric: 'Logicality' } }, {}).then(
+    () => null,
+    (e) => e.message,
+  );
   assert.match(misplaced || '', /rubric of your own/);
   await choose(page, 'design-instruction', 'criteria');
   await page.waitForSelector('#design-rubric');
@@ -168,7 +225,10 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   // refuses the scale where the prompt is fixed to 0–9.
   const likert = await view({ type: 'direct', settings: { instruction: 'rubric-ends', scale: '1-5' } }, {});
   assert.equal(likert.count, 0, 'the 1–5 scale is another design, with nothing made yet');
-  const fixed = await view({ type: 'direct', settings: { instruction: 'rocketeval', scale: '1-5' } }, {}).then(() => null, (e) => e.message);
+  const fixed = await view({ type: 'direct', settings: { instruction: 'rocketeval', scale: '1-5' } }, {}).then(
+    () => null,
+    (e) => e.message,
+  );
   assert.match(fixed || '', /0–9/);
   await choose(page, 'design-scale', '1-5');
   await choose(page, 'design-instruction', 'rubric-ends');
@@ -179,19 +239,38 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   const sid = jsonl(join(FIX, 'queries.jsonl'))[0].session_id;
   const rubricsDir = mkdtempSync(join(tmpdir(), 'rj-rubrics-'));
   const twice = join(rubricsDir, 'bad.jsonl');
-  writeFileSync(twice, `${JSON.stringify({ session_id: sid, rubric: 'Logicality' })}\n${JSON.stringify({ session_id: sid, rubric: 'Fluency' })}\n`);
+  writeFileSync(
+    twice,
+    `${JSON.stringify({ session_id: sid, rubric: 'Logicality' })}\n${JSON.stringify({ session_id: sid, rubric: 'Fluency' })}\n`,
+  );
   await page.setInputFiles('#design-rubrics', twice);
-  await page.waitForFunction(() => /bad\.jsonl, line 2/.test(document.querySelector('#design-error')?.textContent || ''));
+  await page.waitForFunction(() =>
+    /bad\.jsonl, line 2/.test(document.querySelector('#design-error')?.textContent || ''),
+  );
   const good = join(rubricsDir, 'rubrics.jsonl');
-  writeFileSync(good, `${JSON.stringify({ session_id: sid, rubric: 'Logicality: how much the answer obeys common sense.' })}\n`);
+  writeFileSync(
+    good,
+    `${JSON.stringify({ session_id: sid, rubric: 'Logicality: how much the answer obeys common sense.' })}\n`,
+  );
   await page.setInputFiles('#design-rubrics', good);
   await page.waitForSelector('#design-rubrics-loaded');
-  const worstLikert = await directRun(page, 'rubric-ends', (d, n) => {
-    assert.deepEqual([d.scale, d.rubric ?? null, d.prompt_version], [n.scale, n.rubric ?? null, 'rubric-ends-direct-v1']);
-    assert.equal(d.rubric ?? null, d.session_id === sid ? 'Logicality: how much the answer obeys common sense.' : null);
-    assert.ok(d.digits[0] === 0 && d.digits.slice(6).every((p) => p === 0), `only 1–5 answer: ${d.digits}`);
-    return Math.max(...d.digits.map((p, i) => Math.abs(p - n.digits[i])));
-  }, ['--scale', '1-5', '--rubrics', good]);
+  const worstLikert = await directRun(
+    page,
+    'rubric-ends',
+    (d, n) => {
+      assert.deepEqual(
+        [d.scale, d.rubric ?? null, d.prompt_version],
+        [n.scale, n.rubric ?? null, 'rubric-ends-direct-v1'],
+      );
+      assert.equal(
+        d.rubric ?? null,
+        d.session_id === sid ? 'Logicality: how much the answer obeys common sense.' : null,
+      );
+      assert.ok(d.digits[0] === 0 && d.digits.slice(6).every((p) => p === 0), `only 1–5 answer: ${d.digits}`);
+      return Math.max(...d.digits.map((p, i) => Math.abs(p - n.digits[i])));
+    },
+    ['--scale', '1-5', '--rubrics', good],
+  );
   assert.ok(worstLikert <= 0.01, `1–5 digits with per-query rubrics, page vs native: max |Δ| ${worstLikert}`);
   await page.click('#design-rubrics-loaded button');
   await choose(page, 'design-scale', '0-9');
@@ -201,11 +280,16 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   assert.equal(await page.locator('#design-checklist').count(), 0);
   const worstLp = await directRun(page, 'perplexity', (d, n) => {
     assert.equal(d.tokens, n.tokens);
-    assert.ok(Math.abs(d.perplexity - Math.exp(-d.score)) <= 1e-9 * d.perplexity, `perplexity ${d.perplexity} of mean log p ${d.score}`);
+    assert.ok(
+      Math.abs(d.perplexity - Math.exp(-d.score)) <= 1e-9 * d.perplexity,
+      `perplexity ${d.perplexity} of mean log p ${d.score}`,
+    );
     return Math.abs(d.score - n.score);
   });
   assert.ok(worstLp <= 0.01, `perplexity page vs native: max |Δ mean log p| ${worstLp}`);
-  console.log(`5-point: max |Δ verdict p| = ${worstVerdict.toExponential(2)}; Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats; rubric-ends 1–5 with per-query rubrics: max |Δ digit p| = ${worstLikert.toExponential(2)}`);
+  console.log(
+    `5-point: max |Δ verdict p| = ${worstVerdict.toExponential(2)}; Direct generic: max |Δ digit p| = ${worstDigit.toExponential(2)}; perplexity: max |Δ mean log p| = ${worstLp.toExponential(2)} nats; rubric-ends 1–5 with per-query rubrics: max |Δ digit p| = ${worstLikert.toExponential(2)}`,
+  );
 
   // ---- After a reload the records are kept: running again makes nothing twice.
   await page.reload();
@@ -216,16 +300,35 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   assert.match(await page.locator('#design-status').innerText(), /done: 9/);
   assert.match(await page.locator('#design-summary').innerText(), /9 comparisons/);
 
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
 });
 
 /** `rocketjudge reason` natively (CPU, f32 products, as the page's here) on `models`' fixture responses. */
 function nativeReason(judge, models, args) {
   const dir = mkdtempSync(join(tmpdir(), 'rj-reason-'));
-  cli(['reason', ...args, '--model', judge, '--queries', join(FIX, 'queries.jsonl'), '--responses', ...models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
-    '--out', dir, '--backend', 'cpu', '--precision', 'f32']);
-  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).flatMap((f) => jsonl(join(dir, f)));
+  cli([
+    'reason',
+    ...args,
+    '--model',
+    judge,
+    '--queries',
+    join(FIX, 'queries.jsonl'),
+    '--responses',
+    ...models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    '--out',
+    dir,
+    '--backend',
+    'cpu',
+    '--precision',
+    'f32',
+  ]);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .flatMap((f) => jsonl(join(dir, f)));
 }
 
 /** Type a number into a field of the form and wait for the tab to be drawn again with it. */
@@ -246,15 +349,25 @@ async function reasoningPage(judge, models) {
   return p;
 }
 
-test('written reasoning (chain of thought) in the page: the 0.5B\'s replies as the native CLI writes them, ranked as `rank --scores` ranks them', async () => {
+test("written reasoning (chain of thought) in the page: the 0.5B's replies as the native CLI writes them, ranked as `rank --scores` ranks them", async () => {
   // The 0.5B (the app's CPU judge) writes readable scores here; two models keep the run short.
   const models = ['gpt-4', 'llama-13b'];
   const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
   // The protocol menu is core's; choosing one fills in its paper's settings.
   await choose(page, 'design-protocol', 'feedback');
-  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature'), await page.inputValue('#design-aggregate')], ['5', '1', 'mean']);
+  assert.deepEqual(
+    [
+      await page.inputValue('#design-samples'),
+      await page.inputValue('#design-temperature'),
+      await page.inputValue('#design-aggregate'),
+    ],
+    ['5', '1', 'mean'],
+  );
   await choose(page, 'design-protocol', 'rocketeval-cot');
-  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature')], ['1', '0']);
+  assert.deepEqual(
+    [await page.inputValue('#design-samples'), await page.inputValue('#design-temperature')],
+    ['1', '0'],
+  );
   // Several greedy replies mean nothing: core says so beside the form.
   await setNumber(page, 'design-samples', 3);
   await page.waitForFunction(() => /greedy replies would all be the same/.test(document.body.textContent));
@@ -270,7 +383,10 @@ test('written reasoning (chain of thought) in the page: the 0.5B\'s replies as t
   let same = 0;
   for (const n of nat) {
     const d = rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
-    assert.deepEqual([d.judge, d.prompt_version, d.settings, d.reference], [n.judge, n.prompt_version, n.settings, n.reference]);
+    assert.deepEqual(
+      [d.judge, d.prompt_version, d.settings, d.reference],
+      [n.judge, n.prompt_version, n.settings, n.reference],
+    );
     assert.equal(d.samples.length, 1);
     if (d.samples[0].text === n.samples[0].text) {
       same += 1;
@@ -284,11 +400,19 @@ test('written reasoning (chain of thought) in the page: the 0.5B\'s replies as t
   // The leaderboard is `rocketjudge rank --scores` on the download.
   const ranked = JSON.parse(cli(['rank', '--scores', dir, '--format', 'json']));
   const pageBoard = await board(page);
-  assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
-  pageBoard.forEach((r, i) => assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`));
+  assert.deepEqual(
+    pageBoard.map((r) => r.model),
+    ranked.map((r) => r.model),
+  );
+  pageBoard.forEach((r, i) =>
+    assert.ok(Math.abs(r.score - ranked[i].score) <= 0.5, `${r.model}: page ${r.score} vs CLI ${ranked[i].score}`),
+  );
   await shot(page, 'designs-reasoned');
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
 });
 
 test('written reasoning in the page: unreadable replies counted and shown, records downloadable, kept across a reload', async () => {
@@ -297,15 +421,24 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
   await setNumber(page, 'design-reply-tokens', 24);
   await page.waitForSelector('#design-empty');
   await page.click('#design-run');
-  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, {
+    timeout: 1_200_000,
+    polling: 500,
+  });
   await page.waitForSelector('#design-unreadable');
   const file = 'reasoned-rocketeval-cot.jsonl';
   const rows = jsonl(join(await download(page, file), file));
   const nat = nativeReason(JUDGE, MODELS, ['--reply-tokens', '24']);
   const texts = (rs) => rs.map((r) => `${r.model_test}|${r.session_id}|${r.samples[0].text}`).sort();
   assert.deepEqual(texts(rows), texts(nat), 'the same replies as natively');
-  assert.ok(rows.every((r) => r.score == null && r.unparsed === 1), 'no reply is readable');
-  assert.match(await page.locator('#design-summary').innerText(), /9 of 9 replies unreadable, 9 responses without a readable one/);
+  assert.ok(
+    rows.every((r) => r.score == null && r.unparsed === 1),
+    'no reply is readable',
+  );
+  assert.match(
+    await page.locator('#design-summary').innerText(),
+    /9 of 9 replies unreadable, 9 responses without a readable one/,
+  );
   await page.click('#design-unreadable summary');
   const shown = await page.$$eval('#design-unreadable pre', (p) => p.map((x) => x.textContent));
   assert.deepEqual(shown.sort(), rows.map((r) => r.samples[0].text || '(empty)').sort());
@@ -317,20 +450,38 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
   await setNumber(page, 'design-reply-tokens', 24);
   await page.waitForSelector('#design-unreadable');
   await page.click('#design-run');
-  await page.waitForFunction(() => /^done: 9/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 60_000, polling: 200 });
-  const byKey = (rs) => [...rs].sort((a, b) => `${a.model_test}|${a.session_id}`.localeCompare(`${b.model_test}|${b.session_id}`));
-  assert.deepEqual(byKey(jsonl(join(await download(page, file), file))), byKey(rows), 'the records are the ones made before');
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  await page.waitForFunction(() => /^done: 9/.test(document.querySelector('#design-status')?.textContent || ''), null, {
+    timeout: 60_000,
+    polling: 200,
+  });
+  const byKey = (rs) =>
+    [...rs].sort((a, b) => `${a.model_test}|${a.session_id}`.localeCompare(`${b.model_test}|${b.session_id}`));
+  assert.deepEqual(
+    byKey(jsonl(join(await download(page, file), file))),
+    byKey(rows),
+    'the records are the ones made before',
+  );
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
 });
 
-test('pairs judged by written replies in the page (seed 002\'s pairwise form): each order\'s replies and votes as natively, ranked as `rank --battles`', async () => {
+test("pairs judged by written replies in the page (seed 002's pairwise form): each order's replies and votes as natively, ranked as `rank --battles`", async () => {
   // The 0.5B writes readable votes here (SmolLM2 none); two models keep the run short: three pairs.
   const models = ['gpt-4', 'llama-13b'];
   const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
   // The paper's settings: ten replies, five per order, majority vote.
   await choose(page, 'design-protocol', 'pair-reason');
-  assert.deepEqual([await page.inputValue('#design-samples'), await page.inputValue('#design-temperature'), await page.inputValue('#design-aggregate')], ['10', '1', 'majority']);
+  assert.deepEqual(
+    [
+      await page.inputValue('#design-samples'),
+      await page.inputValue('#design-temperature'),
+      await page.inputValue('#design-aggregate'),
+    ],
+    ['10', '1', 'majority'],
+  );
   await setNumber(page, 'design-samples', 3);
   await page.waitForFunction(() => /split evenly between the two presentation orders/.test(document.body.textContent));
   // Greedy, one reply per order (the tab's f32 sums make the native ones' greedy choices, tests above).
@@ -339,24 +490,43 @@ test('pairs judged by written replies in the page (seed 002\'s pairwise form): e
   await setNumber(page, 'design-reply-tokens', 48);
   await page.waitForSelector('#design-empty');
   await page.click('#design-run');
-  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, { timeout: 1_200_000, polling: 500 });
+  await page.waitForFunction(() => /^done/.test(document.querySelector('#design-status')?.textContent || ''), null, {
+    timeout: 1_200_000,
+    polling: 500,
+  });
   const file = 'reasoned-pair-reason.jsonl';
   const dir = await download(page, file);
   const rows = jsonl(join(dir, file));
-  const nat = nativeReason('qwen2.5-coder-0.5b', models, ['--protocol', 'pair-reason', '--samples', '2', '--temperature', '0', '--reply-tokens', '48']);
+  const nat = nativeReason('qwen2.5-coder-0.5b', models, [
+    '--protocol',
+    'pair-reason',
+    '--samples',
+    '2',
+    '--temperature',
+    '0',
+    '--reply-tokens',
+    '48',
+  ]);
   assert.equal(rows.length, 3, 'two models on three queries');
   const key = (r) => `${r.session_id}|${r.model_a}|${r.model_b}`;
-  const seen = (rs) => rs.map((r) => [key(r), r.samples.map((s) => [s.a_first, s.text, s.vote ?? null]), r.winner ?? null]).sort();
-  assert.deepEqual(seen(rows), seen(nat), 'each order\'s reply, its vote and the verdict as natively');
+  const seen = (rs) =>
+    rs.map((r) => [key(r), r.samples.map((s) => [s.a_first, s.text, s.vote ?? null]), r.winner ?? null]).sort();
+  assert.deepEqual(seen(rows), seen(nat), "each order's reply, its vote and the verdict as natively");
   const unread = rows.reduce((n, r) => n + r.unparsed, 0);
   const unjudged = rows.filter((r) => r.winner == null).length;
-  assert.match(await page.locator('#design-summary').innerText(), new RegExp(`${unread} of 6 replies unreadable, ${unjudged} pairs without a verdict`));
+  assert.match(
+    await page.locator('#design-summary').innerText(),
+    new RegExp(`${unread} of 6 replies unreadable, ${unjudged} pairs without a verdict`),
+  );
   if (unjudged < rows.length) {
     // The leaderboard is `rocketjudge rank --battles` on the download (the leaderboard's method).
     await page.waitForSelector('#design-leaderboard tbody tr');
     const ranked = JSON.parse(cli(['rank', '--battles', join(dir, file), '--format', 'json']));
     const pageBoard = await board(page);
-    assert.deepEqual(pageBoard.map((r) => r.model), ranked.map((r) => r.model));
+    assert.deepEqual(
+      pageBoard.map((r) => r.model),
+      ranked.map((r) => r.model),
+    );
   } else {
     await page.waitForFunction(() => /no verdicts on pairs to rank/.test(document.body.textContent));
   }
@@ -364,9 +534,15 @@ test('pairs judged by written replies in the page (seed 002\'s pairwise form): e
     await page.click('#design-unreadable summary');
     const shown = await page.$$eval('#design-unreadable li .hint', (s) => s.map((x) => x.textContent));
     assert.equal(shown.length, unread);
-    assert.ok(shown.every((s) => / vs /.test(s)), 'each unreadable reply names its pair');
+    assert.ok(
+      shown.every((s) => / vs /.test(s)),
+      'each unreadable reply names its pair',
+    );
   }
   await shot(page, 'designs-reasoned-pairs');
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
 });

@@ -10,7 +10,18 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launch, newPage, loadJudge, exportFile, cli, gradeNatively, int8Band, ROOT, OUT } from './harness.mjs';
+import {
+  startServer,
+  launch,
+  newPage,
+  loadJudge,
+  exportFile,
+  cli,
+  gradeNatively,
+  int8Band,
+  ROOT,
+  OUT,
+} from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const GPT4 = join(ROOT, 'benchmarks/mt-bench/gpt4-judged');
@@ -18,8 +29,15 @@ const SESSIONS = ['101_turn1', '111_turn1', '121_turn1'];
 let server;
 let browser;
 
-const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-const models = readdirSync(GPT4).filter((f) => f.endsWith('.jsonl') && f !== 'gpt-4_single.jsonl').map((f) => f.replace(/\.jsonl$/, '')).sort();
+const jsonl = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+const models = readdirSync(GPT4)
+  .filter((f) => f.endsWith('.jsonl') && f !== 'gpt-4_single.jsonl')
+  .map((f) => f.replace(/\.jsonl$/, ''))
+  .sort();
 
 before(async () => {
   server = await startServer();
@@ -32,7 +50,8 @@ after(async () => {
 });
 
 /** The engine's request from the page (the ?debug=1 hook). */
-const ask = (page, type, payload = {}) => page.evaluate(([t, p]) => globalThis.__rocketjudgeEngine.request(t, p), [type, payload]);
+const ask = (page, type, payload = {}) =>
+  page.evaluate(([t, p]) => globalThis.__rocketjudgeEngine.request(t, p), [type, payload]);
 
 /** The Results card as a JPEG (the README's screenshots are copies: docs/educator/). */
 async function shot(page, name) {
@@ -51,13 +70,19 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await page.click('#load-mtbench');
   await page.waitForFunction(() => document.querySelector('#bench').innerText.includes('160 queries'));
   await page.click('#load-gpt4-judged');
-  await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n, models.length);
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#responses table.models tbody tr').length === n,
+    models.length,
+  );
   await loadJudge(page, JUDGE, 'cpu');
 
   // Grade three turns of every model (the page's Grade button would grade all 80 responses).
   const queries = new Map(jsonl(join(ROOT, 'benchmarks/mt-bench/queries.jsonl')).map((q) => [q.session_id, q]));
-  const jobs = models.flatMap((m) => jsonl(join(GPT4, `${m}.jsonl`)).filter((r) => SESSIONS.includes(r.session_id))
-    .map((response) => ({ query: queries.get(response.session_id), response, model: m })));
+  const jobs = models.flatMap((m) =>
+    jsonl(join(GPT4, `${m}.jsonl`))
+      .filter((r) => SESSIONS.includes(r.session_id))
+      .map((response) => ({ query: queries.get(response.session_id), response, model: m })),
+  );
   assert.equal(jobs.length, models.length * SESSIONS.length);
   await ask(page, 'grade', { jobs });
   const judgments = (await ask(page, 'judgments')).filter((j) => j.judge === JUDGE);
@@ -69,15 +94,24 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   // ---- Explain a score: the items' p(Yes) are the stored ones; score = mean·9+1; the response is in the prompt.
   await openTab(page, 'explain', '#explain-items tbody tr');
   await page.selectOption('#pick-query', '101_turn1');
-  await page.waitForFunction(() => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#explain-items'));
+  await page.waitForFunction(
+    () => document.querySelector('#pick-query')?.value === '101_turn1' && document.querySelector('#explain-items'),
+  );
   // The longest answer (the truncation check below cuts it).
-  const model = models.map((m) => [m, jsonl(join(GPT4, `${m}.jsonl`)).find((r) => r.session_id === '101_turn1').output[0].length]).sort((x, y) => y[1] - x[1])[0][0];
+  const model = models
+    .map((m) => [m, jsonl(join(GPT4, `${m}.jsonl`)).find((r) => r.session_id === '101_turn1').output[0].length])
+    .sort((x, y) => y[1] - x[1])[0][0];
   await page.selectOption('#pick-model', model);
   // (The rank line names the response's model once the view has been drawn for it.)
   await page.waitForFunction((m) => document.querySelector('#explain-rank')?.textContent.startsWith(`${m} has`), model);
   const j = judgments.find((x) => x.session_id === '101_turn1' && x.model_test === model);
-  const cells = await page.$$eval('#explain-items tbody tr td:last-child', (tds) => tds.map((t) => Number(t.textContent)));
-  assert.deepEqual(cells, j.norm_probability.map((p) => Number(p.toFixed(3))));
+  const cells = await page.$$eval('#explain-items tbody tr td:last-child', (tds) =>
+    tds.map((t) => Number(t.textContent)),
+  );
+  assert.deepEqual(
+    cells,
+    j.norm_probability.map((p) => Number(p.toFixed(3))),
+  );
   const mean = j.norm_probability.reduce((a, b) => a + b, 0) / j.norm_probability.length;
   assert.match(await page.innerText('#explain-score'), new RegExp(`= ${(mean * 9 + 1).toFixed(2)} on 1–10`));
   const response = jsonl(join(GPT4, `${model}.jsonl`)).find((r) => r.session_id === '101_turn1');
@@ -99,8 +133,12 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
 
   // ---- Probes on that response.
   await openTab(page, 'probes', '#probe-0');
-  const rows = () => page.locator('#probe-results tbody tr').count();
-  const runProbe = async (id, n) => { await page.click(id); await page.waitForFunction((k) => document.querySelectorAll('#probe-results tbody tr').length === k, n, { timeout: 300_000 }); };
+  const runProbe = async (id, n) => {
+    await page.click(id);
+    await page.waitForFunction((k) => document.querySelectorAll('#probe-results tbody tr').length === k, n, {
+      timeout: 300_000,
+    });
+  };
   await runProbe('#probe-0', 1);
   // Padding: the regraded score is what the native CLI gives the padded text.
   const padded = await ask(page, 'core', { fn: 'probeText', args: ['pad', response.output[0], 0.3] });
@@ -108,18 +146,36 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   const dir = mkdtempSync(join(tmpdir(), 'rj-probe-'));
   writeFileSync(join(dir, `${model}.jsonl`), `${JSON.stringify({ ...response, output: [padded.text] })}\n`);
   writeFileSync(join(dir, 'queries.jsonl'), `${JSON.stringify(queries.get('101_turn1'))}\n`);
-  const native = gradeNatively(JUDGE, join(dir, 'queries.jsonl'), [join(dir, `${model}.jsonl`)]).get(`${model}|101_turn1`);
-  const nativeScore = native.reduce((a, b) => a + b, 0) / native.length * 9 + 1;
-  const [before, afterScore] = await page.$$eval('#probe-results tbody tr:first-child td.num', (tds) => tds.slice(0, 2).map((t) => Number(t.textContent)));
+  const native = gradeNatively(JUDGE, join(dir, 'queries.jsonl'), [join(dir, `${model}.jsonl`)]).get(
+    `${model}|101_turn1`,
+  );
+  const nativeScore = (native.reduce((a, b) => a + b, 0) / native.length) * 9 + 1;
+  const [before, afterScore] = await page.$$eval('#probe-results tbody tr:first-child td.num', (tds) =>
+    tds.slice(0, 2).map((t) => Number(t.textContent)),
+  );
   assert.equal(before, Number((mean * 9 + 1).toFixed(2)));
-  assert.ok(Math.abs(afterScore - nativeScore) <= 9 * int8Band(JUDGE).item + 0.01, `padded: page ${afterScore}, native ${nativeScore}`);
-  for (const [id, k] of [['#probe-1', 2], ['#probe-2', 3], ['#probe-3', 4], ['#probe-4', 5], ['#probe-5', 6], ['#probe-position', 7]]) await runProbe(id, k);
+  assert.ok(
+    Math.abs(afterScore - nativeScore) <= 9 * int8Band(JUDGE).item + 0.01,
+    `padded: page ${afterScore}, native ${nativeScore}`,
+  );
+  for (const [id, k] of [
+    ['#probe-1', 2],
+    ['#probe-2', 3],
+    ['#probe-3', 4],
+    ['#probe-4', 5],
+    ['#probe-5', 6],
+    ['#probe-position', 7],
+  ])
+    await runProbe(id, k);
   // Dropping an item needs no grading: the mean of the others.
   await page.selectOption('#probe-item', '0');
   await runProbe('#probe-drop', 8);
   const dropped = j.norm_probability.slice(1);
-  const droppedScore = dropped.reduce((a, b) => a + b, 0) / dropped.length * 9 + 1;
-  assert.equal(Number(await page.locator('#probe-results tbody tr:first-child td.num').nth(1).innerText()), Number(droppedScore.toFixed(2)));
+  const droppedScore = (dropped.reduce((a, b) => a + b, 0) / dropped.length) * 9 + 1;
+  assert.equal(
+    Number(await page.locator('#probe-results tbody tr:first-child td.num').nth(1).innerText()),
+    Number(droppedScore.toFixed(2)),
+  );
   await page.fill('#probe-add-text', 'Does the response use exactly three sentences?');
   await runProbe('#probe-add', 9);
   // Position: both orders are probabilities; the note says whether the verdict followed the position.
@@ -130,7 +186,10 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await page.waitForSelector('#probe-report tbody tr', { timeout: 600_000 });
   const report = await page.innerText('#probe-report tbody tr');
   assert.match(report, new RegExp(`^Pad by 30 % \\(verbosity\\)\\t${jobs.length}\\t`));
-  assert.match(report, /(raised|lowered) scores by \d\.\d\d on average; it raised them in \d+ % of \d+ responses and lowered them in \d+ %/);
+  assert.match(
+    report,
+    /(raised|lowered) scores by \d\.\d\d on average; it raised them in \d+ % of \d+ responses and lowered them in \d+ %/,
+  );
   console.log(`probe report: ${report.replace(/\t/g, ' | ')}`);
   await shot(page, 'educator-probes');
 
@@ -146,10 +205,16 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
       const count = Number((await page.innerText('#label-count')).split(' ')[0]);
       await page.fill(`[id="label-${m}"]`, String(g.score));
       await page.dispatchEvent(`[id="label-${m}"]`, 'change');
-      await page.waitForFunction((n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} label`), count + 1);
+      await page.waitForFunction(
+        (n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} label`),
+        count + 1,
+      );
     }
   }
-  await page.waitForFunction((n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} labels`), 2 * models.length);
+  await page.waitForFunction(
+    (n) => document.querySelector('#label-count')?.textContent.startsWith(`${n} labels`),
+    2 * models.length,
+  );
   await page.click('#refit');
   await page.waitForSelector('#calibration-table tbody tr');
   const labelsFile = await (async () => {
@@ -164,8 +229,17 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await openTab(page, 'calibrate', '#label-table');
   await page.click('#refit');
   await page.waitForSelector('#calibration-table tbody tr');
-  const pageCal = await page.$$eval('#calibration-table tbody tr', (trs) => trs.map((tr) => ({ model: tr.children[0].textContent, rank: tr.children[1].textContent, score: tr.children[2].textContent })));
-  assert.deepEqual(pageCal.map((r) => r.model), cliCal.changes.map((c) => c.model));
+  const pageCal = await page.$$eval('#calibration-table tbody tr', (trs) =>
+    trs.map((tr) => ({
+      model: tr.children[0].textContent,
+      rank: tr.children[1].textContent,
+      score: tr.children[2].textContent,
+    })),
+  );
+  assert.deepEqual(
+    pageCal.map((r) => r.model),
+    cliCal.changes.map((c) => c.model),
+  );
   pageCal.forEach((r, i) => {
     const c = cliCal.changes[i];
     assert.equal(r.rank, `${c.rank_before} → ${c.rank_after}`);
@@ -182,20 +256,37 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await openTab(page, 'strong', '#strong-bundled');
   await page.click('#strong-bundled');
   await page.waitForSelector('#strong-overall');
-  const cliStrong = JSON.parse(cli(['meta', '--judgments', exported, '--strong', join(GPT4, 'gpt-4_single.jsonl'), '--format', 'json'])).strong;
+  const cliStrong = JSON.parse(
+    cli(['meta', '--judgments', exported, '--strong', join(GPT4, 'gpt-4_single.jsonl'), '--format', 'json']),
+  ).strong;
   const pageStrong = await page.evaluate(async (judge) => {
-    const bytes = new Uint8Array(await (await fetch('benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl')).arrayBuffer());
-    return globalThis.__rocketjudgeEngine.request('view', { view: 'strongAgreement', judge, strong: { name: 'gpt-4_single.jsonl', bytes } });
+    const bytes = new Uint8Array(
+      await (await fetch('benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl')).arrayBuffer(),
+    );
+    return globalThis.__rocketjudgeEngine.request('view', {
+      view: 'strongAgreement',
+      judge,
+      strong: { name: 'gpt-4_single.jsonl', bytes },
+    });
   }, JUDGE);
   assert.equal(pageStrong.overall.pairs, cliStrong.overall.pairs);
-  assert.equal(pageStrong.overall.pairs, SESSIONS.length * models.length * (models.length - 1) / 2);
-  for (const k of ['agreement', 'spearman', 'kendall_tau_b', 'instance_krippendorff']) assert.ok(Math.abs(pageStrong.overall[k].value - cliStrong.overall[k].value) < 1e-9, k);
+  assert.equal(pageStrong.overall.pairs, (SESSIONS.length * models.length * (models.length - 1)) / 2);
+  for (const k of ['agreement', 'spearman', 'kendall_tau_b', 'instance_krippendorff'])
+    assert.ok(Math.abs(pageStrong.overall[k].value - cliStrong.overall[k].value) < 1e-9, k);
   assert.equal(await page.locator('#strong-models tbody tr').count(), models.length);
-  assert.equal(await page.locator('#strong-disagreements tbody tr').count(), Math.min(8, pageStrong.disagreements.length));
+  assert.equal(
+    await page.locator('#strong-disagreements tbody tr').count(),
+    Math.min(8, pageStrong.disagreements.length),
+  );
   assert.equal(await page.locator('#strong-queries tbody tr').count(), SESSIONS.length);
-  console.log(`${JUDGE} vs GPT-4 on ${jobs.length} responses: pairwise agreement ${pageStrong.overall.agreement.value.toFixed(3)}, Spearman ${pageStrong.overall.spearman.value.toFixed(3)}`);
+  console.log(
+    `${JUDGE} vs GPT-4 on ${jobs.length} responses: pairwise agreement ${pageStrong.overall.agreement.value.toFixed(3)}, Spearman ${pageStrong.overall.spearman.value.toFixed(3)}`,
+  );
   await shot(page, 'educator-strong');
 
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
 });

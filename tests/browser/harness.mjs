@@ -19,26 +19,41 @@ mkdirSync(OUT, { recursive: true });
 async function freePort() {
   return new Promise((res) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
   });
 }
 
 /** Start `rocketjudge serve` on the repository root; resolves when it answers. */
 export async function startServer() {
   const port = await freePort();
-  return waitForServer(spawn(CLI, ['serve', '--dir', ROOT, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] }), port);
+  return waitForServer(
+    spawn(CLI, ['serve', '--dir', ROOT, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] }),
+    port,
+  );
 }
 
 /** Serve `dir` as a plain static host does: Python's http.server, no special headers. */
 export async function startStaticServer(dir) {
   const port = await freePort();
-  return waitForServer(spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: ['ignore', 'ignore', 'ignore'] }), port);
+  return waitForServer(
+    spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], {
+      stdio: ['ignore', 'ignore', 'ignore'],
+    }),
+    port,
+  );
 }
 
 async function waitForServer(proc, port) {
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    try { if ((await fetch(`${origin}/index.html`)).ok) break; } catch { /* not yet */ }
+    try {
+      if ((await fetch(`${origin}/index.html`)).ok) break;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { origin, stop: () => proc.kill() };
@@ -54,14 +69,26 @@ export function packagedSource(origin, model) {
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-webgpu-adapter=swiftshader'],
+    args: [
+      '--no-sandbox',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--enable-unsafe-webgpu',
+      '--enable-features=Vulkan',
+      '--use-webgpu-adapter=swiftshader',
+    ],
   });
 }
 
 /** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */
 export async function newPage(browser, origin, options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1600 }, acceptDownloads: true, ...options });
+  const context = await browser.newContext({
+    viewport: { width: 1400, height: 1600 },
+    acceptDownloads: true,
+    ...options,
+  });
   // Generous waits: CI shares 2 cores between Chromium, SwiftShader and the wasm engine, and a page
   // load or a parse can stall for seconds there. A real hang still fails, after two minutes.
   context.setDefaultTimeout(120_000);
@@ -69,9 +96,21 @@ export async function newPage(browser, origin, options = {}) {
   const log = { requests: [], errors: [] };
   context.on('request', (r) => log.requests.push(r.url()));
   page.on('pageerror', (e) => log.errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') log.errors.push(m.text()); });
-  page.on('worker', (w) => w.on('console', (m) => { if (m.type() === 'error') log.errors.push(`worker: ${m.text()}`); }));
-  return { context, page, log, external: () => log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')) };
+  page.on('console', (m) => {
+    if (m.type() === 'error') log.errors.push(m.text());
+  });
+  page.on('worker', (w) =>
+    w.on('console', (m) => {
+      if (m.type() === 'error') log.errors.push(`worker: ${m.text()}`);
+    }),
+  );
+  return {
+    context,
+    page,
+    log,
+    external: () =>
+      log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')),
+  };
 }
 
 export async function shot(page, name) {
@@ -82,8 +121,14 @@ export async function shot(page, name) {
 export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']) {
   await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
   await page.waitForFunction(() => document.querySelector('#bench').innerText.includes('3 queries'));
-  await page.setInputFiles('#response-files', models.map((m) => join(FIX, 'responses', `${m}.jsonl`)));
-  await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n, models.length);
+  await page.setInputFiles(
+    '#response-files',
+    models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+  );
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#responses table.models tbody tr').length === n,
+    models.length,
+  );
 }
 
 export async function loadJudge(page, model, backend, precision = 'int8') {
@@ -97,10 +142,14 @@ export async function loadJudge(page, model, backend, precision = 'int8') {
 
 export async function gradeAll(page, timeout = 1_800_000) {
   await page.click('#start-grading');
-  await page.waitForFunction(() => {
-    const b = document.querySelector('#start-grading');
-    return b && b.textContent === 'All graded';
-  }, null, { timeout, polling: 1000 });
+  await page.waitForFunction(
+    () => {
+      const b = document.querySelector('#start-grading');
+      return b && b.textContent === 'All graded';
+    },
+    null,
+    { timeout, polling: 1000 },
+  );
 }
 
 /** Click an export button and return the downloaded file's path. */
@@ -118,10 +167,26 @@ export async function exportFile(page, buttonId, name) {
  */
 export function gradeNatively(judge, queries, responses, precision = 'int8') {
   const dir = mkdtempSync(join(tmpdir(), 'rj-native-'));
-  cli(['grade', '--model', judge, '--queries', queries, '--responses', ...responses, '--out', dir, '--backend', 'cpu', '--precision', precision]);
+  cli([
+    'grade',
+    '--model',
+    judge,
+    '--queries',
+    queries,
+    '--responses',
+    ...responses,
+    '--out',
+    dir,
+    '--backend',
+    'cpu',
+    '--precision',
+    precision,
+  ]);
   const grades = new Map();
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
-    for (const l of readFileSync(join(dir, f), 'utf8').split('\n').filter((x) => x.trim())) {
+    for (const l of readFileSync(join(dir, f), 'utf8')
+      .split('\n')
+      .filter((x) => x.trim())) {
       const j = JSON.parse(l);
       grades.set(`${j.model_test}|${j.session_id}`, j.norm_probability);
     }
@@ -132,7 +197,12 @@ export function gradeNatively(judge, queries, responses, precision = 'int8') {
 
 /** `gradeNatively` on the fixture responses of `models`. */
 export function nativeGrades(judge, models, precision = 'int8') {
-  return gradeNatively(judge, join(FIX, 'queries.jsonl'), models.map((m) => join(FIX, 'responses', `${m}.jsonl`)), precision);
+  return gradeNatively(
+    judge,
+    join(FIX, 'queries.jsonl'),
+    models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    precision,
+  );
 }
 
 /**
@@ -149,15 +219,22 @@ export function int8Band(judge) {
 
 /** Compare judgments with `native` grades: every response once; returns {worst, mean} |Δp|. */
 export function compareGrades(judgments, native) {
-  if (judgments.length !== native.size) throw new Error(`${judgments.length} judgments for ${native.size} graded responses`);
+  if (judgments.length !== native.size)
+    throw new Error(`${judgments.length} judgments for ${native.size} graded responses`);
   let worst = 0;
   let sum = 0;
   let n = 0;
   for (const j of judgments) {
     const want = native.get(`${j.model_test}|${j.session_id}`);
     if (!want) throw new Error(`unexpected judgment ${j.model_test} ${j.session_id}`);
-    if (want.length !== j.norm_probability.length) throw new Error(`${j.model_test} ${j.session_id}: ${j.norm_probability.length} items, ${want.length} natively`);
-    j.norm_probability.forEach((p, i) => { const d = Math.abs(p - want[i]); worst = Math.max(worst, d); sum += d; n += 1; });
+    if (want.length !== j.norm_probability.length)
+      throw new Error(`${j.model_test} ${j.session_id}: ${j.norm_probability.length} items, ${want.length} natively`);
+    j.norm_probability.forEach((p, i) => {
+      const d = Math.abs(p - want[i]);
+      worst = Math.max(worst, d);
+      sum += d;
+      n += 1;
+    });
   }
   return { worst, mean: sum / n };
 }

@@ -27,26 +27,40 @@ after(async () => {
 });
 
 /** Graded responses per model, from the Responses card's table. */
-const gradedCounts = (page) => page.$$eval('#responses table.models tbody tr', (rows) => rows.map((r) => Number(r.querySelector('td.graded').textContent) || 0));
+const gradedCounts = (page) =>
+  page.$$eval('#responses table.models tbody tr', (rows) =>
+    rows.map((r) => Number(r.querySelector('td.graded').textContent) || 0),
+  );
 
 test('query-by-query grading, a live leaderboard while grading, stop when settled and complete later', async () => {
   const { context, page, log, external } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0`);
   await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
   await page.waitForFunction(() => document.querySelector('#bench').innerText.includes('12 queries'));
-  await page.setInputFiles('#response-files', ['gpt-4', 'refuser'].map((m) => join(FIX, 'responses', `${m}.jsonl`)));
+  await page.setInputFiles(
+    '#response-files',
+    ['gpt-4', 'refuser'].map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+  );
   await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 2);
   await loadJudge(page, 'smollm2-135m', 'cpu');
   assert.equal(await page.locator('#grade-order').inputValue(), 'interleaved', 'query by query is the default order');
-  assert.match(await page.locator('#grade-estimate').innerText(), /^24 responses to grade: the time per response is measured on the first one\./);
+  assert.match(
+    await page.locator('#grade-estimate').innerText(),
+    /^24 responses to grade: the time per response is measured on the first one\./,
+  );
 
   await page.check('#grade-until');
   await page.click('#start-grading');
   // While grading: the live leaderboard, with the pair too close to call after a few queries.
-  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'Grading…'
-    && document.querySelector('#standing-table tr.too-close'), null, { timeout: 600_000, polling: 200 });
+  await page.waitForFunction(
+    () =>
+      document.querySelector('#start-grading')?.textContent === 'Grading…' &&
+      document.querySelector('#standing-table tr.too-close'),
+    null,
+    { timeout: 600_000, polling: 200 },
+  );
   let samples = 0;
-  while (await page.locator('#start-grading').innerText() === 'Grading…') {
+  while ((await page.locator('#start-grading').innerText()) === 'Grading…') {
     const [a, b] = await gradedCounts(page);
     assert.ok(Math.abs(a - b) <= 1, `query by query: graded ${a} and ${b}`);
     samples += 1;
@@ -60,21 +74,33 @@ test('query-by-query grading, a live leaderboard while grading, stop when settle
   assert.ok(n >= 20 && n < 24 && n % 2 === 0, stopped);
   assert.match(stopped, new RegExp(`${24 - n} responses are left; press Grade`));
   assert.equal(await page.locator('#standing-table tr.separated').count(), 1);
-  assert.match(await page.locator('#standing-sentence').innerText(), new RegExp(`Ranking settled after ${n} of 24 responses`));
+  assert.match(
+    await page.locator('#standing-sentence').innerText(),
+    new RegExp(`Ranking settled after ${n} of 24 responses`),
+  );
   assert.equal(await page.locator('#start-grading').innerText(), `Grade ${24 - n} responses`);
 
   // A later run grades what is left, and the leaderboard is the CLI's on the exported judgments.
   await page.uncheck('#grade-until');
   await page.click('#start-grading');
-  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, { timeout: 600_000, polling: 500 });
+  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, {
+    timeout: 600_000,
+    polling: 500,
+  });
   assert.deepEqual(await gradedCounts(page), [12, 12]);
   assert.match(await page.locator('#standing-sentence').innerText(), /24 of 24 responses/);
   const exported = await exportFile(page, 'export-judgments', 'live-judgments.jsonl');
   const ranked = JSON.parse(cli(['rank', '--judgments', exported, '--format', 'json']));
   const live = await page.$$eval('#standing-table tbody tr', (rows) => rows.map((r) => r.children[1].textContent));
-  assert.deepEqual(live, ranked.map((r) => r.model));
+  assert.deepEqual(
+    live,
+    ranked.map((r) => r.model),
+  );
   assert.equal(await page.locator('#standing-table tr.separated').count(), ranked[0].vs_next.separated ? 1 : 0);
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });

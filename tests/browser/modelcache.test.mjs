@@ -14,7 +14,9 @@ import { startServer, launch, newPage } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const cacheDir = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
-const SHA = createHash('sha256').update(readFileSync(join(cacheDir, 'models', `${JUDGE}.gguf`))).digest('hex');
+const SHA = createHash('sha256')
+  .update(readFileSync(join(cacheDir, 'models', `${JUDGE}.gguf`)))
+  .digest('hex');
 const OTHER = 'ab'.repeat(32);
 let server;
 let browser;
@@ -37,7 +39,15 @@ async function enginePage() {
   return p;
 }
 
-const request = (page, name, args) => page.evaluate(([n, a]) => globalThis.__rocketjudgeEngine.request(n, a).then((v) => ({ ok: v }), (e) => ({ error: e.message })), [name, args]);
+const request = (page, name, args) =>
+  page.evaluate(
+    ([n, a]) =>
+      globalThis.__rocketjudgeEngine.request(n, a).then(
+        (v) => ({ ok: v }),
+        (e) => ({ error: e.message }),
+      ),
+    [name, args],
+  );
 const cached = async (page) => (await request(page, 'cachedModels')).ok;
 
 test('a URL model is checked against its #sha256=, reused only while the stored hash is the expected one', async () => {
@@ -45,28 +55,50 @@ test('a URL model is checked against its #sha256=, reused only while the stored 
   const url = `${server.origin}/models/${JUDGE}.gguf`;
   const downloads = () => log.requests.filter((u) => u === url).length;
   // The page splits the hash off the URL as the CLI does.
-  const split = await page.evaluate(async (u) => (await import('/web/lib/manifest.js')).splitHash(`${u}#sha256=${'AB'.repeat(32)}`), url);
+  const split = await page.evaluate(
+    async (u) => (await import('/web/lib/manifest.js')).splitHash(`${u}#sha256=${'AB'.repeat(32)}`),
+    url,
+  );
   assert.deepEqual(split, { url, sha256: OTHER });
 
-  const wrong = await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: OTHER }, backend: 'cpu' });
+  const wrong = await request(page, 'loadJudge', {
+    source: { key: 'url-judge', urls: [url], sha256: OTHER },
+    backend: 'cpu',
+  });
   assert.match(wrong.error || '', /SHA-256 .* does not match the expected abababab/);
   assert.deepEqual(await cached(page), [], 'nothing kept of a download that failed its check');
 
-  const good = await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: SHA }, backend: 'cpu' });
+  const good = await request(page, 'loadJudge', {
+    source: { key: 'url-judge', urls: [url], sha256: SHA },
+    backend: 'cpu',
+  });
   assert.ok(good.ok, good.error);
-  assert.deepEqual((await cached(page)).map((m) => [m.key, m.sha256, m.store]), [['url-judge', SHA, 'opfs']]);
+  assert.deepEqual(
+    (await cached(page)).map((m) => [m.key, m.sha256, m.store]),
+    [['url-judge', SHA, 'opfs']],
+  );
   const before = downloads();
-  assert.ok((await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: SHA }, backend: 'cpu' })).ok);
+  assert.ok(
+    (await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: SHA }, backend: 'cpu' })).ok,
+  );
   assert.equal(downloads(), before, 'the verified copy is used without a download');
 
   // Another expected hash for the same key: the cached copy is not used; the download is checked (and fails).
-  const changed = await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: OTHER }, backend: 'cpu' });
+  const changed = await request(page, 'loadJudge', {
+    source: { key: 'url-judge', urls: [url], sha256: OTHER },
+    backend: 'cpu',
+  });
   assert.equal(downloads(), before + 1, 'a cached copy with another hash was used');
   assert.match(changed.error || '', /does not match/);
 
   // A download that fails part way (its second part is missing) leaves no marker for the key.
-  assert.ok((await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: SHA }, backend: 'cpu' })).ok);
-  const cut = await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url, `${server.origin}/models/${JUDGE}.gguf.part001`], sha256: OTHER }, backend: 'cpu' });
+  assert.ok(
+    (await request(page, 'loadJudge', { source: { key: 'url-judge', urls: [url], sha256: SHA }, backend: 'cpu' })).ok,
+  );
+  const cut = await request(page, 'loadJudge', {
+    source: { key: 'url-judge', urls: [url, `${server.origin}/models/${JUDGE}.gguf.part001`], sha256: OTHER },
+    backend: 'cpu',
+  });
   assert.match(cut.error || '', /cannot download part 2 of 2/);
   assert.deepEqual(await cached(page), [], 'a marker outlived the bytes it described');
   await context.close();
@@ -78,13 +110,17 @@ test('the page takes a typed URL with #sha256= and refuses a model whose bytes d
   await page.selectOption('#model-select', '__url');
   await page.fill('#model-url', `${url}#sha256=${OTHER}`);
   await page.click('#load-judge');
-  await page.waitForFunction(() => [...document.querySelectorAll('.notice.error')].some((n) => /Could not load the judge/.test(n.textContent)));
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('.notice.error')].some((n) => /Could not load the judge/.test(n.textContent)),
+  );
   const text = await page.locator('.notice.error').last().innerText();
   assert.match(text, /SHA-256 .* does not match the expected abababab/);
   assert.deepEqual(await cached(page), [], 'nothing kept');
   await page.fill('#model-url', `${url}#sha256=12`);
   await page.click('#load-judge');
-  await page.waitForFunction(() => [...document.querySelectorAll('.notice.error')].some((n) => /must be 64 hexadecimal digits/.test(n.textContent)));
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll('.notice.error')].some((n) => /must be 64 hexadecimal digits/.test(n.textContent)),
+  );
   assert.deepEqual(external(), []);
   await context.close();
 });
@@ -103,10 +139,16 @@ test('an OPFS entry whose marker does not record the expected hash is downloaded
     await write('planted.gguf', new Uint8Array(1000));
     await write('planted.json', JSON.stringify({ complete: true, size: 1000, sha256: '00'.repeat(32) }));
   });
-  const loaded = await request(page, 'loadJudge', { source: { key: 'planted', urls: [url], sha256: SHA }, backend: 'cpu' });
+  const loaded = await request(page, 'loadJudge', {
+    source: { key: 'planted', urls: [url], sha256: SHA },
+    backend: 'cpu',
+  });
   assert.ok(loaded.ok, `the planted bytes were used: ${loaded.error}`);
   assert.ok(log.requests.includes(url), 'the model was downloaded');
-  assert.deepEqual((await cached(page)).map((m) => [m.key, m.sha256]), [['planted', SHA]]);
+  assert.deepEqual(
+    (await cached(page)).map((m) => [m.key, m.sha256]),
+    [['planted', SHA]],
+  );
   await context.close();
 });
 
@@ -114,26 +156,34 @@ test('the Cache API fallback keeps only verified bytes, with their hash as the m
   // The page itself has no OPFS sync access, so the store takes its Cache API path there.
   const { context, page } = await enginePage();
   const url = `${server.origin}/models/${JUDGE}.gguf`;
-  const result = await page.evaluate(async ([u, sha, other]) => {
-    const store = await import('/web/lib/modelstore.js');
-    const wasm = await import('/pkg/rocketjudge_wasm.js');
-    await wasm.default();
-    const c = await caches.open('rocketjudge-models');
-    const keys = async () => (await c.keys()).map((r) => new URL(r.url).pathname).sort();
-    const out = {};
-    out.wrong = await store.fetchModel({ key: 'k', urls: [u], sha256: other }, wasm, () => {}).then(() => 'stored', (e) => e.message);
-    out.afterWrong = await keys();
-    const blob = await store.fetchModel({ key: 'k', urls: [u], sha256: sha }, wasm, () => {});
-    out.size = blob.size;
-    out.afterGood = await keys();
-    out.header = (await c.match('/__model__/k')).headers.get('x-rocketjudge-sha256');
-    out.reopened = (await store.openCachedModel('k', sha))?.size ?? null;
-    out.otherHash = await store.openCachedModel('k', other);
-    await c.put('/__model__/unmarked', new Response(new Uint8Array(10)));
-    out.unmarked = await store.openCachedModel('unmarked');
-    out.listed = (await store.cachedModels()).map((m) => m.key);
-    return out;
-  }, [url, SHA, OTHER]);
+  const result = await page.evaluate(
+    async ([u, sha, other]) => {
+      const store = await import('/web/lib/modelstore.js');
+      const wasm = await import('/pkg/rocketjudge_wasm.js');
+      await wasm.default();
+      const c = await caches.open('rocketjudge-models');
+      const keys = async () => (await c.keys()).map((r) => new URL(r.url).pathname).sort();
+      const out = {};
+      out.wrong = await store
+        .fetchModel({ key: 'k', urls: [u], sha256: other }, wasm, () => {})
+        .then(
+          () => 'stored',
+          (e) => e.message,
+        );
+      out.afterWrong = await keys();
+      const blob = await store.fetchModel({ key: 'k', urls: [u], sha256: sha }, wasm, () => {});
+      out.size = blob.size;
+      out.afterGood = await keys();
+      out.header = (await c.match('/__model__/k')).headers.get('x-rocketjudge-sha256');
+      out.reopened = (await store.openCachedModel('k', sha))?.size ?? null;
+      out.otherHash = await store.openCachedModel('k', other);
+      await c.put('/__model__/unmarked', new Response(new Uint8Array(10)));
+      out.unmarked = await store.openCachedModel('unmarked');
+      out.listed = (await store.cachedModels()).map((m) => m.key);
+      return out;
+    },
+    [url, SHA, OTHER],
+  );
   assert.match(result.wrong, /does not match/);
   assert.deepEqual(result.afterWrong, [], 'nothing stored of unverified bytes');
   assert.deepEqual(result.afterGood, ['/__model__/k']);

@@ -43,18 +43,28 @@ test('the loaded judge is described without internal token ids', () => {
 const label = () => page.locator('#grade-rate').innerText();
 
 test('the pace is in responses per minute from the first response, Paused says so, and Results is never blank during the run', async () => {
-  assert.ok(await page.locator('#status .notice.info').count() > 0, 'the judge-loaded message is up');
+  assert.ok((await page.locator('#status .notice.info').count()) > 0, 'the judge-loaded message is up');
   await page.click('#start-grading');
   await page.waitForSelector('#grade-rate');
-  assert.equal(await page.locator('#status .notice.info').count(), 0, 'messages about getting ready are gone once grading starts');
+  assert.equal(
+    await page.locator('#status .notice.info').count(),
+    0,
+    'messages about getting ready are gone once grading starts',
+  );
   // The Results card is never blank: before the first grade it says where the live leaderboard is.
   assert.match(await page.locator('#results').innerText(), /live leaderboard is in step 4/);
   const first = await label();
   assert.doesNotMatch(first, /items\/s|ETA -|0\.00/, first);
-  await page.waitForFunction(() => /per minute/.test(document.querySelector('#grade-rate')?.textContent || ''), null, { timeout: 600_000, polling: 100 });
+  await page.waitForFunction(() => /per minute/.test(document.querySelector('#grade-rate')?.textContent || ''), null, {
+    timeout: 600_000,
+    polling: 100,
+  });
   assert.match(await label(), /^\d+ of 12 responses · [\d.]+ per minute · about \d+m \d\ds left$/);
   // Every model graded at least once (query by query: 4 models per query) before the pause.
-  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 5, null, { timeout: 600_000, polling: 100 });
+  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 5, null, {
+    timeout: 600_000,
+    polling: 100,
+  });
   await page.click('#pause-grading');
   await page.waitForFunction(() => document.querySelector('#start-grading').textContent === 'Paused');
   assert.match(await label(), / · paused$/);
@@ -63,12 +73,13 @@ test('the pace is in responses per minute from the first response, Paused says s
   await page.waitForSelector('#results #leaderboard tbody tr');
   await page.evaluate(() => {
     window.blankResults = 0;
-    new MutationObserver(() => { if (!document.querySelector('#results .tab-body:not(.staging) table tbody tr')) window.blankResults += 1; })
-      .observe(document.querySelector('#results'), { childList: true, subtree: true, attributes: true });
+    new MutationObserver(() => {
+      if (!document.querySelector('#results .tab-body:not(.staging) table tbody tr')) window.blankResults += 1;
+    }).observe(document.querySelector('#results'), { childList: true, subtree: true, attributes: true });
   });
   await page.click('#pause-grading');
   let samples = 0;
-  while (await page.locator('#start-grading').innerText() !== 'All graded') {
+  while ((await page.locator('#start-grading').innerText()) !== 'All graded') {
     samples += 1;
     await page.waitForTimeout(500);
     assert.ok(samples < 3600, 'the run did not end');
@@ -76,9 +87,12 @@ test('the pace is in responses per minute from the first response, Paused says s
   assert.ok(samples >= 2, `${samples} samples during the run`);
   // The end-of-run redraw: done when no view is being drawn out of sight and one view is on screen.
   await page.waitForTimeout(1000);
-  await page.waitForFunction(() => !document.querySelector('#results .staging') && document.querySelectorAll('#results > .tab-body').length === 1);
+  await page.waitForFunction(
+    () =>
+      !document.querySelector('#results .staging') && document.querySelectorAll('#results > .tab-body').length === 1,
+  );
   assert.equal(await page.evaluate(() => window.blankResults), 0, 'the Results card went blank');
-  assert.ok(await page.locator('#results #leaderboard tbody tr').count() > 0);
+  assert.ok((await page.locator('#results #leaderboard tbody tr').count()) > 0);
   // The end-of-run message can be dismissed.
   const done = page.locator('#status .notice', { hasText: 'Graded' });
   await done.waitFor();
@@ -87,7 +101,7 @@ test('the pace is in responses per minute from the first response, Paused says s
   assert.match(await label(), /^12 of 12 responses · [\d.]+ per minute$/);
 });
 
-test('every table\'s headers are aligned with their numbers, in every result view', async () => {
+test("every table's headers are aligned with their numbers, in every result view", async () => {
   const tabs = await page.$$eval('#results [role=tab]', (bs) => bs.map((b) => b.id));
   let tables = 0;
   for (const id of [...tabs, null]) {
@@ -98,11 +112,13 @@ test('every table\'s headers are aligned with their numbers, in every result vie
     const where = id || 'the page';
     const { bad, count } = await page.$$eval('table', (all) => {
       const ts = all.filter((t) => t.offsetParent !== null && t.tHead && t.tBodies[0]?.rows[0]);
-      const bad = ts.flatMap((t) => [...t.tHead.rows[0].cells].flatMap((th, i) => {
-        const td = t.tBodies[0].rows[0].cells[i];
-        const [a, b] = [th, td].map((c) => c && getComputedStyle(c).textAlign);
-        return !td || a === b ? [] : [`${t.id || t.className}: "${th.textContent}" is ${a}, its cells ${b}`];
-      }));
+      const bad = ts.flatMap((t) =>
+        [...t.tHead.rows[0].cells].flatMap((th, i) => {
+          const td = t.tBodies[0].rows[0].cells[i];
+          const [a, b] = [th, td].map((c) => c && getComputedStyle(c).textAlign);
+          return !td || a === b ? [] : [`${t.id || t.className}: "${th.textContent}" is ${a}, its cells ${b}`];
+        }),
+      );
       return { bad, count: ts.length };
     });
     tables += count;
@@ -121,28 +137,41 @@ test('the win-rate heatmap colours each cell by its win rate', async () => {
     const chart = echarts.getInstanceByDom(el);
     const data = chart.getOption().series[0].data;
     // ECharts draws on stacked canvases (layers); a cell is the opaque pixel of one of them.
-    const layers = [...el.querySelectorAll('canvas')].map((c) => ({ ctx: c.getContext('2d'), scale: c.width / c.getBoundingClientRect().width }));
+    const layers = [...el.querySelectorAll('canvas')].map((c) => ({
+      ctx: c.getContext('2d'),
+      scale: c.width / c.getBoundingClientRect().width,
+    }));
     const [x0, y0] = chart.convertToPixel({ seriesIndex: 0 }, [0, 0]);
     const [x1, y1] = chart.convertToPixel({ seriesIndex: 0 }, [1, 1]);
     return data.map(([col, row, winRate]) => {
       const [x, y] = chart.convertToPixel({ seriesIndex: 0 }, [col, row]);
       // A third of the way to the cell's corner: off the printed value.
       const [px, py] = [x + (x1 - x0) / 3, y + (y1 - y0) / 3];
-      const opaque = layers.map((l) => l.ctx.getImageData(Math.round(px * l.scale), Math.round(py * l.scale), 1, 1).data).find((d) => d[3] === 255);
+      const opaque = layers
+        .map((l) => l.ctx.getImageData(Math.round(px * l.scale), Math.round(py * l.scale), 1, 1).data)
+        .find((d) => d[3] === 255);
       return { winRate, r: opaque?.[0], g: opaque?.[1], b: opaque?.[2] };
     });
   });
   assert.ok(cells.length >= 6, `${cells.length} cells`);
-  assert.ok(cells.every((c) => c.r !== undefined), 'every cell is drawn');
+  assert.ok(
+    cells.every((c) => c.r !== undefined),
+    'every cell is drawn',
+  );
   const blueness = (c) => c.b - c.r;
   for (const c of cells) {
-    if (c.winRate < 0.45) assert.ok(blueness(c) < 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not red`);
-    if (c.winRate > 0.55) assert.ok(blueness(c) > 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not blue`);
+    if (c.winRate < 0.45)
+      assert.ok(blueness(c) < 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not red`);
+    if (c.winRate > 0.55)
+      assert.ok(blueness(c) > 0, `win rate ${c.winRate} drawn as rgb(${c.r}, ${c.g}, ${c.b}), not blue`);
   }
   const sorted = [...cells].sort((a, b) => a.winRate - b.winRate);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i].winRate > sorted[i - 1].winRate + 1e-9) {
-      assert.ok(blueness(sorted[i]) > blueness(sorted[i - 1]), `${sorted[i].winRate} is not bluer than ${sorted[i - 1].winRate}`);
+      assert.ok(
+        blueness(sorted[i]) > blueness(sorted[i - 1]),
+        `${sorted[i].winRate} is not bluer than ${sorted[i - 1].winRate}`,
+      );
     }
   }
   await shot(page, 'newcomer-heatmap');
@@ -153,7 +182,10 @@ test('numbers do not overclaim: the leaderboard says how many neighbours the jud
   await page.waitForSelector('#separation');
   const sep = await page.locator('#separation').innerText();
   // 3 queries: fewer than the 10 shared queries a separation needs, so none can be separated.
-  assert.match(sep, /^The judge separates none of the 3 neighbouring pairs \(ordered alike in at least 95% of bootstrap resamples of the queries, on at least 10 shared queries\)/);
+  assert.match(
+    sep,
+    /^The judge separates none of the 3 neighbouring pairs \(ordered alike in at least 95% of bootstrap resamples of the queries, on at least 10 shared queries\)/,
+  );
   await page.click('#tab-reference');
   await page.click('#reference-bundled');
   await page.waitForSelector('#reference-table');
@@ -165,10 +197,17 @@ test('numbers do not overclaim: the leaderboard says how many neighbours the jud
 });
 
 test('the responses table keeps its counts and remove buttons in view, laptop and phone', async () => {
-  for (const [width, height] of [[1366, 900], [390, 844]]) {
+  for (const [width, height] of [
+    [1366, 900],
+    [390, 844],
+  ]) {
     await page.setViewportSize({ width, height });
     await page.waitForTimeout(300);
-    const fit = await page.$eval('#responses table.models', (t) => ({ table: t.scrollWidth, box: t.parentElement.clientWidth, graded: t.tHead.rows[0].cells[2].textContent }));
+    const fit = await page.$eval('#responses table.models', (t) => ({
+      table: t.scrollWidth,
+      box: t.parentElement.clientWidth,
+      graded: t.tHead.rows[0].cells[2].textContent,
+    }));
     assert.equal(fit.graded, 'graded');
     assert.ok(fit.table <= fit.box, `${width}px: the table is ${fit.table}px wide in a ${fit.box}px box`);
     await shot(page, `newcomer-responses-${width}`);
@@ -182,14 +221,26 @@ test('the responses table keeps its counts and remove buttons in view, laptop an
 // wider than the window).
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const SCREENS = join(ROOT, 'docs/screens');
-const SIZES = [['laptop', 1366, 900], ['phone', 390, 844]];
+const SIZES = [
+  ['laptop', 1366, 900],
+  ['phone', 390, 844],
+];
 
 /** The serious and critical axe-core violations on page `p` (axe injected where it is not yet). */
 async function axeSerious(p, where) {
   if (!(await p.evaluate(() => typeof window.axe === 'object'))) await p.evaluate(AXE);
-  const r = await p.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
-  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${where}: ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  const r = await p.evaluate(() =>
+    window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+  );
+  return r.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map(
+      (v) =>
+        `${where}: ${v.id} (${v.help}) at ${v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(' '))
+          .join(', ')}`,
+    );
 }
 
 /** The page's width, the window's, and the innermost element that sticks out furthest (for the message). */
@@ -198,7 +249,9 @@ function widest() {
   const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > client + 1);
   const leaves = out.filter((e) => ![...e.children].some((c) => out.includes(c)));
   const e = leaves.sort((x, y) => y.getBoundingClientRect().right - x.getBoundingClientRect().right)[0];
-  const what = e ? `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''} in ${e.parentElement?.closest('[id]')?.id || 'the page'}: "${(e.textContent || '').trim().slice(0, 40)}"` : '';
+  const what = e
+    ? `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${e.className}` : ''} in ${e.parentElement?.closest('[id]')?.id || 'the page'}: "${(e.textContent || '').trim().slice(0, 40)}"`
+    : '';
   return [document.documentElement.scrollWidth, client, what];
 }
 
@@ -209,10 +262,17 @@ async function unreachableByTab() {
     const all = [...document.querySelectorAll(`${controls}, [tabindex]`)];
     // Shown: laid out and visible (checkVisibility also leaves out a closed <details>' content).
     // A visible control taken out of the Tab order (tabindex=-1) counts, and fails.
-    const shown = all.filter((e) => (e.matches(controls) || e.tabIndex >= 0)
-      && !e.disabled && !e.closest('[inert]') && e.checkVisibility({ visibilityProperty: true, opacityProperty: true }));
+    const shown = all.filter(
+      (e) =>
+        (e.matches(controls) || e.tabIndex >= 0) &&
+        !e.disabled &&
+        !e.closest('[inert]') &&
+        e.checkVisibility({ visibilityProperty: true, opacityProperty: true }),
+    );
     document.querySelectorAll('[data-kbd]').forEach((e) => delete e.dataset.kbd);
-    shown.forEach((e, i) => { e.dataset.kbd = String(i); });
+    shown.forEach((e, i) => {
+      e.dataset.kbd = String(i);
+    });
     document.activeElement?.blur();
     return shown.length;
   });
@@ -222,8 +282,17 @@ async function unreachableByTab() {
     const k = await page.evaluate(() => document.activeElement?.dataset.kbd);
     if (k != null) seen.add(k);
   }
-  return page.$$eval('[data-kbd]', (es, got) => es.filter((e) => !got.includes(e.dataset.kbd))
-    .map((e) => `${e.tagName.toLowerCase()}#${e.id || ''}.${e.className || ''} "${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)}"`), [...seen]);
+  return page.$$eval(
+    '[data-kbd]',
+    (es, got) =>
+      es
+        .filter((e) => !got.includes(e.dataset.kbd))
+        .map(
+          (e) =>
+            `${e.tagName.toLowerCase()}#${e.id || ''}.${e.className || ''} "${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)}"`,
+        ),
+    [...seen],
+  );
 }
 
 test('every view on a laptop and a phone: photographed, no sideways scrolling, no serious accessibility violation, every control reachable by Tab', async () => {
@@ -235,30 +304,38 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(SCREENS, `${size}-app.png`) });
-    problems.push(...await axeSerious(page, `${size}, the page`));
+    problems.push(...(await axeSerious(page, `${size}, the page`)));
     for (const id of tabs) {
       await page.click(`#${id}`);
       // Drawn: the new tab strip marks it, and no view is being drawn out of sight.
       await page.waitForSelector(`#${id}[aria-selected=true]`);
       await page.waitForFunction(() => !document.querySelector('#results .staging'));
       await page.waitForTimeout(700); // the charts' entry animation
-      await page.locator('#results-card').screenshot({ path: join(SCREENS, `${size}-${id.replace(/^tab-/, 'results-')}.png`) });
-      problems.push(...await axeSerious(page, `${size}, ${id}`));
+      await page
+        .locator('#results-card')
+        .screenshot({ path: join(SCREENS, `${size}-${id.replace(/^tab-/, 'results-')}.png`) });
+      problems.push(...(await axeSerious(page, `${size}, ${id}`)));
       const [scroll, client, what] = await page.evaluate(widest);
-      if (scroll > client) problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
-      if (size === 'laptop') problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
+      if (scroll > client)
+        problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
+      if (size === 'laptop')
+        problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
     }
   }
   const other = await context.newPage();
   for (const [size, width, height] of SIZES) {
     await other.setViewportSize({ width, height });
-    for (const [name, path] of [['formats', 'web/formats.html'], ['bench', 'bench.html']]) {
+    for (const [name, path] of [
+      ['formats', 'web/formats.html'],
+      ['bench', 'bench.html'],
+    ]) {
       await other.goto(`${server.origin}/${path}`);
       await other.waitForTimeout(500);
       await other.screenshot({ path: join(SCREENS, `${size}-${name}.png`) });
       const [scroll, client, what] = await other.evaluate(widest);
-      if (scroll > client) problems.push(`${size}, ${name}: the page is ${scroll}px wide in a ${client}px window (${what})`);
-      problems.push(...await axeSerious(other, `${size}, ${name}`));
+      if (scroll > client)
+        problems.push(`${size}, ${name}: the page is ${scroll}px wide in a ${client}px window (${what})`);
+      problems.push(...(await axeSerious(other, `${size}, ${name}`)));
     }
   }
   await other.close();
@@ -268,25 +345,48 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
 
 test('every upload control answers an empty file, a JSON document, random bytes and a mismatched file beside itself, in plain words', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rj-uploads-'));
-  const file = (name, bytes) => { writeFileSync(join(dir, name), bytes); return join(dir, name); };
+  const file = (name, bytes) => {
+    writeFileSync(join(dir, name), bytes);
+    return join(dir, name);
+  };
   const empty = file('empty.jsonl', '');
-  const pretty = file('pretty.json', JSON.stringify({ session_id: '101_turn1', generator: 'm', output: ['an answer'] }, null, 2));
+  const pretty = file(
+    'pretty.json',
+    JSON.stringify({ session_id: '101_turn1', generator: 'm', output: ['an answer'] }, null, 2),
+  );
   const random = file('random.jsonl', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256)));
-  const mismatched = file('mismatched.jsonl', ['nope_1', 'nope_2'].map((id) => JSON.stringify({ session_id: id, generator: 'm', output: ['x'] })).join('\n'));
+  const mismatched = file(
+    'mismatched.jsonl',
+    ['nope_1', 'nope_2'].map((id) => JSON.stringify({ session_id: id, generator: 'm', output: ['x'] })).join('\n'),
+  );
   const plain = (m) => !/`|EOF while parsing|field \?/.test(m);
   // [control, where its message must appear (inside the control's own card or view), tab to open first]
-  const controls = /** @type {const} */ ([['#bench-files', '#bench', null], ['#response-files', '#responses', null], ['#labels-file', '#results', '#tab-calibrate'], ['#reference-file', '#results', '#tab-reference'], ['#strong-file', '#results', '#tab-strong']]);
+  const controls = /** @type {const} */ ([
+    ['#bench-files', '#bench', null],
+    ['#response-files', '#responses', null],
+    ['#labels-file', '#results', '#tab-calibrate'],
+    ['#reference-file', '#results', '#tab-reference'],
+    ['#strong-file', '#results', '#tab-strong'],
+  ]);
   const expect = [
     [empty, () => /empty\.jsonl is empty: expected /],
     [random, () => /random\.jsonl is not a text file/],
-    [pretty, () => /pretty\.json is one JSON document over \d+ lines, not JSON Lines: expected each JSON object on a line of its own/],
+    [
+      pretty,
+      () =>
+        /pretty\.json is one JSON document over \d+ lines, not JSON Lines: expected each JSON object on a line of its own/,
+    ],
   ];
   for (const [id, box, tab] of controls) {
     for (const [path, pattern] of expect) {
       if (tab) await page.click(tab);
       await page.setInputFiles(id, path);
       const want = pattern(id);
-      await page.waitForFunction(([b, re]) => [...document.querySelectorAll(`${b} .notice.error`)].some((n) => new RegExp(re).test(n.textContent)), [box, want.source]);
+      await page.waitForFunction(
+        ([b, re]) =>
+          [...document.querySelectorAll(`${b} .notice.error`)].some((n) => new RegExp(re).test(n.textContent)),
+        [box, want.source],
+      );
       const msgs = await page.locator(`${box} .notice.error`).allInnerTexts();
       assert.ok(msgs.every(plain), `${id}: ${msgs}`);
     }
@@ -294,11 +394,17 @@ test('every upload control answers an empty file, a JSON document, random bytes 
   // A responses file that answers none of the benchmark's queries is refused, not added as a model.
   const before = await page.locator('#responses table.models tbody tr').count();
   await page.setInputFiles('#response-files', mismatched);
-  await page.waitForFunction(() => /None of the 2 responses in mismatched\.jsonl answers a query of the benchmark: its session ids \("nope_1", "nope_2"\) are not the benchmark's/.test(document.querySelector('#responses-errors')?.textContent || ''));
+  await page.waitForFunction(() =>
+    /None of the 2 responses in mismatched\.jsonl answers a query of the benchmark: its session ids \("nope_1", "nope_2"\) are not the benchmark's/.test(
+      document.querySelector('#responses-errors')?.textContent || '',
+    ),
+  );
   assert.equal(await page.locator('#responses table.models tbody tr').count(), before);
   // A responses file given as benchmark is named as neither queries nor checklists.
   await page.setInputFiles('#bench-files', mismatched);
-  await page.waitForFunction(() => /mismatched\.jsonl holds neither queries/.test(document.querySelector('#bench-errors')?.textContent || ''));
+  await page.waitForFunction(() =>
+    /mismatched\.jsonl holds neither queries/.test(document.querySelector('#bench-errors')?.textContent || ''),
+  );
   assert.match(await page.locator('#bench').innerText(), /3 queries/, 'the benchmark in use is kept');
   await shot(page, 'newcomer-upload-errors');
 });
@@ -319,7 +425,10 @@ test('problems that are not about a file stand beside their control too, in plai
   await score.fill('11');
   await score.dispatchEvent('change');
   await page.waitForSelector('#label-problem .notice');
-  assert.match(await page.locator('#label-problem').innerText(), /^gpt-4: a score label is a number from 1 to 10, not 11\.$/);
+  assert.match(
+    await page.locator('#label-problem').innerText(),
+    /^gpt-4: a score label is a number from 1 to 10, not 11\.$/,
+  );
   await page.selectOption('#pref-model-b', await page.locator('#pref-model-a').inputValue());
   await page.click('#pref-a');
   assert.match(await page.locator('#label-problem').innerText(), /two different models/);
@@ -336,17 +445,25 @@ test('problems that are not about a file stand beside their control too, in plai
   await page.click('#tab-leaderboard');
 });
 
-test('GPT-4\'s bundled judgments on answers it did not judge: said so, with the answers it judged one click away', async () => {
+test("GPT-4's bundled judgments on answers it did not judge: said so, with the answers it judged one click away", async () => {
   await page.click('#tab-strong');
   await page.click('#strong-bundled');
   await page.waitForSelector('#strong-needs');
-  assert.match(await page.locator('#strong-needs').innerText(), /GPT-4 judged the answers of 5 other models, not the ones graded here/);
+  assert.match(
+    await page.locator('#strong-needs').innerText(),
+    /GPT-4 judged the answers of 5 other models, not the ones graded here/,
+  );
   const before = await page.locator('#responses table.models tbody tr').count();
   await page.click('#strong-add-answers');
-  await page.waitForFunction((n) => document.querySelectorAll('#responses table.models tbody tr').length === n + 5, before);
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#responses table.models tbody tr').length === n + 5,
+    before,
+  );
   await page.click('#tab-strong');
   await page.click('#strong-bundled');
-  await page.waitForFunction(() => /loaded but not graded yet: grade them/.test(document.querySelector('#strong-needs')?.textContent || ''));
+  await page.waitForFunction(() =>
+    /loaded but not graded yet: grade them/.test(document.querySelector('#strong-needs')?.textContent || ''),
+  );
 });
 
 test('the formats page is served as a page, and each of its examples is taken by its upload control', async () => {
@@ -361,7 +478,10 @@ test('the formats page is served as a page, and each of its examples is taken by
   const dir = mkdtempSync(join(tmpdir(), 'rj-formats-'));
   const saved = {};
   for (const url of links) {
-    const [dl] = await Promise.all([p2.waitForEvent('download'), p2.click(`a[href="${new URL(url).pathname.replace(/^\/web\//, '')}"]`)]);
+    const [dl] = await Promise.all([
+      p2.waitForEvent('download'),
+      p2.click(`a[href="${new URL(url).pathname.replace(/^\/web\//, '')}"]`),
+    ]);
     saved[dl.suggestedFilename()] = join(dir, dl.suggestedFilename());
     await dl.saveAs(saved[dl.suggestedFilename()]);
   }
@@ -371,19 +491,53 @@ test('the formats page is served as a page, and each of its examples is taken by
   await p2.waitForFunction(() => /2 queries, 2 with checklists/.test(document.querySelector('#bench').innerText));
   await p2.setInputFiles('#response-files', [saved['responses.jsonl'], saved['model_answer.jsonl']]);
   await p2.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 2);
-  const rows = await p2.$$eval('#responses table.models tbody tr', (rs) => rs.map((r) => [r.querySelector('.name').textContent, r.querySelector('.hint').textContent, r.querySelector('td.count').textContent]));
-  assert.deepEqual(rows, [['my-model', 'responses.jsonl · rocketeval', '2'], ['my-model', 'model_answer.jsonl · fastchat', '2']]);
+  const rows = await p2.$$eval('#responses table.models tbody tr', (rs) =>
+    rs.map((r) => [
+      r.querySelector('.name').textContent,
+      r.querySelector('.hint').textContent,
+      r.querySelector('td.count').textContent,
+    ]),
+  );
+  assert.deepEqual(rows, [
+    ['my-model', 'responses.jsonl · rocketeval', '2'],
+    ['my-model', 'model_answer.jsonl · fastchat', '2'],
+  ]);
   // AlpacaEval outputs answer an AlpacaEval benchmark (ids are the instruction's hash): here they are refused by name.
   await p2.setInputFiles('#response-files', saved['model_outputs.json']);
-  await p2.waitForFunction(() => /None of the 2 responses in model_outputs\.json answers a query/.test(document.querySelector('#responses-errors')?.textContent || ''));
-  for (const [name, parse] of [['labels.jsonl', 'parseLabels'], ['ranking.json', 'parseRanking']]) {
-    const n = await p2.evaluate(async ([u, fn]) => (await globalThis.__rocketjudgeEngine.request('core', { fn, args: [u.split('/').pop(), new Uint8Array(await (await fetch(u)).arrayBuffer())] })).length, [`web/formats/${name}`, parse]);
+  await p2.waitForFunction(() =>
+    /None of the 2 responses in model_outputs\.json answers a query/.test(
+      document.querySelector('#responses-errors')?.textContent || '',
+    ),
+  );
+  for (const [name, parse] of [
+    ['labels.jsonl', 'parseLabels'],
+    ['ranking.json', 'parseRanking'],
+  ]) {
+    const n = await p2.evaluate(
+      async ([u, fn]) =>
+        (
+          await globalThis.__rocketjudgeEngine.request('core', {
+            fn,
+            args: [u.split('/').pop(), new Uint8Array(await (await fetch(u)).arrayBuffer())],
+          })
+        ).length,
+      [`web/formats/${name}`, parse],
+    );
     assert.ok(n >= 2, `${name}: ${n} records`);
   }
   // The verdict files are read by the strong-judge comparison (which then finds no judgments to compare):
   // no format error, where a broken CSV gets one.
-  const strongKind = (name, bytes) => p2.evaluate(([n, b]) => globalThis.__rocketjudgeEngine.request('core', { fn: 'strongAgreement', args: [[], n, new Uint8Array(b), null] })
-    .then(() => 'ok', (e) => e.kind), [name, bytes]);
+  const strongKind = (name, bytes) =>
+    p2.evaluate(
+      ([n, b]) =>
+        globalThis.__rocketjudgeEngine
+          .request('core', { fn: 'strongAgreement', args: [[], n, new Uint8Array(b), null] })
+          .then(
+            () => 'ok',
+            (e) => e.kind,
+          ),
+      [name, bytes],
+    );
   for (const name of ['gpt-4_single.jsonl', 'scores.csv']) {
     assert.notEqual(await strongKind(name, [...readFileSync(saved[name])]), 'format', name);
   }
@@ -393,12 +547,18 @@ test('the formats page is served as a page, and each of its examples is taken by
   await c2.close();
 });
 
-test('the benchmark page\'s link reads on its dark header', async () => {
+test("the benchmark page's link reads on its dark header", async () => {
   await page.goto(`${server.origin}/bench.html`);
   await page.waitForSelector('#bench-prefix');
   const c = await page.evaluate(() => {
     const rgb = (s) => s.match(/\d+/g).slice(0, 3).map(Number);
-    const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }).reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const lum = ([r, g, b]) =>
+      [r, g, b]
+        .map((v) => {
+          v /= 255;
+          return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+        })
+        .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
     const fg = lum(rgb(getComputedStyle(document.querySelector('.tagline a')).color));
     const bg = lum(rgb(getComputedStyle(document.querySelector('.top')).backgroundColor));
     const input = getComputedStyle(document.querySelector('#bench-prefix'));

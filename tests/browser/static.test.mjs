@@ -10,7 +10,21 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { ROOT, startStaticServer, launch, newPage, shot, loadFixtures, loadJudge, gradeAll, exportFile, cli, nativeGrades, int8Band, compareGrades } from './harness.mjs';
+import {
+  ROOT,
+  startStaticServer,
+  launch,
+  newPage,
+  shot,
+  loadFixtures,
+  loadJudge,
+  gradeAll,
+  exportFile,
+  cli,
+  nativeGrades,
+  int8Band,
+  compareGrades,
+} from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'llama-13b'];
@@ -37,28 +51,53 @@ async function until(page, fn, what, ms = 60_000) {
   while (Date.now() < end) {
     try {
       if (await page.evaluate(fn)) return;
-    } catch { /* navigating */ }
+    } catch {
+      /* navigating */
+    }
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`timed out waiting for ${what}`);
 }
 
 test('the folder holds the app, the demo, and the judge in parts of at most --part-mb MB', () => {
-  for (const f of ['index.html', 'sw.js', 'web/app.js', 'web/isolate.js', 'web/vendor/echarts.esm.min.js', 'pkg/rocketjudge_wasm_bg.wasm',
-    'benchmarks/mt-bench/queries.jsonl', 'benchmarks/mt-bench/checklists.jsonl', 'benchmarks/mt-bench/demo/gpt-4.jsonl', 'models/manifest.json']) {
+  for (const f of [
+    'index.html',
+    'sw.js',
+    'web/app.js',
+    'web/isolate.js',
+    'web/vendor/echarts.esm.min.js',
+    'pkg/rocketjudge_wasm_bg.wasm',
+    'benchmarks/mt-bench/queries.jsonl',
+    'benchmarks/mt-bench/checklists.jsonl',
+    'benchmarks/mt-bench/demo/gpt-4.jsonl',
+    'models/manifest.json',
+  ]) {
     assert.ok(statSync(join(site, f)).size > 0, `${f} is in the site`);
   }
   const manifest = JSON.parse(readFileSync(join(site, 'models/manifest.json'), 'utf8'));
-  assert.deepEqual(manifest.models.map((m) => m.name), [JUDGE]);
+  assert.deepEqual(
+    manifest.models.map((m) => m.name),
+    [JUDGE],
+  );
   const m = manifest.models[0];
   assert.equal(m.source, undefined, 'the package-index parts are not published');
   const parts = m.web.parts;
   assert.equal(parts.length, Math.ceil(m.size / (PART_MB * 1e6)));
-  assert.equal(parts.reduce((n, p) => n + p.size, 0), m.size);
+  assert.equal(
+    parts.reduce((n, p) => n + p.size, 0),
+    m.size,
+  );
   for (const p of parts) assert.ok(statSync(join(site, p.url)).size === p.size && p.size <= PART_MB * 1e6, p.url);
-  assert.deepEqual(readdirSync(join(site, 'models')).filter((f) => f.endsWith('.gguf')), [], 'no whole model file');
+  assert.deepEqual(
+    readdirSync(join(site, 'models')).filter((f) => f.endsWith('.gguf')),
+    [],
+    'no whole model file',
+  );
   // The policy is still in the page (a static host sends none).
-  assert.match(readFileSync(join(site, 'index.html'), 'utf8'), /http-equiv="Content-Security-Policy" content="default-src 'none'/);
+  assert.match(
+    readFileSync(join(site, 'index.html'), 'utf8'),
+    /http-equiv="Content-Security-Policy" content="default-src 'none'/,
+  );
 });
 
 test('served by a plain static server: cross-origin isolated by the service worker, grades like the native CLI', async () => {
@@ -71,14 +110,24 @@ test('served by a plain static server: cross-origin isolated by the service work
   assert.equal(init.isolated, true, 'the engine worker is cross-origin isolated too');
   // The worker runs under the app's one policy (web/csp.js), which the service worker adds to its
   // script: a request to another origin is a connect-src violation there, not a plain network error.
-  const worker = page.workers().find((w) => w.url().endsWith('/web/worker.js'));
-  const violation = await worker.evaluate(() => new Promise((resolve) => {
-    self.addEventListener('securitypolicyviolation', (e) => resolve({ directive: e.effectiveDirective, policy: e.originalPolicy }), { once: true });
-    fetch('https://blocked.example/model.gguf').catch((e) => setTimeout(() => resolve({ none: String(e) }), 1000));
-  }));
+  const worker = page.workers().find((w) => w.url().endsWith('/web/worker/main.js'));
+  const violation = await worker.evaluate(
+    () =>
+      new Promise((resolve) => {
+        self.addEventListener(
+          'securitypolicyviolation',
+          (e) => resolve({ directive: e.effectiveDirective, policy: e.originalPolicy }),
+          { once: true },
+        );
+        fetch('https://blocked.example/model.gguf').catch((e) => setTimeout(() => resolve({ none: String(e) }), 1000));
+      }),
+  );
   const csp = {};
   new Function('self', readFileSync(join(ROOT, 'web/csp.js'), 'utf8'))(csp);
-  assert.deepEqual(violation, { directive: 'connect-src', policy: `${csp.ROCKETJUDGE_CSP.policy}; ${csp.ROCKETJUDGE_CSP.headerOnly}` });
+  assert.deepEqual(violation, {
+    directive: 'connect-src',
+    policy: `${csp.ROCKETJUDGE_CSP.policy}; ${csp.ROCKETJUDGE_CSP.headerOnly}`,
+  });
   const probe = (u) => u.includes('blocked.example');
   log.requests = log.requests.filter((u) => !probe(u));
   log.errors = log.errors.filter((e) => !probe(e));
@@ -86,19 +135,33 @@ test('served by a plain static server: cross-origin isolated by the service work
   const info = await loadJudge(page, JUDGE, 'cpu');
   assert.match(info, /cpu/);
   const parts = JSON.parse(readFileSync(join(site, 'models/manifest.json'), 'utf8')).models[0].web.parts;
-  for (const p of parts) assert.ok(log.requests.some((u) => u.endsWith(p.url)), `part ${p.url} was downloaded`);
+  for (const p of parts)
+    assert.ok(
+      log.requests.some((u) => u.endsWith(p.url)),
+      `part ${p.url} was downloaded`,
+    );
   await gradeAll(page);
   await shot(page, 'static-site-graded');
   const judgments = readFileSync(await exportFile(page, 'export-judgments', 'static-site-judgments.jsonl'), 'utf8')
-    .split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
   // The threaded int8 engine runs here too (isolated by the service worker), within the int8 band of the CLI's.
   assert.match(info, /cpu \(\d+ threads?, int8 wasm relaxed-simd (16-bit runs|32-bit dot)\)/);
   const band = int8Band(JUDGE);
   const { worst, mean } = compareGrades(judgments, native);
-  assert.ok(worst <= band.item && mean <= band.mean, `max |Δp| ${worst} (≤ ${band.item}), mean ${mean} (≤ ${band.mean})`);
-  console.log(`static site, ${judgments.length} responses: max |Δp| vs native int8 = ${worst.toFixed(4)}, mean ${mean.toFixed(4)}`);
-  assert.deepEqual(external(), [], 'no request left the page\'s origin');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.ok(
+    worst <= band.item && mean <= band.mean,
+    `max |Δp| ${worst} (≤ ${band.item}), mean ${mean} (≤ ${band.mean})`,
+  );
+  console.log(
+    `static site, ${judgments.length} responses: max |Δp| vs native int8 = ${worst.toFixed(4)}, mean ${mean.toFixed(4)}`,
+  );
+  assert.deepEqual(external(), [], "no request left the page's origin");
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });
 
@@ -110,6 +173,9 @@ test('without service workers the page is not isolated and still runs (one threa
   assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
   const init = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
   assert.equal(init.isolated, false);
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });

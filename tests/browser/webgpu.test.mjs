@@ -12,7 +12,19 @@ import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, exportFile, gradeNatively, ROOT, FIX, packagedSource } from './harness.mjs';
+import {
+  startServer,
+  launch,
+  newPage,
+  shot,
+  loadFixtures,
+  loadJudge,
+  exportFile,
+  gradeNatively,
+  ROOT,
+  FIX,
+  packagedSource,
+} from './harness.mjs';
 
 const PARITY = join(ROOT, 'tests/fixtures/parity');
 
@@ -37,7 +49,11 @@ const PLAN = [
 const LOSS_JUDGE = 'smollm2-135m';
 const LOSS_LAYERS = 1;
 
-const jsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const jsonl = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 const key = (j) => `${j.model_test}|${j.session_id}`;
 const logit = (p) => Math.log(p) - Math.log1p(-p);
 
@@ -73,59 +89,80 @@ function compare(what, judgments, want) {
       const dm = p > 0 && p < 1 && w[i] > 0 && w[i] < 1 ? Math.abs(logit(p) - logit(w[i])) : 0;
       worst = Math.max(worst, d);
       worstMargin = Math.max(worstMargin, dm);
-      assert.ok(d <= 0.01 && dm <= 0.04, `${what} ${key(j)} item ${i}: WebGPU p(Yes) ${p} vs CPU ${w[i]} (margin Δ ${dm.toFixed(4)})`);
+      assert.ok(
+        d <= 0.01 && dm <= 0.04,
+        `${what} ${key(j)} item ${i}: WebGPU p(Yes) ${p} vs CPU ${w[i]} (margin Δ ${dm.toFixed(4)})`,
+      );
     });
   }
   return { worst, worstMargin };
 }
 
 /**
- * In the page: a worker of the app (web/worker.js) loads `source` for each of `runs` ({backend,
+ * In the page: a worker of the app (web/worker/main.js) loads `source` for each of `runs` ({backend,
  * debugLayers}) in turn and grades `jobs` (the worker stores them in this page's IndexedDB and reports
  * each). Returns one {info, judgments, loadS, gradeS} per run.
  */
 async function gradeInWorker(page, source, jobs, runs) {
-  return page.evaluate(async ({ source, jobs, runs }) => {
-    const w = new Worker('/web/worker.js', { type: 'module' });
-    let next = 1;
-    const pending = new Map();
-    const notices = [];
-    let graded = [];
-    const errors = [];
-    w.onmessage = (ev) => {
-      const m = ev.data;
-      if (m.id && pending.has(m.id)) {
-        const { resolve, reject } = pending.get(m.id);
-        pending.delete(m.id);
-        if (m.ok) resolve(m.result); else reject(new Error(m.error));
-      } else if (m.type === 'notice') notices.push(m.text);
-      else if (m.type === 'graded') graded.push(m.judgment);
-      else if (m.type === 'grade-error') errors.push(m.error);
-    };
-    const request = (type, payload = {}) => new Promise((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      w.postMessage({ type, id, ...payload });
-    });
-    try {
-      await request('init');
-      const out = [];
-      for (const { backend, debugLayers } of runs) {
-        const t0 = performance.now();
-        // The CPU with f32 products: the same arithmetic as the WebGPU kernels.
-        const info = await request('loadJudge', { source, backend, maxTokens: 4096, debugLayers, options: { precision: 'f32' } });
-        const t1 = performance.now();
-        graded = [];
-        const done = await request('grade', { jobs });
-        const t2 = performance.now();
-        if (done.graded !== jobs.length || errors.length) throw new Error(`${backend}: ${JSON.stringify(done)} ${errors.join('; ')}`);
-        out.push({ info, notices: [...notices], judgments: graded, loadS: (t1 - t0) / 1000, gradeS: (t2 - t1) / 1000 });
+  return page.evaluate(
+    async ({ source, jobs, runs }) => {
+      const w = new Worker('/web/worker/main.js', { type: 'module' });
+      let next = 1;
+      const pending = new Map();
+      const notices = [];
+      let graded = [];
+      const errors = [];
+      w.onmessage = (ev) => {
+        const m = ev.data;
+        if (m.id && pending.has(m.id)) {
+          const { resolve, reject } = pending.get(m.id);
+          pending.delete(m.id);
+          if (m.ok) resolve(m.result);
+          else reject(new Error(m.error));
+        } else if (m.type === 'notice') notices.push(m.text);
+        else if (m.type === 'graded') graded.push(m.judgment);
+        else if (m.type === 'grade-error') errors.push(m.error);
+      };
+      const request = (type, payload = {}) =>
+        new Promise((resolve, reject) => {
+          const id = next++;
+          pending.set(id, { resolve, reject });
+          w.postMessage({ type, id, ...payload });
+        });
+      try {
+        await request('init');
+        const out = [];
+        for (const { backend, debugLayers } of runs) {
+          const t0 = performance.now();
+          // The CPU with f32 products: the same arithmetic as the WebGPU kernels.
+          const info = await request('loadJudge', {
+            source,
+            backend,
+            maxTokens: 4096,
+            debugLayers,
+            options: { precision: 'f32' },
+          });
+          const t1 = performance.now();
+          graded = [];
+          const done = await request('grade', { jobs });
+          const t2 = performance.now();
+          if (done.graded !== jobs.length || errors.length)
+            throw new Error(`${backend}: ${JSON.stringify(done)} ${errors.join('; ')}`);
+          out.push({
+            info,
+            notices: [...notices],
+            judgments: graded,
+            loadS: (t1 - t0) / 1000,
+            gradeS: (t2 - t1) / 1000,
+          });
+        }
+        return out;
+      } finally {
+        w.terminate();
       }
-      return out;
-    } finally {
-      w.terminate();
-    }
-  }, { source, jobs, runs });
+    },
+    { source, jobs, runs },
+  );
 }
 
 const sourceOf = (model) => packagedSource(server.origin, model);
@@ -146,11 +183,20 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     });
     const { context, page } = await newPage(browser, server.origin);
     await page.goto(`${server.origin}/?demo=0`);
-    const runs = FULL ? [{ backend: 'webgpu' }] : [{ backend: 'webgpu', debugLayers: layers }, { backend: 'cpu', debugLayers: layers }];
+    const runs = FULL
+      ? [{ backend: 'webgpu' }]
+      : [
+          { backend: 'webgpu', debugLayers: layers },
+          { backend: 'cpu', debugLayers: layers },
+        ];
     const [gpu, cpu] = await gradeInWorker(page, sourceOf(model), jobs, runs);
     await context.close();
 
-    assert.equal(gpu.info.backendKind, 'webgpu', `${model} loaded on ${gpu.info.backend} (${gpu.info.why}; ${gpu.notices.join(' ')})`);
+    assert.equal(
+      gpu.info.backendKind,
+      'webgpu',
+      `${model} loaded on ${gpu.info.backend} (${gpu.info.why}; ${gpu.notices.join(' ')})`,
+    );
     assert.equal(gpu.info.device.kind, 'webgpu');
     assert.ok(gpu.info.adapterName, 'the adapter is named');
     assert.equal(typeof gpu.info.adapter.shaderF16, 'boolean');
@@ -169,12 +215,16 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     }
     const { worst, worstMargin } = compare(model, gpu.judgments, want);
     const n = gpu.judgments.reduce((s, j) => s + j.norm_probability.length, 0);
-    const line = `${model}${FULL ? '' : ` (first ${layers} block${layers > 1 ? 's' : ''})`}: ${n} items of ${picked.map((r) => r.session_id).join(', ')}; `
-      + `max |Δp(Yes)| WebGPU vs ${against} ${worst.toExponential(2)}, |Δmargin| ${worstMargin.toExponential(2)}; `
-      + `WebGPU load ${gpu.loadS.toFixed(1)}s, grading ${gpu.gradeS.toFixed(1)}s${cpu ? `; CPU grading ${cpu.gradeS.toFixed(1)}s` : ''}; total ${((Date.now() - started) / 1000).toFixed(1)}s`;
+    const line =
+      `${model}${FULL ? '' : ` (first ${layers} block${layers > 1 ? 's' : ''})`}: ${n} items of ${picked.map((r) => r.session_id).join(', ')}; ` +
+      `max |Δp(Yes)| WebGPU vs ${against} ${worst.toExponential(2)}, |Δmargin| ${worstMargin.toExponential(2)}; ` +
+      `WebGPU load ${gpu.loadS.toFixed(1)}s, grading ${gpu.gradeS.toFixed(1)}s${cpu ? `; CPU grading ${cpu.gradeS.toFixed(1)}s` : ''}; total ${((Date.now() - started) / 1000).toFixed(1)}s`;
     console.log(line);
     summary.push(line);
-    if (summary.length === 1) console.log(`adapter: ${gpu.info.adapterName}; ${gpu.info.backend}; the browser says ${JSON.stringify(gpu.info.adapter)}`);
+    if (summary.length === 1)
+      console.log(
+        `adapter: ${gpu.info.adapterName}; ${gpu.info.backend}; the browser says ${JSON.stringify(gpu.info.adapter)}`,
+      );
   }
   writeFileSync(join(ROOT, 'tests/browser/out/webgpu-parity.txt'), summary.join('\n') + '\n');
 });
@@ -184,8 +234,13 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   const models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'];
   // The reference: the CPU backend in a page, on the same (cut) judge and the same 12 responses.
   const queries = jsonl(join(FIX, 'queries.jsonl'));
-  const jobs = models.flatMap((model) => jsonl(join(FIX, 'responses', `${model}.jsonl`))
-    .map((response) => ({ query: queries.find((q) => q.session_id === response.session_id), response, model })));
+  const jobs = models.flatMap((model) =>
+    jsonl(join(FIX, 'responses', `${model}.jsonl`)).map((response) => ({
+      query: queries.find((q) => q.session_id === response.session_id),
+      response,
+      model,
+    })),
+  );
   const ref = await (async () => {
     const { context, page } = await newPage(browser, server.origin);
     await page.goto(`${server.origin}/?demo=0`);
@@ -206,8 +261,14 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
         window.__rj.workers.push(this);
         this.addEventListener('message', (ev) => {
           const m = ev.data || {};
-          if (m.type === 'graded') window.__rj.messages.push({ type: m.type, key: `${m.judgment.model_test}|${m.judgment.session_id}`, backend: m.detail.backend });
-          else if (m.type && m.type !== 'load' && m.type !== 'fallback-load') window.__rj.messages.push({ type: m.type, text: m.text || m.error || '' });
+          if (m.type === 'graded')
+            window.__rj.messages.push({
+              type: m.type,
+              key: `${m.judgment.model_test}|${m.judgment.session_id}`,
+              backend: m.detail.backend,
+            });
+          else if (m.type && m.type !== 'load' && m.type !== 'fallback-load')
+            window.__rj.messages.push({ type: m.type, text: m.text || m.error || '' });
         });
       }
       postMessage(msg, ...rest) {
@@ -223,10 +284,16 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   assert.match(info, /webgpu/, info);
 
   await page.click('#start-grading');
-  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 2, null, { timeout: 600_000, polling: 100 });
+  await page.waitForFunction(() => Number(document.querySelector('#grade-progress')?.value) >= 2, null, {
+    timeout: 600_000,
+    polling: 100,
+  });
   // The test hook: the worker destroys the GPU device before its next response.
   await page.evaluate(() => window.__rj.workers[0].postMessage({ type: 'debugLoseDevice' }));
-  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, { timeout: 900_000, polling: 500 });
+  await page.waitForFunction(() => document.querySelector('#start-grading')?.textContent === 'All graded', null, {
+    timeout: 900_000,
+    polling: 500,
+  });
   await shot(page, 'webgpu-device-lost');
 
   // A clear message on the page.
@@ -245,10 +312,24 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   const backends = graded.map((m) => m.backend);
   const firstCpu = backends.indexOf('cpu');
   assert.ok(firstCpu >= 2, `graded on ${backends.join(',')}`);
-  assert.ok(backends.slice(0, firstCpu).every((b) => b === 'webgpu') && backends.slice(firstCpu).every((b) => b === 'cpu'), backends.join(','));
-  assert.deepEqual(messages.filter((m) => m.type === 'grade-error'), [], 'no response failed');
-  assert.ok(messages.some((m) => m.type === 'judge-changed'), 'the page is told the judge moved to the CPU');
-  assert.match(await page.locator('.badge', { hasText: 'judge:' }).innerText(), / on cpu\b/, 'the judge badge says where it runs now');
+  assert.ok(
+    backends.slice(0, firstCpu).every((b) => b === 'webgpu') && backends.slice(firstCpu).every((b) => b === 'cpu'),
+    backends.join(','),
+  );
+  assert.deepEqual(
+    messages.filter((m) => m.type === 'grade-error'),
+    [],
+    'no response failed',
+  );
+  assert.ok(
+    messages.some((m) => m.type === 'judge-changed'),
+    'the page is told the judge moved to the CPU',
+  );
+  assert.match(
+    await page.locator('.badge', { hasText: 'judge:' }).innerText(),
+    / on cpu\b/,
+    'the judge badge says where it runs now',
+  );
 
   // The judgments, WebGPU's and the CPU's alike, agree with the reference.
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-webgpu-lost.jsonl'));
@@ -257,18 +338,27 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   // And all of them are stored: after a reload the page shows 12 graded responses.
   await page.reload();
   await page.waitForSelector('#responses table.models');
-  const kept = await page.$$eval('#responses table.models tbody tr', (rows) => rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0));
+  const kept = await page.$$eval('#responses table.models tbody tr', (rows) =>
+    rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0),
+  );
   assert.equal(kept, 12, 'graded responses stored after a reload');
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
-  console.log(`device loss after ${firstCpu} responses on WebGPU, ${12 - firstCpu} on the CPU; max |Δp(Yes)| vs CPU ${worst.toExponential(2)}; `
-    + `${((Date.now() - started) / 1000).toFixed(1)}s`);
+  console.log(
+    `device loss after ${firstCpu} responses on WebGPU, ${12 - firstCpu} on the CPU; max |Δp(Yes)| vs CPU ${worst.toExponential(2)}; ` +
+      `${((Date.now() - started) / 1000).toFixed(1)}s`,
+  );
 });
 
 test('a software WebGPU adapter is not a GPU: the page says so, recommends the CPU judge, and "auto" runs on the CPU', async () => {
   const { context, page, log } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0`);
-  await page.waitForFunction(() => !/Checking WebGPU/.test(document.querySelector('#gpu-info')?.textContent || 'Checking WebGPU'));
+  await page.waitForFunction(
+    () => !/Checking WebGPU/.test(document.querySelector('#gpu-info')?.textContent || 'Checking WebGPU'),
+  );
   const gpu = await page.locator('#gpu-info').innerText();
   assert.match(gpu, /swiftshader.*software adapter/i, gpu);
   assert.equal(await page.locator('#model-select').inputValue(), 'qwen2.5-coder-0.5b', 'the CPU judge is recommended');
@@ -276,6 +366,9 @@ test('a software WebGPU adapter is not a GPU: the page says so, recommends the C
   const info = await loadJudge(page, 'smollm2-135m', 'auto');
   assert.match(info, /· cpu \(/, info);
   assert.match(info, /software, not a GPU/, info);
-  assert.deepEqual(log.errors.filter((e) => !/favicon/.test(e)), []);
+  assert.deepEqual(
+    log.errors.filter((e) => !/favicon/.test(e)),
+    [],
+  );
   await context.close();
 });

@@ -17,13 +17,22 @@ export function adapterName(adapter, fallback = 'WebGPU adapter') {
   return [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || fallback;
 }
 
-/** What WebGPU this browser offers: `{available, hardware, name, f16}` (`hardware` only for a real GPU), or `{available: false, why}`. */
+/**
+ * What WebGPU this browser offers: `{available, hardware, name, f16}` (`hardware` only for a real GPU),
+ * or `{available: false, why}`.
+ */
 export async function detectGpu() {
-  if (!('gpu' in navigator)) return { available: false, hardware: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
+  if (!('gpu' in navigator))
+    return { available: false, hardware: false, why: 'navigator.gpu is missing (no WebGPU in this browser)' };
   try {
     const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
     if (!a) return { available: false, hardware: false, why: 'no WebGPU adapter' };
-    return { available: true, hardware: !isSoftwareAdapter(a), name: adapterName(a), f16: a.features.has('shader-f16') };
+    return {
+      available: true,
+      hardware: !isSoftwareAdapter(a),
+      name: adapterName(a),
+      f16: a.features.has('shader-f16'),
+    };
   } catch (e) {
     return { available: false, hardware: false, why: e.message };
   }

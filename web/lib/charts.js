@@ -28,7 +28,11 @@ addEventListener('resize', () => charts.forEach((c) => c.resize()));
 
 /** A tooltip as DOM: lines of text. */
 export function tip(...lines) {
-  return h('div', { class: 'tip' }, lines.map((l) => h('div', {}, l)));
+  return h(
+    'div',
+    { class: 'tip' },
+    lines.map((l) => h('div', {}, l)),
+  );
 }
 
 /** Red (0) → white (0.5) → blue (1). */
@@ -36,6 +40,9 @@ export function heat(p) {
   if (p == null || Number.isNaN(p)) return '#f1f5f9';
   const t = Math.max(0, Math.min(1, p));
   const mix = (a, b, u) => Math.round(a + (b - a) * u);
-  const [r, g, b] = t < 0.5 ? [mix(239, 248, t * 2), mix(68, 250, t * 2), mix(68, 252, t * 2)] : [mix(248, 59, (t - 0.5) * 2), mix(250, 130, (t - 0.5) * 2), mix(252, 246, (t - 0.5) * 2)];
+  const [r, g, b] =
+    t < 0.5
+      ? [mix(239, 248, t * 2), mix(68, 250, t * 2), mix(68, 252, t * 2)]
+      : [mix(248, 59, (t - 0.5) * 2), mix(250, 130, (t - 0.5) * 2), mix(252, 246, (t - 0.5) * 2)];
   return `rgb(${r}, ${g}, ${b})`;
 }

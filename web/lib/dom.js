@@ -48,7 +48,10 @@ export function messageSlot(id) {
 
 /** One error paragraph per message (none for null or an empty list). */
 function errorLines(messages) {
-  return [messages].flat().filter(Boolean).map((m) => h('p', { class: 'notice error' }, m));
+  return [messages]
+    .flat()
+    .filter(Boolean)
+    .map((m) => h('p', { class: 'notice error' }, m));
 }
 
 /** Attributes of a box of text that may scroll: a named region that takes keyboard focus (so the
@@ -59,7 +62,12 @@ export function scrollable(name) {
 
 /** Replace the children of `el`; every table in them gets its headers aligned (see alignHeaders). */
 export function mount(el, ...children) {
-  el.replaceChildren(...children.flat(Infinity).filter((c) => c != null && c !== false).map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+  el.replaceChildren(
+    ...children
+      .flat(Infinity)
+      .filter((c) => c != null && c !== false)
+      .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))),
+  );
   el.querySelectorAll('table').forEach(alignHeaders);
 }
 

@@ -24,11 +24,25 @@ export function modelSource(m) {
  */
 export function recommendedModel(models, hardwareGpu) {
   const role = hardwareGpu ? 'recommended where WebGPU runs' : 'recommended without WebGPU';
-  const m = models.find((x) => (x.role || '').startsWith(role)) || models.find((x) => (x.role || '').startsWith('recommended'));
+  const m =
+    models.find((x) => (x.role || '').startsWith(role)) || models.find((x) => (x.role || '').startsWith('recommended'));
   return m ? m.name : null;
 }
 
-/** `url#sha256=HEX` (as pip's links and `rocketjudge --model URL#sha256=HEX`) → {url, sha256}; throws on a malformed hash. */
+/**
+ * How far to trust `judge`'s rankings: its manifest entry's `trust` note and where its figures were
+ * measured; a judge the manifest does not know gets the general caution.
+ */
+export function trustNote(models, judge) {
+  const trust = (models || []).find((m) => m.name === judge)?.trust;
+  if (!trust) return 'Small judges vary: validate against a reference before trusting a ranking.';
+  return `${trust.note} (Measured: ${trust.measured}.)`;
+}
+
+/**
+ * `url#sha256=HEX` (as pip's links and `rocketjudge --model URL#sha256=HEX`) → {url, sha256}; throws
+ * on a malformed hash.
+ */
 export function splitHash(href) {
   const u = new URL(href);
   const m = /^sha256=(.*)$/.exec(u.hash.slice(1));

@@ -15,7 +15,9 @@ const cacheUrl = (key, partial = false) => `/__model__/${key}${partial ? '.parti
 
 /** Whether a marker {sha256, size} vouches for `bytes` stored bytes, for a source expecting `sha256` (or none). */
 function vouches(marker, bytes, sha256) {
-  return !!marker && typeof marker.sha256 === 'string' && marker.size === bytes && (!sha256 || marker.sha256 === sha256);
+  return (
+    !!marker && typeof marker.sha256 === 'string' && marker.size === bytes && (!sha256 || marker.sha256 === sha256)
+  );
 }
 
 async function opfsDir() {
@@ -79,7 +81,8 @@ export async function cachedModels() {
       const key = new URL(req.url).pathname.replace('/__model__/', '');
       const r = await c.match(req);
       const sha256 = r && r.headers.get(SHA_HEADER);
-      if (sha256 && !out.some((m) => m.key === key)) out.push({ key, size: Number(r.headers.get(SIZE_HEADER)), sha256, store: 'cache' });
+      if (sha256 && !out.some((m) => m.key === key))
+        out.push({ key, size: Number(r.headers.get(SIZE_HEADER)), sha256, store: 'cache' });
     }
   }
   return out;
@@ -103,7 +106,9 @@ async function checkRoom(size) {
   if (!size || !navigator.storage || !navigator.storage.estimate) return;
   const { quota = Infinity, usage = 0 } = await navigator.storage.estimate();
   if (quota - usage < size * 1.05) {
-    throw new Error(`not enough browser storage for this model: it needs ${(size / 1e6).toFixed(0)} MB, ${((quota - usage) / 1e6).toFixed(0)} MB are free`);
+    throw new Error(
+      `not enough browser storage for this model: it needs ${(size / 1e6).toFixed(0)} MB, ${((quota - usage) / 1e6).toFixed(0)} MB are free`,
+    );
   }
 }
 
@@ -122,11 +127,14 @@ function joinedStream(urls, first) {
         i += 1;
         if (i === urls.length) return controller.close();
         const resp = await fetch(urls[i], { credentials: 'omit', cache: 'no-store' });
-        if (!resp.ok || !resp.body) throw new Error(`cannot download part ${i + 1} of ${urls.length} (${urls[i]}): HTTP ${resp.status}`);
+        if (!resp.ok || !resp.body)
+          throw new Error(`cannot download part ${i + 1} of ${urls.length} (${urls[i]}): HTTP ${resp.status}`);
         reader = resp.body.getReader();
       }
     },
-    cancel(reason) { return reader.cancel(reason); },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
   });
 }
 
@@ -160,7 +168,9 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
   const verify = () => {
     const got = hasher.hex();
     if (source.sha256 && got !== source.sha256) {
-      throw new Error(`the downloaded model's SHA-256 (${got.slice(0, 16)}…) does not match the expected ${source.sha256.slice(0, 16)}…; it was discarded`);
+      throw new Error(
+        `the downloaded model's SHA-256 (${got.slice(0, 16)}…) does not match the expected ${source.sha256.slice(0, 16)}…; it was discarded`,
+      );
     }
     return got;
   };
@@ -193,7 +203,16 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
       throw e;
     }
     const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
-    const text = new TextEncoder().encode(JSON.stringify({ complete: true, size: done, sha256: sha, verified: !!source.sha256, url: urls[0], parts: urls.length }));
+    const text = new TextEncoder().encode(
+      JSON.stringify({
+        complete: true,
+        size: done,
+        sha256: sha,
+        verified: !!source.sha256,
+        url: urls[0],
+        parts: urls.length,
+      }),
+    );
     marker.truncate(0);
     marker.write(text, { at: 0 });
     marker.flush();
@@ -229,7 +248,12 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     await removeCachedModel(source.key);
     throw new Error(`the browser stored ${bytes.size} of the ${done} bytes downloaded; nothing was kept`);
   }
-  await c.put(cacheUrl(source.key), new Response(bytes, { headers: { 'content-type': 'application/octet-stream', [SHA_HEADER]: sha, [SIZE_HEADER]: String(done) } }));
+  await c.put(
+    cacheUrl(source.key),
+    new Response(bytes, {
+      headers: { 'content-type': 'application/octet-stream', [SHA_HEADER]: sha, [SIZE_HEADER]: String(done) },
+    }),
+  );
   await c.delete(partial);
   return openCachedModel(source.key, source.sha256);
 }

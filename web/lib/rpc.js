@@ -1,6 +1,15 @@
-// The page's side of the worker protocol: request/reply with ids, plus event listeners. A failed
-// request rejects with an Error whose `kind` is the engine's (see crate/wasm `fail`) and, for a
+// The page's side of the worker protocol (web/protocol.js): request/reply with ids, signals, and event
+// listeners; a message the protocol does not list is refused here, before it reaches the worker. A
+// failed request rejects with an Error whose `kind` is the engine's (see crate/wasm `fail`) and, for a
 // malformed file, whose `place` is {file, line, field, detail}.
+
+import { refusal } from '../protocol.js';
+
+/** An error for a message the protocol does not list (a bug in the page). */
+function refused(kind, type) {
+  const why = refusal(kind, type);
+  return why ? Object.assign(new Error(`web/protocol.js: ${why}`), { kind: 'input' }) : null;
+}
 
 export class EngineClient {
   constructor(url) {
@@ -27,6 +36,8 @@ export class EngineClient {
 
   /** Send a request; resolves with the worker's result. */
   request(type, payload = {}) {
+    const bad = refused('request', type) || (type === 'core' ? refused('core', payload.fn) : null);
+    if (bad) return Promise.reject(bad);
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -39,14 +50,23 @@ export class EngineClient {
     return this.request('core', { fn, args });
   }
 
+  /** Tell the worker to pause, resume or cancel (no reply). */
   signal(type) {
+    const bad = refused('signal', type);
+    if (bad) throw bad;
     this.worker.postMessage({ type });
   }
 
   /** Listen to events of `type`; returns a function that stops listening. */
   on(type, fn) {
+    const bad = refused('event', type);
+    if (bad) throw bad;
     if (!this.listeners.has(type)) this.listeners.set(type, []);
     this.listeners.get(type).push(fn);
-    return () => this.listeners.set(type, this.listeners.get(type).filter((f) => f !== fn));
+    return () =>
+      this.listeners.set(
+        type,
+        this.listeners.get(type).filter((f) => f !== fn),
+      );
   }
 }

@@ -26,17 +26,22 @@ export async function readUpload(file, expect = 'jsonl') {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new UploadError(`${file.name} is not a text file (it holds bytes that are not UTF-8 text): expected ${what}.`);
+    throw new UploadError(
+      `${file.name} is not a text file (it holds bytes that are not UTF-8 text): expected ${what}.`,
+    );
   }
   if (!text.trim()) throw new UploadError(`${file.name} is empty: expected ${what}.`);
-  if (text.includes('\0')) throw new UploadError(`${file.name} is not a text file (it holds NUL bytes): expected ${what}.`);
+  if (text.includes('\0'))
+    throw new UploadError(`${file.name} is not a text file (it holds NUL bytes): expected ${what}.`);
   if (expect !== 'json') {
     const lines = text.split('\n').filter((l) => l.trim()).length;
     // A JSON list is a format of its own where one is allowed (AlpacaEval outputs, rankings, Arena
     // battles); any other JSON document over several lines is not JSON Lines.
     const list = expect !== 'jsonl' && text.trimStart().startsWith('[');
     if (lines > 1 && !list && isJson(text)) {
-      throw new UploadError(`${file.name} is one JSON document over ${lines} lines, not JSON Lines: expected each JSON object on a line of its own.`);
+      throw new UploadError(
+        `${file.name} is one JSON document over ${lines} lines, not JSON Lines: expected each JSON object on a line of its own.`,
+      );
     }
   }
   return bytes;
@@ -56,6 +61,7 @@ export function plainError(e) {
   if (e instanceof UploadError || !e.place) return String(e.message).replace(/`/g, '"');
   const { file, line, field, detail } = e.place;
   const where = `${file}${line ? `, line ${line}` : ''}`;
-  if (/^invalid JSON/.test(detail)) return `${where}: not valid JSON (expected one complete JSON object${line ? ' on the line' : ''}).`;
+  if (/^invalid JSON/.test(detail))
+    return `${where}: not valid JSON (expected one complete JSON object${line ? ' on the line' : ''}).`;
   return `${where}${field ? `, field "${field}"` : ''}: ${detail.replace(/`/g, '"')}.`.replace(/\.\.$/, '.');
 }

@@ -19,7 +19,16 @@ pub struct Entry {
     pub size: u64,
     pub sha256: String,
     pub role: String,
+    /// What the app says of this judge's rankings (`note`), and the measurement its figures come
+    /// from (`measured`).
+    pub trust: Trust,
     pub source: Source,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Trust {
+    pub note: String,
+    pub measured: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -49,6 +58,14 @@ mod tests {
         for e in &m.models {
             assert_eq!(e.sha256.len(), 64, "{}", e.name);
             assert!(!e.source.pypi.is_empty());
+            // Every figure the app quotes names its measurement, and the report it names exists.
+            assert!(!e.trust.note.is_empty() && !e.trust.measured.is_empty(), "{}", e.name);
+            for doc in e.trust.measured.split_whitespace().filter(|w| w.starts_with("docs/")) {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(doc.trim_end_matches(['.', ',', ';']));
+                assert!(path.is_file(), "{}: {} does not exist", e.name, path.display());
+            }
+            let report = format!("docs/quality/{}-s6.md", e.name);
+            assert!(e.trust.measured.contains(&report), "{}: its trust note should cite {report}", e.name);
         }
     }
 }

@@ -1,0 +1,45 @@
+// ESLint for the JavaScript we write: the page and its worker (browser modules), the service worker,
+// and the node tests. Run by `npm run lint` (scripts/test.sh runs it).
+import js from '@eslint/js';
+import globals from 'globals';
+
+export default [
+  {
+    ignores: [
+      'web/vendor/**',
+      'node_modules/**',
+      'pkg/**',
+      'pkg-threads/**',
+      'target/**',
+      'fuzz/**',
+      'tests/browser/out/**',
+    ],
+  },
+  js.configs.recommended,
+  {
+    rules: {
+      'no-unused-vars': ['error', { args: 'after-used', caughtErrors: 'none', ignoreRestSiblings: true }],
+      eqeqeq: ['error', 'smart'],
+      'prefer-const': 'error',
+      'no-var': 'error',
+      // Prettier wraps code at 120 columns but never breaks a string: long sentences for the user stay whole.
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
+    },
+  },
+  { files: ['web/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
+  { files: ['web/worker/**/*.js'], languageOptions: { globals: { ...globals.worker } } },
+  { files: ['sw.js'], languageOptions: { sourceType: 'script', globals: { ...globals.serviceworker } } },
+  { files: ['web/csp.js'], languageOptions: { sourceType: 'script' } },
+  {
+    files: ['tests/**/*.mjs', 'scripts/**/*.mjs', 'eslint.config.js'],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  // Browser tests pass functions to page.evaluate, which run in the page.
+  {
+    files: ['tests/browser/**/*.mjs', 'scripts/**/*.mjs'],
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+  },
+];

@@ -1,0 +1,81 @@
+// The page's and the worker's pure rules: which engine build runs, software adapters, a checklist
+// edit, and what a grading run covers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { choosePlan } from '../../web/worker/engine.js';
+import { isSoftwareAdapter, adapterName } from '../../web/lib/adapter.js';
+import { checklistChanges } from '../../web/lib/checklist.js';
+import { runScope, pendingJobs } from '../../web/lib/run.js';
+
+test('threads need an isolated page and relaxed SIMD; otherwise one thread, saying why', () => {
+  const ok = { isolated: true, relaxedSimd: true };
+  assert.deepEqual(choosePlan(4, ok), { dir: 'pkg-threads', threads: 4, why: '4 threads' });
+  assert.deepEqual(choosePlan(1, ok), { dir: 'pkg', threads: 1, why: 'one thread chosen' });
+  const notIsolated = choosePlan(4, { isolated: false, relaxedSimd: true });
+  assert.equal(notIsolated.threads, 1);
+  assert.match(notIsolated.why, /not cross-origin isolated/);
+  const noRelaxed = choosePlan(4, { isolated: true, relaxedSimd: false });
+  assert.equal(noRelaxed.dir, 'pkg');
+  assert.match(noRelaxed.why, /relaxed SIMD/);
+});
+
+test('software adapters are told from GPUs by their flag or their name', () => {
+  const adapter = (info, extra = {}) => ({ info, ...extra });
+  assert.equal(isSoftwareAdapter(adapter({ vendor: 'google', architecture: 'swiftshader' })), true);
+  assert.equal(isSoftwareAdapter(adapter({ description: 'llvmpipe (LLVM 17.0.6, 256 bits)' })), true);
+  assert.equal(isSoftwareAdapter(adapter({ vendor: 'microsoft', description: 'Microsoft Basic Render Driver' })), true);
+  assert.equal(isSoftwareAdapter(adapter({ vendor: 'nvidia', isFallbackAdapter: true })), true);
+  assert.equal(isSoftwareAdapter(adapter({}, { isFallbackAdapter: true })), true);
+  assert.equal(
+    isSoftwareAdapter(adapter({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' })),
+    false,
+  );
+  assert.equal(isSoftwareAdapter(adapter({ vendor: 'apple', architecture: 'metal-3' })), false);
+  assert.equal(adapterName(adapter({ vendor: 'nvidia', architecture: 'hopper', device: '0x2335' })), 'nvidia hopper');
+  assert.equal(adapterName(adapter({}), 'unnamed adapter'), 'unnamed adapter');
+});
+
+test('a checklist edit keeps the grades of unchanged items and regrades new or reworded ones', () => {
+  const old = ['Is it correct?', 'Is it short?', 'Does it cite?'];
+  const c = checklistChanges(old, ['  Does it cite?', 'Is it correct and complete?', '', 'Is it correct?']);
+  assert.deepEqual(c.newChecklist, ['Does it cite?', 'Is it correct and complete?', 'Is it correct?']);
+  assert.deepEqual(c.keep, [
+    [0, 2],
+    [2, 0],
+  ]);
+  assert.deepEqual(c.grade, [1]);
+  assert.deepEqual(checklistChanges(old, old), { newChecklist: old, keep: old.map((_, i) => [i, i]), grade: [] });
+});
+
+test('a run covers responses to queries with a checklist; pending ones are those not graded against it', () => {
+  const queries = [
+    { session_id: 'q1', checklist: ['a', 'b'] },
+    { session_id: 'q2', checklist: [] },
+    { session_id: 'q3', checklist: ['c'] },
+  ];
+  const responses = [
+    { model: 'm1', records: [{ session_id: 'q1' }, { session_id: 'q2' }, { session_id: 'q3' }] },
+    { model: 'm2', records: [{ session_id: 'q3' }, { session_id: 'q9' }] },
+  ];
+  assert.deepEqual(runScope(queries, responses), { models: ['m1', 'm2'], sessions: ['q1', 'q3'], total: 3 });
+  // m1 graded q1 against its two items; m1's q3 was graded against an older, longer checklist.
+  const stored = { 'm1/q1': 2, 'm1/q3': 2 };
+  const graded = (model, session, items) => stored[`${model}/${session}`] === items;
+  const jobs = pendingJobs(queries, responses, graded);
+  assert.deepEqual(
+    jobs.map((j) => `${j.model}/${j.response.session_id}`),
+    ['m1/q3', 'm2/q3'],
+  );
+  assert.equal(jobs[0].query, queries[2]);
+});
+
+test("a judge's trust note comes from its manifest entry, with where its figures were measured", async () => {
+  const { readFileSync } = await import('node:fs');
+  const { trustNote } = await import('../../web/lib/manifest.js');
+  const { models } = JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8'));
+  const note = trustNote(models, 'qwen2.5-coder-0.5b');
+  assert.match(note, /^The 0\.5B judge agrees only weakly/);
+  assert.match(note, /\(Measured: .*docs\/quality\/qwen2\.5-coder-0\.5b-s6\.md\.\)$/);
+  assert.match(trustNote(models, 'smollm2-135m'), /ranks models in reverse/);
+  assert.match(trustNote(models, 'my-own-judge'), /^Small judges vary/);
+});

@@ -1,0 +1,152 @@
+// Grading: a run of the loaded judge over responses in core's order with its live leaderboard,
+// regrading after a checklist edit, and the stored judgments. Requests: `grade`, `standing`,
+// `regrade`, `judgments`.
+
+import { Pace } from '../lib/pace.js';
+import { engine, post, describeError, recoverIfTrapped } from './engine.js';
+import { current, loadedJudge, judgeRun, onJudge } from './judge.js';
+import { stored, keep, judgmentOf, judgmentsOf } from './store.js';
+
+/**
+ * The live leaderboard (core's `settle`) of `judge`'s stored grades of the run in `scope` ({models,
+ * sessions, total}), its sentence with the run's `pace` ({secsPerResponse?, elapsed?}); null when it
+ * cannot be computed (a standing is information, never a reason to stop grading).
+ */
+async function runStanding(judgeName, scope, pace) {
+  const models = new Set(scope.models);
+  const sessions = new Set(scope.sessions);
+  const js = (await judgmentsOf(judgeName)).filter((j) => models.has(j.model_test) && sessions.has(j.session_id));
+  try {
+    return engine.wasm.standing(js, { models: scope.models, total: scope.total, queries: sessions.size, pace }, null);
+  } catch (e) {
+    post({ type: 'notice', text: `The live leaderboard could not be computed: ${describeError(e)}` });
+    return null;
+  }
+}
+
+/** Grade one response with the loaded judge (moving to the CPU if the GPU fails). `options`: see JudgeHandle.grade. */
+export function gradeOne(query, response, model, options = null) {
+  return onJudge((j) => j.grade(query, response, model, options));
+}
+
+export const handlers = {
+  /**
+   * Grade a run: `jobs` ([{query, response, model}]: the responses still to grade, model by model in
+   * file order) in `order` (core's schedule: `interleaved`, `model` or `adaptive`) from `seed` (core's
+   * default when absent).
+   * `scope` ({models, sessions, total}: the whole run, what is graded included) gives the live
+   * leaderboard, posted as {type: 'standing'} at the start and after every query's worth of responses;
+   * with `until: 'settled'` the run stops once that leaderboard is settled. Each judgment is written
+   * to IndexedDB before it is reported, so a reload loses at most the response in flight.
+   */
+  async grade({ jobs, order = 'interleaved', seed = null, scope = null, until = null }) {
+    const judge = loadedJudge();
+    const { wasm } = engine;
+    const started = performance.now();
+    const startedOn = current.info.backendKind;
+    const defaults = wasm.runChoices();
+    const { rule } = defaults;
+    seed ??= defaults.seed;
+    const keys = jobs.map((j) => ({
+      model: j.model,
+      session_id: j.response.session_id,
+      category: j.query.category ?? null,
+    }));
+    const done = new Uint8Array(jobs.length);
+    // The job of each step, chosen once (a step retried on the CPU after a GPU failure keeps its job).
+    const picked = [];
+    let live = scope ? await runStanding(judge.name(), scope, {}) : null;
+    if (live) post({ type: 'standing', standing: live });
+    const pick = (i) =>
+      (picked[i] ??= wasm.nextJob(keys, order, seed, done, order === 'adaptive' ? live : null, rule.minQueries));
+    const pace = new Pace();
+    let stepStarted = 0;
+    const r = await judgeRun(
+      jobs.length,
+      (j, i) => {
+        stepStarted = performance.now();
+        const k = pick(i);
+        return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null);
+      },
+      async (i, result) => {
+        pace.add((performance.now() - stepStarted) / 1000);
+        done[picked[i]] = 1;
+        await keep(result.judgment);
+        const secs = (performance.now() - started) / 1000;
+        const remaining = jobs.length - i - 1;
+        const { prefixTokens, suffixTokens, truncatedChars } = result;
+        post({
+          type: 'graded',
+          judgment: result.judgment,
+          detail: { prefixTokens, suffixTokens, truncatedChars, backend: current.info.backendKind },
+          done: i + 1,
+          total: jobs.length,
+          perMinute: pace.perMinute(),
+          secsPerResponse: pace.secsPerResponse(),
+          etaSec: pace.secondsLeft(remaining),
+        });
+        if (scope && ((i + 1) % scope.models.length === 0 || i + 1 === jobs.length)) {
+          live = await runStanding(current.handle.name(), scope, {
+            secsPerResponse: pace.secsPerResponse(),
+            elapsed: secs,
+          });
+          if (live) post({ type: 'standing', standing: live });
+        }
+      },
+      (i, error) => {
+        // No job chosen: the schedule itself failed, which ends the run.
+        if (picked[i] === undefined) throw new Error(`the grading order failed: ${error}`);
+        // Not graded in this run: skipped, so the schedule moves on.
+        done[picked[i]] = 1;
+        const job = jobs[picked[i]];
+        post({ type: 'grade-error', session_id: job.response.session_id, model: job.model, error });
+      },
+      () => until === 'settled' && !!live && live.settled,
+    );
+    const base = { graded: r.done, ...(live ? { sentence: live.sentence } : {}) };
+    if (r.cancelled) return { ...base, cancelled: true };
+    if (r.stopped) return { ...base, stopped: r.stopped };
+    if (r.settled) return { ...base, settled: true, left: jobs.length - r.done };
+    return startedOn === current.info.backendKind ? base : { ...base, movedTo: current.info.backendKind };
+  },
+
+  /** The live leaderboard of `judge`'s stored grades of a run (`scope` as for `grade`), or null. */
+  async standing({ judge: name, scope, secsPerResponse = null }) {
+    return runStanding(name, scope, secsPerResponse ? { secsPerResponse } : {});
+  },
+
+  /**
+   * Regrade after a checklist edit: `query` with its new checklist, `keep` ([[newIndex, oldIndex]]:
+   * items whose grades stay), `grade` (new indices: items graded now) for every response in `jobs`
+   * ([{response, model}]). Stores and returns the merged judgments.
+   */
+  async regrade({ query, keep: kept, grade, jobs }) {
+    loadedJudge();
+    const partial = { ...query, checklist: grade.map((i) => query.checklist[i]) };
+    const out = [];
+    for (const { response, model } of jobs) {
+      let fresh;
+      try {
+        fresh = (await gradeOne(partial, response, model)).judgment;
+      } catch (e) {
+        await recoverIfTrapped(e);
+        throw e;
+      }
+      const prev = await judgmentOf(fresh.judge, fresh.model_test, fresh.session_id);
+      const probs = query.checklist.map(() => null);
+      for (const [ni, oi] of kept) probs[ni] = prev ? prev.norm_probability[oi] : null;
+      grade.forEach((ni, k) => {
+        probs[ni] = fresh.norm_probability[k];
+      });
+      const merged = { ...fresh, norm_probability: probs, judgment: engine.wasm.judgmentLabels(probs) };
+      await keep(merged);
+      out.push(merged);
+    }
+    return out;
+  },
+
+  /** Every stored judgment (the page counts, resumes and inspects with them). */
+  async judgments() {
+    return [...(await stored()).values()];
+  },
+};
