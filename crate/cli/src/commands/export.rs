@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::arena;
 use rocketjudge_core::rank::{self, EqualScores, PairRule, ScoreTable};
 
@@ -24,18 +25,18 @@ pub struct BattlesArgs {
     #[arg(long)]
     out: PathBuf,
     /// Score differences below this are ties.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = rank::DEFAULT_TIE_MARGIN)]
     tie_margin: f64,
     /// Exactly equal scores: `tie` or `skip`.
-    #[arg(long, default_value = "tie", value_parser = ["tie", "skip"])]
-    equal: String,
+    #[arg(long, default_value_t = EqualScores::Tie, value_parser = PossibleValuesParser::new(EqualScores::NAMES).try_map(|s| s.parse::<EqualScores>()))]
+    equal: EqualScores,
 }
 
 pub fn run(e: Export) -> CliResult {
     let Export::Battles(a) = e;
     let scores = inputs::scores_of_judgments(&a.judgments, None)?;
     let table = ScoreTable::new(&scores)?;
-    let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal.parse::<EqualScores>()?, ..Default::default() };
+    let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal, ..Default::default() };
     let battles = rank::battles(&table, &rule);
     write_atomic(&a.out, &arena::battles_to_json(&battles))?;
     eprintln!("wrote {} battles between {} models to {}", battles.len(), table.models.len(), a.out.display());

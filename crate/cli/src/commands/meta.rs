@@ -71,9 +71,9 @@ pub struct Args {
     #[arg(long, default_value_t = PairOrders::Mean, value_parser = PossibleValuesParser::new(PairOrders::NAMES).try_map(|s| s.parse::<PairOrders>()))]
     pair_orders: PairOrders,
     /// Bootstrap replicates for the intervals (0: none).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = rank::DEFAULT_BOOTSTRAP)]
     bootstrap: usize,
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = rank::DEFAULT_SEED)]
     seed: u64,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,

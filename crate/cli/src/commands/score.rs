@@ -32,15 +32,15 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', requires = "labels")]
     train_models: Vec<String>,
     /// Trees per query (RocketEval: 10).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = ExtraTreesParams::default().n_estimators)]
     trees: usize,
     /// Maximum tree depth (RocketEval: 2).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = ExtraTreesParams::default().max_depth.expect("RocketEval's trees have a depth"))]
     max_depth: usize,
     /// Number of label classes for α (10 for a 1–10 scale).
     #[arg(long, default_value_t = 10)]
     classes: usize,
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = ExtraTreesParams::default().seed)]
     seed: u64,
     /// The weight of the trees' prediction for every query instead of Eq. 3's α (0–1; seed 000's
     /// ablation "w/o weight factor" is 1: the prediction alone).
