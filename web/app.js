@@ -5,7 +5,6 @@ import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, fmt, bytes, duration, messagesBeside } from './lib/dom.js';
 import * as db from './lib/db.js';
 import { renderResults } from './views.js';
-import { detectGpu } from './lib/adapter.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
 import { readUpload, plainError, UploadError } from './lib/upload.js';
@@ -1042,7 +1041,7 @@ async function boot() {
     notice(`The engine could not start: ${e.message}`, 'error');
     return;
   }
-  state.gpu = await detectGpu();
+  state.gpu = await engine.request('gpu').catch((e) => ({ available: false, hardware: false, why: e.message }));
   try {
     state.manifest = await readManifest();
   } catch {

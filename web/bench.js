@@ -16,7 +16,6 @@
 import { EngineClient } from './lib/rpc.js';
 import { h, mount, $, fmt } from './lib/dom.js';
 import { readManifest, modelSource } from './lib/manifest.js';
-import { detectGpu } from './lib/adapter.js';
 import { wantedThreads } from './lib/threads.js';
 
 const params = new URLSearchParams(location.search);
@@ -449,7 +448,7 @@ async function boot() {
   status('Starting…');
   try {
     await engine.request('init', { threads });
-    const gpu = await detectGpu();
+    const gpu = await engine.request('gpu');
     adapter = gpu.available ? { name: gpu.name, software: !gpu.hardware } : null;
     manifest = await readManifest();
   } catch (e) {

@@ -32,8 +32,9 @@ export const REQUESTS = {
     module: 'judge',
     fields:
       '{source: {key, urls, sha256, size} | {file}, backend: auto|cpu|webgpu, maxTokens?, options?, debugLayers?}',
-    result: '{name, backend, backendKind, device (BackendInfo), answerTokens, adapter, adapterName?, why, model}',
+    result: '{name, backend, backendKind, device (BackendInfo), why, answerTokens, model}',
   },
+  gpu: { module: 'judge', fields: '{}', result: "{available, hardware, name, f16, why}: the browser's WebGPU adapter" },
   unloadJudge: { module: 'judge', fields: '{}', result: 'true' },
   judgeBlob: { module: 'judge', fields: '{}', result: "the judge's GGUF (a Blob)" },
 

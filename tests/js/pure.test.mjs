@@ -1,9 +1,8 @@
-// The page's and the worker's pure rules: which engine build runs, software adapters, a checklist
-// edit, and what a grading run covers.
+// The page's and the worker's pure rules: which engine build runs, a checklist edit, what a grading
+// run covers, and a judge's trust note.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { choosePlan } from '../../web/worker/engine.js';
-import { isSoftwareAdapter, adapterName } from '../../web/lib/adapter.js';
 import { checklistChanges } from '../../web/lib/checklist.js';
 import { runScope, pendingJobs } from '../../web/lib/run.js';
 
@@ -17,22 +16,6 @@ test('threads need an isolated page and relaxed SIMD; otherwise one thread, sayi
   const noRelaxed = choosePlan(4, { isolated: true, relaxedSimd: false });
   assert.equal(noRelaxed.dir, 'pkg');
   assert.match(noRelaxed.why, /relaxed SIMD/);
-});
-
-test('software adapters are told from GPUs by their flag or their name', () => {
-  const adapter = (info, extra = {}) => ({ info, ...extra });
-  assert.equal(isSoftwareAdapter(adapter({ vendor: 'google', architecture: 'swiftshader' })), true);
-  assert.equal(isSoftwareAdapter(adapter({ description: 'llvmpipe (LLVM 17.0.6, 256 bits)' })), true);
-  assert.equal(isSoftwareAdapter(adapter({ vendor: 'microsoft', description: 'Microsoft Basic Render Driver' })), true);
-  assert.equal(isSoftwareAdapter(adapter({ vendor: 'nvidia', isFallbackAdapter: true })), true);
-  assert.equal(isSoftwareAdapter(adapter({}, { isFallbackAdapter: true })), true);
-  assert.equal(
-    isSoftwareAdapter(adapter({ vendor: 'nvidia', architecture: 'hopper', description: 'NVIDIA H200' })),
-    false,
-  );
-  assert.equal(isSoftwareAdapter(adapter({ vendor: 'apple', architecture: 'metal-3' })), false);
-  assert.equal(adapterName(adapter({ vendor: 'nvidia', architecture: 'hopper', device: '0x2335' })), 'nvidia hopper');
-  assert.equal(adapterName(adapter({}), 'unnamed adapter'), 'unnamed adapter');
 });
 
 test('a checklist edit keeps the grades of unchanged items and regrades new or reworded ones', () => {

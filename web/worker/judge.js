@@ -2,13 +2,13 @@
 // fails, and the run loop every long request shares (one call at a time, pause and cancel honoured
 // between items). Requests: `loadJudge`, `unloadJudge`, `judgeBlob`.
 
-import { isSoftwareAdapter, adapterName } from '../lib/adapter.js';
 import { engine, post, describeError, failure, recoverIfTrapped, afterRestart } from './engine.js';
 import { checkFits, readHeader, openModel } from './models.js';
 
 /**
- * `handle` (the wasm JudgeHandle), `info` ({name, backend, backendKind, device, adapter, why,
- * answerTokens, model}: what the page shows), `loaded` ({blob, name, maxTokens, options,
+ * `handle` (the wasm JudgeHandle; `why` set on it where the worker moved it to the CPU), `info`
+ * ({name, backend, backendKind, device (the engine's BackendInfo), why, answerTokens, model}: what the
+ * page shows), `loaded` ({blob, name, maxTokens, options,
  * debugLayers}: where it came from, to reload it on the CPU), `running` (a run is in progress) and
  * `loseDevice` (tests only: destroy the GPU device before the next item).
  */
@@ -42,35 +42,25 @@ export function signal(type) {
 }
 
 /**
- * Which backend to use and why; on WebGPU also what the browser says about its adapter. `auto`
- * takes WebGPU on a hardware adapter only; `webgpu` takes any adapter (a software one too).
+ * What this browser tells of its WebGPU adapter, for the engine to judge (`AdapterReport`): whether
+ * `navigator.gpu` exists, whether it gives an adapter, its names, the fallback flag and `shader-f16`.
  */
-async function chooseBackend(requested) {
-  const hasGpuApi = typeof navigator !== 'undefined' && 'gpu' in navigator;
-  if (requested === 'cpu') return { backend: 'cpu', why: 'CPU chosen' };
-  if (!engine.wasm.webgpuAvailable()) return { backend: 'cpu', why: 'this build has no WebGPU backend' };
-  if (!hasGpuApi) return { backend: 'cpu', why: 'this browser has no WebGPU (navigator.gpu is missing)' };
-  const adapter = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
-  if (!adapter) return { backend: 'cpu', why: 'the browser found no WebGPU adapter' };
+async function adapterReport() {
+  const api = typeof navigator !== 'undefined' && 'gpu' in navigator;
+  const adapter = api
+    ? await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null)
+    : null;
+  if (!adapter) return { api, present: false };
   const info = adapter.info || {};
-  const name = adapterName(adapter, 'unnamed adapter');
-  if (requested !== 'webgpu' && isSoftwareAdapter(adapter)) {
-    return {
-      backend: 'cpu',
-      why: `the WebGPU adapter (${name}) is software, not a GPU: the CPU engine is faster here`,
-    };
-  }
   return {
-    backend: 'webgpu',
-    why: requested === 'webgpu' ? 'WebGPU chosen' : 'a hardware WebGPU adapter is available',
-    adapter: {
-      vendor: info.vendor || '',
-      architecture: info.architecture || '',
-      device: info.device || '',
-      description: info.description || '',
-      shaderF16: adapter.features.has('shader-f16'),
-      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    },
+    api,
+    present: true,
+    vendor: info.vendor || '',
+    architecture: info.architecture || '',
+    device: info.device || '',
+    description: info.description || '',
+    fallback: !!(info.isFallbackAdapter || adapter.isFallbackAdapter),
+    shaderF16: adapter.features.has('shader-f16'),
   };
 }
 
@@ -100,11 +90,13 @@ function releaseJudge() {
 /** What the page shows about a loaded judge; `device` is the engine's typed BackendInfo. */
 function describeHandle(handle) {
   const device = handle.info();
+  if (handle.why) device.why = handle.why;
   return {
     name: handle.name(),
     backend: device.description,
     backendKind: device.kind,
     device,
+    why: device.why,
     answerTokens: handle.answerTokens(),
   };
 }
@@ -133,14 +125,9 @@ async function fallBackToCpu(e) {
   }
   // Not `load` progress: the page shows that as a judge being loaded by the user.
   const handle = await loadFrom(current.loaded, 'cpu', 'fallback-load');
+  handle.why = `WebGPU failed while grading: ${reason}`;
   current.handle = handle;
-  current.info = {
-    ...current.info,
-    ...describeHandle(handle),
-    adapter: null,
-    adapterName: undefined,
-    why: `WebGPU failed while grading: ${reason}`,
-  };
+  current.info = { ...current.info, ...describeHandle(handle) };
   post({ type: 'judge-changed', judge: current.info });
 }
 
@@ -208,11 +195,16 @@ export const handlers = {
    * Load a judge from a manifest entry ({key, url, sha256, size}), a URL, or a File.
    * Downloads into the model store with a byte progress bar, checks SHA-256 when known.
    */
-  async loadJudge({ source, backend: requested, maxTokens, options, debugLayers }) {
+  async loadJudge({ source, backend, maxTokens, options, debugLayers }) {
     // Release the previous judge's memory (a grade in flight keeps its own reference).
     releaseJudge();
-    const choice = await chooseBackend(requested);
-    const fits = (size) => checkFits(size, choice.backend);
+    // The engine decides where the judge runs (`auto`: WebGPU on a hardware adapter, else the CPU;
+    // a GPU that cannot load the model: the CPU) and says why; the browser's report is what it knows
+    // of the adapter. A model the CPU engine cannot hold is refused before it is downloaded when the
+    // CPU is where the engine starts.
+    const adapter = engine.wasm.webgpuAvailable() ? await adapterReport() : null;
+    const onCpu = engine.wasm.cpuBeforeOpening(backend, adapter) !== undefined;
+    const fits = (size) => checkFits(size, onCpu ? 'cpu' : 'webgpu');
     let blob;
     let name;
     if (source.file) {
@@ -229,32 +221,29 @@ export const handlers = {
     // debugLayers (tests only): keep the model's first N blocks.
     // options: {precision: 'int8'|'f32'} for the CPU, {kernels: 'auto'|'gpu'|'software', allowF16,
     // memoryBudget} for WebGPU (all optional).
-    current.loaded = { blob, name, maxTokens: maxTokens || 4096, options, debugLayers };
+    current.loaded = { blob, name, maxTokens: maxTokens || 4096, options: { ...options, adapter }, debugLayers };
     let handle;
     try {
-      handle = await loadFrom(current.loaded, choice.backend, 'load');
+      handle = await loadFrom(current.loaded, backend, 'load');
     } catch (e) {
-      if (choice.backend !== 'webgpu') throw e;
-      // The GPU refused (limits, device loss): fall back to the CPU and say why.
+      // WebGPU was chosen (not `auto`, where the engine falls back itself) and the GPU refused the
+      // model (limits, device loss): the CPU, saying why.
+      if (backend !== 'webgpu' || e?.kind !== 'backend') throw e;
       post({ type: 'notice', text: `WebGPU could not load this model (${describeError(e)}); using the CPU instead.` });
-      choice.backend = 'cpu';
-      choice.why = `WebGPU failed: ${describeError(e)}`;
-      choice.adapter = null;
       handle = await loadFrom(current.loaded, 'cpu', 'load');
+      handle.why = `WebGPU failed: ${describeError(e)}`;
     }
     current.handle = handle;
-    const info = { ...describeHandle(handle), adapter: choice.adapter || null, why: choice.why, model };
-    if (info.backendKind === 'webgpu') {
-      // The engine's name for the adapter, else what the browser tells (it may withhold the description).
-      const a = info.adapter || {};
-      info.adapterName =
-        info.device.adapter ||
-        [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' ') ||
-        'unnamed adapter';
-      info.backend = info.backend.replace(/^webgpu: +\(/, `webgpu: ${info.adapterName} (`);
-    }
-    current.info = info;
-    return info;
+    current.info = { ...describeHandle(handle), model };
+    return current.info;
+  },
+
+  /**
+   * What this browser's WebGPU adapter is, as the engine judges it (its rule for software adapters):
+   * {available, hardware, name, f16, why}.
+   */
+  async gpu() {
+    return engine.wasm.adapterFacts(await adapterReport());
   },
 
   /** Free the judge's memory (the benchmark page runs one engine at a time). */

@@ -63,6 +63,106 @@ pub struct BackendOptions {
     pub allow_f16: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,
+    /// WebGPU in a browser: what the page knows of its adapter (wgpu there does not pass it on).
+    pub adapter: Option<AdapterReport>,
+}
+
+/// What a browser tells of its WebGPU adapter (`navigator.gpu`, `GPUAdapterInfo`), which wgpu in a
+/// browser does not pass on. Natively the adapter speaks for itself and there is no report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct AdapterReport {
+    /// The browser has `navigator.gpu`.
+    pub api: bool,
+    /// It gave an adapter.
+    pub present: bool,
+    pub vendor: String,
+    pub architecture: String,
+    pub device: String,
+    pub description: String,
+    /// `GPUAdapterInfo.isFallbackAdapter` (the browser's own software adapter).
+    pub fallback: bool,
+    pub shader_f16: bool,
+}
+
+impl AdapterReport {
+    /// The adapter's name as the browser tells it (it may withhold the description), or "".
+    pub fn name(&self) -> String {
+        [&self.vendor, &self.architecture, &self.description]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// What the page shows before a judge is loaded: `{available, hardware, name, f16, why}`.
+    pub fn facts(&self) -> AdapterFacts {
+        let why = if !self.api {
+            "this browser has no WebGPU (navigator.gpu is missing)"
+        } else if !self.present {
+            "the browser found no WebGPU adapter"
+        } else {
+            ""
+        };
+        AdapterFacts {
+            available: self.present,
+            hardware: self.present && !is_software_adapter(false, self.fallback, &self.name()),
+            name: Some(self.name()).filter(|n| !n.is_empty()).unwrap_or_else(|| "unnamed adapter".into()),
+            f16: self.shader_f16,
+            why: why.into(),
+        }
+    }
+}
+
+/// A browser's WebGPU adapter as the page shows it (see [`AdapterReport::facts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdapterFacts {
+    pub available: bool,
+    /// A GPU, not a software adapter.
+    pub hardware: bool,
+    pub name: String,
+    pub f16: bool,
+    /// Why WebGPU is not available ("" when it is).
+    pub why: String,
+}
+
+/// Names of CPU rasterizers that offer WebGPU or Vulkan (SwiftShader, Mesa's llvmpipe and lavapipe,
+/// softpipe, Windows' WARP).
+const SOFTWARE_ADAPTERS: [&str; 6] = ["swiftshader", "llvmpipe", "lavapipe", "softpipe", "software", "microsoft basic render"];
+
+/// Whether an adapter is software, a CPU drawing for a missing GPU: its device type says so
+/// (natively), the browser flags it as its fallback adapter, or its name is a known rasterizer's.
+/// WebGPU there runs slower than the CPU engine, so `auto` takes the CPU.
+pub fn is_software_adapter(device_type_cpu: bool, fallback: bool, name: &str) -> bool {
+    let name = name.to_lowercase();
+    device_type_cpu || fallback || SOFTWARE_ADAPTERS.iter().any(|s| name.contains(s))
+}
+
+/// The CPU where `choice` leads there before any device is opened, and why: the CPU was chosen,
+/// this build has no WebGPU, or (`auto`) the browser's report shows no adapter or a software one.
+/// `None`: WebGPU is tried (natively the adapter is judged once it is open).
+pub fn cpu_before_opening(choice: BackendChoice, report: Option<&AdapterReport>) -> Option<String> {
+    match choice {
+        BackendChoice::Cpu => Some("CPU chosen".into()),
+        BackendChoice::WebGpu => None,
+        BackendChoice::Auto if !WEBGPU_BUILT => Some("this build has no WebGPU backend".into()),
+        BackendChoice::Auto => {
+            let r = report?;
+            let facts = r.facts();
+            if !facts.available {
+                Some(facts.why)
+            } else if !facts.hardware {
+                Some(software_why(&facts.name))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn software_why(name: &str) -> String {
+    format!("the WebGPU adapter ({name}) is software, not a GPU: the CPU engine is faster here")
 }
 
 impl Default for BackendOptions {
@@ -74,6 +174,7 @@ impl Default for BackendOptions {
             cpu_kernels: None,
             allow_f16: true,
             memory_budget: None,
+            adapter: None,
         }
     }
 }
@@ -133,7 +234,7 @@ impl BackendInfo {
             adapter: Some(info.name.trim().to_string()).filter(|n| !n.is_empty()),
             vendor: Some(info.vendor),
             device_type: Some(format!("{:?}", info.device_type)),
-            software_adapter: info.device_type == wgpu::DeviceType::Cpu,
+            software_adapter: gpu.on_software_adapter(),
             threads: None,
             kernels: if gpu.uses_software_kernels() { GpuKernels::Software } else { GpuKernels::Gpu }.to_string(),
             precision: None,
@@ -176,7 +277,8 @@ pub async fn open_webgpu(options: &BackendOptions) -> Result<crate::backend::web
         GpuKernels::Software => KernelSet::Software,
     };
     let d = WebGpuOptions::default();
-    WebGpu::new(WebGpuOptions { kernels, allow_f16: options.allow_f16, memory_budget: options.memory_budget, ..d }).await
+    let report = options.adapter.clone();
+    WebGpu::new(WebGpuOptions { kernels, allow_f16: options.allow_f16, memory_budget: options.memory_budget, report, ..d }).await
 }
 
 /// A backend that takes activations from the host: what benchmarks of raw products need beyond [`Backend`].
@@ -236,19 +338,17 @@ pub async fn open_judge(
     max_tokens: usize,
     progress: LoadProgress<'_>,
 ) -> Result<(AnyJudge, BackendInfo), EngineError> {
-    let why: String = match choice {
-        BackendChoice::Cpu => "CPU chosen".into(),
+    let why: String = match cpu_before_opening(choice, options.adapter.as_ref()) {
+        Some(why) => why,
         #[cfg(feature = "webgpu")]
-        BackendChoice::WebGpu | BackendChoice::Auto => {
+        None => {
             let gpu = match open_webgpu(options).await {
                 Ok(gpu) => Some(gpu),
                 Err(e) if choice == BackendChoice::WebGpu => return Err(e),
                 Err(_) => None,
             };
             match gpu {
-                Some(gpu) if choice == BackendChoice::Auto && BackendInfo::of_webgpu(&gpu).software_adapter => {
-                    format!("the WebGPU adapter ({}) is software, not a GPU: the CPU engine is faster here", gpu.adapter_info().name.trim())
-                }
+                Some(gpu) if choice == BackendChoice::Auto && gpu.on_software_adapter() => software_why(gpu.adapter_info().name.trim()),
                 Some(gpu) => match judge_from_header(name.clone(), g, src, gpu, max_tokens, &mut *progress).await {
                     Ok(j) => {
                         let mut info = BackendInfo::of_webgpu(&j.backend);
@@ -263,9 +363,7 @@ pub async fn open_judge(
             }
         }
         #[cfg(not(feature = "webgpu"))]
-        BackendChoice::WebGpu => return Err(webgpu_not_built()),
-        #[cfg(not(feature = "webgpu"))]
-        BackendChoice::Auto => "this build has no WebGPU backend".into(),
+        None => return Err(webgpu_not_built()),
     };
     let cpu = open_cpu(options)?;
     let j = judge_from_header(name, g, src, cpu, max_tokens, progress).await?;
@@ -302,6 +400,43 @@ mod tests {
         assert!(e.to_string().contains("auto, cpu, webgpu"), "{e}");
         assert_eq!(serde_json::to_string(&BackendKind::WebGpu).unwrap(), "\"webgpu\"");
         assert_eq!(serde_json::from_str::<GpuKernels>("\"software\"").unwrap(), GpuKernels::Software);
+    }
+
+    #[test]
+    fn software_adapters_are_told_by_device_type_flag_or_name() {
+        assert!(is_software_adapter(true, false, "NVIDIA H200"));
+        assert!(is_software_adapter(false, true, "nvidia"));
+        for name in ["google swiftshader", "llvmpipe (LLVM 17.0.6, 256 bits)", "Lavapipe", "Microsoft Basic Render Driver"] {
+            assert!(is_software_adapter(false, false, name), "{name}");
+        }
+        for name in ["nvidia hopper NVIDIA H200", "apple metal-3", "AMD Radeon RX 7900", ""] {
+            assert!(!is_software_adapter(false, false, name), "{name}");
+        }
+    }
+
+    #[test]
+    fn auto_takes_the_cpu_before_opening_where_the_browser_reports_no_gpu() {
+        let gpu = AdapterReport { api: true, present: true, vendor: "nvidia".into(), architecture: "hopper".into(), ..Default::default() };
+        let swiftshader = AdapterReport { vendor: "google".into(), architecture: "swiftshader".into(), ..gpu.clone() };
+        let none = AdapterReport { api: true, ..Default::default() };
+        let no_api = AdapterReport::default();
+        assert_eq!(cpu_before_opening(BackendChoice::Cpu, Some(&gpu)).as_deref(), Some("CPU chosen"));
+        // `webgpu` always tries; natively (no report) `auto` judges the adapter once it is open.
+        assert_eq!(cpu_before_opening(BackendChoice::WebGpu, Some(&swiftshader)), None);
+        if WEBGPU_BUILT {
+            assert_eq!(cpu_before_opening(BackendChoice::Auto, None), None);
+            assert_eq!(cpu_before_opening(BackendChoice::Auto, Some(&gpu)), None);
+            let why = cpu_before_opening(BackendChoice::Auto, Some(&swiftshader)).unwrap();
+            assert_eq!(why, "the WebGPU adapter (google swiftshader) is software, not a GPU: the CPU engine is faster here");
+            assert!(cpu_before_opening(BackendChoice::Auto, Some(&none)).unwrap().contains("found no WebGPU adapter"));
+            assert!(cpu_before_opening(BackendChoice::Auto, Some(&no_api)).unwrap().contains("navigator.gpu is missing"));
+        } else {
+            assert!(cpu_before_opening(BackendChoice::Auto, Some(&gpu)).unwrap().contains("no WebGPU backend"));
+        }
+        let f = swiftshader.facts();
+        assert!(f.available && !f.hardware && f.name == "google swiftshader" && f.why.is_empty(), "{f:?}");
+        assert!(gpu.facts().hardware);
+        assert!(!no_api.facts().available);
     }
 
     #[cfg(not(feature = "webgpu"))]

@@ -33,6 +33,8 @@ pub(super) struct Device {
     pub f16: bool,
     /// Software-shaped kernels (see [`KernelSet`]).
     pub software: bool,
+    /// The adapter is a CPU rasterizer, not a GPU.
+    pub software_adapter: bool,
     pub status: Status,
 }
 
@@ -61,7 +63,14 @@ impl Device {
     /// Open a device with the adapter's own limits (not WebGPU's defaults) and `shader-f16` when
     /// offered, with callbacks that remember the first failure.
     pub async fn from_adapter(adapter: wgpu::Adapter, options: &WebGpuOptions) -> Result<Self, EngineError> {
-        let info = adapter.get_info();
+        let mut info = adapter.get_info();
+        let report = options.report.as_ref();
+        if info.name.trim().is_empty() {
+            // wgpu in a browser leaves the name empty: the browser's own words, where it tells them.
+            info.name = report.map(|r| r.name()).unwrap_or_default();
+        }
+        let fallback = report.is_some_and(|r| r.fallback);
+        let software_adapter = crate::device::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
         let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
         let required_features = if f16 { wgpu::Features::SHADER_F16 } else { wgpu::Features::empty() };
         let (device, queue) = adapter
@@ -90,11 +99,13 @@ impl Device {
             set_status(&s, format!("GPU device lost: {msg} ({reason:?})"), true);
         });
         let software = match options.kernels {
+            // By device type only: in a browser (where wgpu reports none) the GPU kernels run, on a
+            // software adapter too when WebGPU is chosen there.
             KernelSet::Auto => info.device_type == wgpu::DeviceType::Cpu,
             KernelSet::Gpu => false,
             KernelSet::Software => true,
         };
-        Ok(Device { device, queue, info, limits, f16, software, status })
+        Ok(Device { device, queue, info, limits, f16, software, software_adapter, status })
     }
 
     /// Destroy the device, as a driver reset would lose it.

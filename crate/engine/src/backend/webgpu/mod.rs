@@ -84,6 +84,9 @@ pub struct WebGpuOptions {
     /// then split as on a smaller device (tests use it to exercise splitting).
     pub max_binding_bytes: Option<u64>,
     pub kernels: KernelSet,
+    /// In a browser: what the page knows of the adapter (its name, the fallback flag), which wgpu
+    /// there does not pass on.
+    pub report: Option<crate::device::AdapterReport>,
 }
 
 impl Default for WebGpuOptions {
@@ -95,6 +98,7 @@ impl Default for WebGpuOptions {
             low_power: false,
             max_binding_bytes: None,
             kernels: KernelSet::Auto,
+            report: None,
         }
     }
 }
@@ -147,6 +151,11 @@ impl WebGpu {
     /// Whether the software-shaped kernels are in use.
     pub fn uses_software_kernels(&self) -> bool {
         self.dev.software
+    }
+
+    /// Whether the adapter is software, not a GPU ([`crate::device::is_software_adapter`]).
+    pub fn on_software_adapter(&self) -> bool {
+        self.dev.software_adapter
     }
 
     /// Command submissions so far (one per forward pass, plus read-backs).
