@@ -338,6 +338,33 @@ fn strict_verdict(a: f64, b: f64) -> Winner {
 /// Compare our scores with a strong judge's verdicts; see the module docs for every definition.
 /// Fails when fewer than 2 models are common to both, or no query has a verdict from both judges.
 pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairRule, opts: &MetaOptions) -> Result<StrongAgreement> {
+    let (models, only_ours, only_strong) = common_models(ours, strong)?;
+    let c = Compared::new(ours, strong, rule, &models)?;
+    let per_query = c.per_query(&models);
+    let mut disagreements: Vec<QueryAgreement> = per_query.iter().filter(|q| q.agreement < 1.0).cloned().collect();
+    disagreements.sort_by(|x, y| x.agreement.total_cmp(&y.agreement).then_with(|| x.session_id.cmp(&y.session_id)));
+    let closeness = c.closeness(&models);
+    let closeness_bins = bins(&closeness);
+    Ok(StrongAgreement {
+        strong_kind: c.kind,
+        rule: *rule,
+        overall: c.overall(opts),
+        per_model: c.per_model(&models, opts),
+        models,
+        only_ours,
+        only_strong,
+        queries: c.sessions.len(),
+        unmatched: c.unmatched,
+        per_query,
+        disagreements,
+        closeness,
+        closeness_bins,
+    })
+}
+
+/// The models both judges know (sorted), and those only ours or only the strong judge knows; fewer
+/// than 2 in common is an error naming both sides' models.
+fn common_models(ours: &ScoreTable, strong: &StrongVerdicts) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
     let our_models: BTreeSet<&str> = ours.models.iter().map(String::as_str).collect();
     let strong_models: BTreeSet<&str> = match strong {
         StrongVerdicts::Scores(t) => t.models.iter().map(String::as_str).collect(),
@@ -355,255 +382,285 @@ pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairR
             list(&only_strong)
         );
     }
-    let om: HashMap<&str, usize> = ours.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-    let os: HashMap<&str, usize> = ours.sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let our_score = |m: usize, s: &str| os.get(s).and_then(|&si| ours.get(om[models[m].as_str()], si));
-    let n_models = models.len();
+    Ok((models, only_ours, only_strong))
+}
 
-    // Pairs per session (by name, so that units come out sorted), and the matched responses.
-    let mut by_session: BTreeMap<String, Vec<Obs>> = BTreeMap::new();
-    let mut matched: BTreeMap<(String, usize), (f64, (f64, f64))> = BTreeMap::new();
-    let kind;
-    match strong {
-        StrongVerdicts::Scores(t) => {
-            kind = StrongKind::Scores;
-            let tm: HashMap<&str, usize> = t.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-            for (si, s) in t.sessions.iter().enumerate() {
-                let both: Vec<(usize, f64, f64)> =
-                    (0..n_models).filter_map(|m| Some((m, our_score(m, s)?, t.get(tm[models[m].as_str()], si)?))).collect();
-                if both.len() < 2 {
-                    continue;
+/// Both judges' verdicts on the same pairs of responses: the compared pairs (`obs`) and the matched
+/// responses, by query (a query is the unit the bootstrap resamples).
+struct Compared {
+    kind: StrongKind,
+    /// The queries with a verdict from both judges, in order; a unit is an index into it.
+    sessions: Vec<String>,
+    obs: Vec<Obs>,
+    matched: Vec<Matched>,
+    n_models: usize,
+    unmatched: Unmatched,
+}
+
+impl Compared {
+    fn new(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairRule, models: &[String]) -> Result<Self> {
+        let om: HashMap<&str, usize> = ours.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+        let os: HashMap<&str, usize> = ours.sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let our_score = |m: usize, s: &str| os.get(s).and_then(|&si| ours.get(om[models[m].as_str()], si));
+        let n_models = models.len();
+
+        // Pairs per session (by name, so that units come out sorted), and the matched responses.
+        let mut by_session: BTreeMap<String, Vec<Obs>> = BTreeMap::new();
+        let mut matched: BTreeMap<(String, usize), (f64, (f64, f64))> = BTreeMap::new();
+        let kind;
+        match strong {
+            StrongVerdicts::Scores(t) => {
+                kind = StrongKind::Scores;
+                let tm: HashMap<&str, usize> = t.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+                for (si, s) in t.sessions.iter().enumerate() {
+                    let both: Vec<(usize, f64, f64)> =
+                        (0..n_models).filter_map(|m| Some((m, our_score(m, s)?, t.get(tm[models[m].as_str()], si)?))).collect();
+                    if both.len() < 2 {
+                        continue;
+                    }
+                    let obs = by_session.entry(s.clone()).or_default();
+                    for (i, &(a, oa, sa)) in both.iter().enumerate() {
+                        matched.insert((s.clone(), a), (oa, (sa, 1.0)));
+                        for &(b, ob, sb) in &both[i + 1..] {
+                            let ours = rule.outcome(oa, ob).unwrap_or(Winner::Tie);
+                            obs.push(Obs {
+                                unit: 0,
+                                a,
+                                b,
+                                ours,
+                                strong: strict_verdict(sa, sb),
+                                ours_ab: (oa, ob),
+                                strong_ab: Some((sa, sb)),
+                            });
+                        }
+                    }
                 }
-                let obs = by_session.entry(s.clone()).or_default();
-                for (i, &(a, oa, sa)) in both.iter().enumerate() {
-                    matched.insert((s.clone(), a), (oa, (sa, 1.0)));
-                    for &(b, ob, sb) in &both[i + 1..] {
-                        let ours = rule.outcome(oa, ob).unwrap_or(Winner::Tie);
-                        obs.push(Obs { unit: 0, a, b, ours, strong: strict_verdict(sa, sb), ours_ab: (oa, ob), strong_ab: Some((sa, sb)) });
+            }
+            StrongVerdicts::Battles(battles) => {
+                kind = StrongKind::Battles;
+                let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+                for bt in battles {
+                    let Some(s) = bt.question_id.as_deref() else {
+                        return invalid!("strong battles need a `question_id` (the session id) to be matched with our judgments");
+                    };
+                    let (Some(&a), Some(&b)) = (mi.get(bt.model_a.as_str()), mi.get(bt.model_b.as_str())) else { continue };
+                    let (Some(oa), Some(ob)) = (our_score(a, s), our_score(b, s)) else { continue };
+                    // Orient by model order so that pairs of the same two models line up.
+                    let (a, b, oa, ob, w) = if a < b { (a, b, oa, ob, bt.winner) } else { (b, a, ob, oa, bt.winner.swapped()) };
+                    let ours = rule.outcome(oa, ob).unwrap_or(Winner::Tie);
+                    by_session.entry(s.to_string()).or_default().push(Obs {
+                        unit: 0,
+                        a,
+                        b,
+                        ours,
+                        strong: w,
+                        ours_ab: (oa, ob),
+                        strong_ab: None,
+                    });
+                    for (m, o, pts) in [(a, oa, w.score_a()), (b, ob, 1.0 - w.score_a())] {
+                        let e = matched.entry((s.to_string(), m)).or_insert((o, (0.0, 0.0)));
+                        e.1 .0 += pts;
+                        e.1 .1 += 1.0;
                     }
                 }
             }
         }
-        StrongVerdicts::Battles(battles) => {
-            kind = StrongKind::Battles;
-            let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-            for bt in battles {
-                let Some(s) = bt.question_id.as_deref() else {
-                    return invalid!("strong battles need a `question_id` (the session id) to be matched with our judgments");
-                };
-                let (Some(&a), Some(&b)) = (mi.get(bt.model_a.as_str()), mi.get(bt.model_b.as_str())) else { continue };
-                let (Some(oa), Some(ob)) = (our_score(a, s), our_score(b, s)) else { continue };
-                // Orient by model order so that pairs of the same two models line up.
-                let (a, b, oa, ob, w) = if a < b { (a, b, oa, ob, bt.winner) } else { (b, a, ob, oa, bt.winner.swapped()) };
-                let ours = rule.outcome(oa, ob).unwrap_or(Winner::Tie);
-                by_session.entry(s.to_string()).or_default().push(Obs {
-                    unit: 0,
-                    a,
-                    b,
-                    ours,
-                    strong: w,
-                    ours_ab: (oa, ob),
-                    strong_ab: None,
-                });
-                for (m, o, pts) in [(a, oa, w.score_a()), (b, ob, 1.0 - w.score_a())] {
-                    let e = matched.entry((s.to_string(), m)).or_insert((o, (0.0, 0.0)));
-                    e.1 .0 += pts;
-                    e.1 .1 += 1.0;
-                }
-            }
+        if by_session.is_empty() {
+            return invalid!(
+                "no query has verdicts from both judges on two common models ({}); check that the session ids match (MT-Bench question 81 turn 1 is `81_turn1`)",
+                list(models)
+            );
         }
-    }
-    if by_session.is_empty() {
-        return invalid!(
-            "no query has verdicts from both judges on two common models ({}); check that the session ids match (MT-Bench question 81 turn 1 is `81_turn1`)",
-            list(&models)
-        );
-    }
-    let sessions: Vec<String> = by_session.keys().cloned().collect();
-    let unit_of: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-    let obs: Vec<Obs> = by_session.values().enumerate().flat_map(|(u, v)| v.iter().map(move |o| Obs { unit: u, ..*o })).collect();
-    let matched: Vec<Matched> =
-        matched.into_iter().map(|((s, model), (o, st))| Matched { unit: unit_of[s.as_str()], model, ours: o, strong: st }).collect();
-    let nu = sessions.len();
+        let sessions: Vec<String> = by_session.keys().cloned().collect();
+        let unit_of: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+        let obs: Vec<Obs> = by_session.values().enumerate().flat_map(|(u, v)| v.iter().map(move |o| Obs { unit: u, ..*o })).collect();
+        let matched: Vec<Matched> =
+            matched.into_iter().map(|((s, model), (o, st))| Matched { unit: unit_of[s.as_str()], model, ours: o, strong: st }).collect();
 
-    // Unmatched records on each side.
-    let our_total = (0..ours.models.len()).map(|m| (0..ours.sessions.len()).filter(|&s| ours.get(m, s).is_some()).count()).sum::<usize>();
-    let strong_used = match strong {
-        StrongVerdicts::Scores(_) => matched.len(),
-        StrongVerdicts::Battles(_) => obs.len(),
-    };
-    let strong_total = match strong {
-        StrongVerdicts::Scores(t) => (0..t.models.len()).map(|m| (0..t.sessions.len()).filter(|&s| t.get(m, s).is_some()).count()).sum(),
-        StrongVerdicts::Battles(b) => b.len(),
-    };
-    let unmatched = Unmatched { strong: strong_total - strong_used, ours: our_total - matched.len() };
+        // Unmatched records on each side.
+        let our_total =
+            (0..ours.models.len()).map(|m| (0..ours.sessions.len()).filter(|&s| ours.get(m, s).is_some()).count()).sum::<usize>();
+        let (strong_used, strong_total) = match strong {
+            StrongVerdicts::Scores(t) => {
+                (matched.len(), (0..t.models.len()).map(|m| (0..t.sessions.len()).filter(|&s| t.get(m, s).is_some()).count()).sum())
+            }
+            StrongVerdicts::Battles(b) => (obs.len(), b.len()),
+        };
+        let unmatched = Unmatched { strong: strong_total - strong_used, ours: our_total - matched.len() };
+        Ok(Compared { kind, sessions, obs, matched, n_models, unmatched })
+    }
 
-    // Per-unit sums, so that a resample (units with repeats) is a weighted sum.
-    let by_unit = group(obs.iter().enumerate().map(|(i, o)| (o.unit, i)), nu);
-    let all_sums = unit_sums(&obs, (0..obs.len()).collect());
-    let means = |w: &[f64]| {
-        let mut acc = vec![(0.0, 0.0, 0.0, 0.0); n_models];
-        for r in &matched {
+    /// Each model's mean score on both sides, every query weighted by `w` (a bootstrap resample).
+    fn means(&self, w: &[f64]) -> Vec<(f64, f64)> {
+        let mut acc = vec![(0.0, 0.0, 0.0, 0.0); self.n_models];
+        for r in &self.matched {
             let e = &mut acc[r.model];
             e.0 += w[r.unit] * r.ours;
             e.1 += w[r.unit];
             e.2 += w[r.unit] * r.strong.0;
             e.3 += w[r.unit] * r.strong.1;
         }
-        acc.into_iter().map(|(so, no, ss, ns)| (so / no, ss / ns)).collect::<Vec<_>>()
-    };
-    let system = |w: &[f64], f: fn(&[f64], &[f64]) -> f64| {
-        let (x, y): (Vec<f64>, Vec<f64>) = means(w).into_iter().filter(|(a, b)| a.is_finite() && b.is_finite()).unzip();
-        if x.len() < 2 {
-            f64::NAN
-        } else {
-            f(&x, &y)
-        }
-    };
-    let w = |idx: &[usize]| weights(nu, idx);
-    // Our scores against the strong scores over the matched responses, each unit weighted.
-    let instance = |w: &[f64], stat: fn(&[f64], &[f64]) -> f64| {
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for r in &matched {
-            for _ in 0..w[r.unit] as usize {
-                x.push(r.ours);
-                y.push(r.strong.0);
-            }
-        }
-        stat(&x, &y)
-    };
-    let overall = OverallAgreement {
-        pairs: obs.len(),
-        agreement: estimate(nu, opts, |idx| pooled(&w(idx), &all_sums).0),
-        accuracy: estimate(nu, opts, |idx| pooled(&w(idx), &all_sums).1),
-        our_ties: obs.iter().filter(|o| o.ours == Winner::Tie).count(),
-        strong_ties: obs.iter().filter(|o| o.strong == Winner::Tie).count(),
-        responses: matched.len(),
-        spearman: estimate(nu, opts, |idx| system(&w(idx), spearman)),
-        kendall_tau_b: estimate(nu, opts, |idx| system(&w(idx), kendall_tau_b)),
-        instance_spearman: (kind == StrongKind::Scores).then(|| estimate(nu, opts, |idx| instance(&w(idx), spearman))),
-        instance_krippendorff: (kind == StrongKind::Scores).then(|| estimate(nu, opts, |idx| instance(&w(idx), paired_interval_alpha))),
-    };
+        acc.into_iter().map(|(so, no, ss, ns)| (so / no, ss / ns)).collect()
+    }
 
-    // Per model.
-    let point = means(&vec![1.0; nu]);
-    let (our_means, strong_means): (Vec<f64>, Vec<f64>) = point.iter().copied().unzip();
-    let by_model = group(obs.iter().enumerate().flat_map(|(i, o)| [(o.a, i), (o.b, i)]), n_models);
-    let mut per_model: Vec<ModelAgreement> = (0..n_models)
-        .map(|m| {
-            let sums = unit_sums(&obs, by_model[m].clone());
-            ModelAgreement {
-                model: models[m].clone(),
-                ours_mean: point[m].0,
-                ours_rank: rank_of(point[m].0, &our_means),
-                strong_mean: point[m].1,
-                strong_rank: rank_of(point[m].1, &strong_means),
-                agreement: estimate(nu, opts, |idx| pooled(&w(idx), &sums).0),
-                accuracy: pooled(&vec![1.0; nu], &sums).1,
-                pairs: by_model[m].len(),
-                responses: matched.iter().filter(|r| r.model == m).count(),
-            }
-        })
-        .collect();
-    per_model.sort_by(|x, y| x.strong_rank.cmp(&y.strong_rank).then_with(|| x.model.cmp(&y.model)));
+    /// The query weights of a resample (queries with repeats).
+    fn weights(&self, idx: &[usize]) -> Vec<f64> {
+        weights(self.sessions.len(), idx)
+    }
 
-    // Per query.
-    let matched_by_unit = group(matched.iter().enumerate().map(|(i, r)| (r.unit, i)), nu);
-    let per_query: Vec<QueryAgreement> = sessions
-        .iter()
-        .enumerate()
-        .map(|(u, s)| {
-            let q: Vec<&Obs> = by_unit[u].iter().map(|&i| &obs[i]).collect();
-            let n = q.len() as f64;
-            let in_q: BTreeSet<usize> = q.iter().flat_map(|o| [o.a, o.b]).collect();
-            let kendall = match kind {
-                StrongKind::Scores if in_q.len() >= 3 => {
-                    let rows: Vec<&Matched> = matched_by_unit[u].iter().map(|&i| &matched[i]).collect();
-                    let x: Vec<f64> = rows.iter().map(|r| r.ours).collect();
-                    let y: Vec<f64> = rows.iter().map(|r| r.strong.0).collect();
-                    Some(kendall_tau_b(&x, &y)).filter(|t| t.is_finite())
+    fn overall(&self, opts: &MetaOptions) -> OverallAgreement {
+        let nu = self.sessions.len();
+        let all_sums = unit_sums(&self.obs, (0..self.obs.len()).collect());
+        // Our model means against the strong judge's, over the models with both.
+        let system = |w: &[f64], f: fn(&[f64], &[f64]) -> f64| {
+            let (x, y): (Vec<f64>, Vec<f64>) = self.means(w).into_iter().filter(|(a, b)| a.is_finite() && b.is_finite()).unzip();
+            if x.len() < 2 {
+                f64::NAN
+            } else {
+                f(&x, &y)
+            }
+        };
+        // Our scores against the strong scores over the matched responses, each unit weighted.
+        let instance = |w: &[f64], stat: fn(&[f64], &[f64]) -> f64| {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            for r in &self.matched {
+                for _ in 0..w[r.unit] as usize {
+                    x.push(r.ours);
+                    y.push(r.strong.0);
                 }
-                _ => None,
-            };
-            let severity = |o: &Obs| {
-                let gap = (o.ours_ab.0 - o.ours_ab.1).abs() + o.strong_ab.map_or(0.0, |(a, b)| (a - b).abs());
-                (o.credit(), -gap)
-            };
-            let worst = q
-                .iter()
-                .filter(|o| o.agree() == 0.0)
-                .min_by(|x, y| {
-                    let (sx, sy) = (severity(x), severity(y));
-                    sx.0.total_cmp(&sy.0).then(sx.1.total_cmp(&sy.1)).then((x.a, x.b).cmp(&(y.a, y.b)))
-                })
-                .map(|o| DiscordantPair {
-                    model_a: models[o.a].clone(),
-                    model_b: models[o.b].clone(),
-                    ours_a: o.ours_ab.0,
-                    ours_b: o.ours_ab.1,
-                    ours_verdict: o.ours,
-                    strong_a: o.strong_ab.map(|p| p.0),
-                    strong_b: o.strong_ab.map(|p| p.1),
-                    strong_verdict: o.strong,
-                });
-            QueryAgreement {
-                session_id: s.clone(),
-                models: in_q.iter().map(|&m| models[m].clone()).collect(),
-                pairs: q.len(),
-                agreement: q.iter().map(|o| o.agree()).sum::<f64>() / n,
-                accuracy: q.iter().map(|o| o.credit()).sum::<f64>() / n,
-                kendall_tau_b: kendall,
-                most_discordant: worst,
             }
-        })
-        .collect();
-    let mut disagreements: Vec<QueryAgreement> = per_query.iter().filter(|q| q.agreement < 1.0).cloned().collect();
-    disagreements.sort_by(|x, y| x.agreement.total_cmp(&y.agreement).then_with(|| x.session_id.cmp(&y.session_id)));
-
-    // Closeness: one row per pair of common models.
-    let mut by_pair: HashMap<(usize, usize), Vec<&Obs>> = HashMap::new();
-    for o in &obs {
-        by_pair.entry((o.a, o.b)).or_default().push(o);
-    }
-    let mut closeness = Vec::new();
-    for a in 0..n_models {
-        for b in a + 1..n_models {
-            let q = by_pair.remove(&(a, b)).unwrap_or_default();
-            let n = q.len() as f64;
-            let (dours, dstrong) = (point[a].0 - point[b].0, point[a].1 - point[b].1);
-            closeness.push(PairCloseness {
-                model_a: models[a].clone(),
-                model_b: models[b].clone(),
-                strong_gap: dstrong.abs(),
-                ours_gap: dours.abs(),
-                order_agrees: strict_verdict(dours, 0.0) == strict_verdict(dstrong, 0.0),
-                agreement: (n > 0.0).then(|| q.iter().map(|o| o.agree()).sum::<f64>() / n),
-                accuracy: (n > 0.0).then(|| q.iter().map(|o| o.credit()).sum::<f64>() / n),
-                pairs: q.len(),
-                queries: q.iter().map(|o| o.unit).collect::<BTreeSet<_>>().len(),
-            });
+            stat(&x, &y)
+        };
+        let scores = self.kind == StrongKind::Scores;
+        OverallAgreement {
+            pairs: self.obs.len(),
+            agreement: estimate(nu, opts, |idx| pooled(&self.weights(idx), &all_sums).0),
+            accuracy: estimate(nu, opts, |idx| pooled(&self.weights(idx), &all_sums).1),
+            our_ties: self.obs.iter().filter(|o| o.ours == Winner::Tie).count(),
+            strong_ties: self.obs.iter().filter(|o| o.strong == Winner::Tie).count(),
+            responses: self.matched.len(),
+            spearman: estimate(nu, opts, |idx| system(&self.weights(idx), spearman)),
+            kendall_tau_b: estimate(nu, opts, |idx| system(&self.weights(idx), kendall_tau_b)),
+            instance_spearman: scores.then(|| estimate(nu, opts, |idx| instance(&self.weights(idx), spearman))),
+            instance_krippendorff: scores.then(|| estimate(nu, opts, |idx| instance(&self.weights(idx), paired_interval_alpha))),
         }
     }
-    // Pairs whose means are undefined (a model without matched responses) cannot be placed.
-    closeness.retain(|c| c.strong_gap.is_finite() && c.ours_gap.is_finite());
-    closeness.sort_by(|x, y| x.strong_gap.total_cmp(&y.strong_gap).then_with(|| (&x.model_a, &x.model_b).cmp(&(&y.model_a, &y.model_b))));
-    let closeness_bins = bins(&closeness);
 
-    Ok(StrongAgreement {
-        strong_kind: kind,
-        rule: *rule,
-        models,
-        only_ours,
-        only_strong,
-        queries: nu,
-        unmatched,
-        overall,
-        per_model,
-        per_query,
-        disagreements,
-        closeness,
-        closeness_bins,
-    })
+    fn per_model(&self, models: &[String], opts: &MetaOptions) -> Vec<ModelAgreement> {
+        let nu = self.sessions.len();
+        let point = self.means(&vec![1.0; nu]);
+        let (our_means, strong_means): (Vec<f64>, Vec<f64>) = point.iter().copied().unzip();
+        let by_model = group(self.obs.iter().enumerate().flat_map(|(i, o)| [(o.a, i), (o.b, i)]), self.n_models);
+        let mut per_model: Vec<ModelAgreement> = (0..self.n_models)
+            .map(|m| {
+                let sums = unit_sums(&self.obs, by_model[m].clone());
+                ModelAgreement {
+                    model: models[m].clone(),
+                    ours_mean: point[m].0,
+                    ours_rank: rank_of(point[m].0, &our_means),
+                    strong_mean: point[m].1,
+                    strong_rank: rank_of(point[m].1, &strong_means),
+                    agreement: estimate(nu, opts, |idx| pooled(&self.weights(idx), &sums).0),
+                    accuracy: pooled(&vec![1.0; nu], &sums).1,
+                    pairs: by_model[m].len(),
+                    responses: self.matched.iter().filter(|r| r.model == m).count(),
+                }
+            })
+            .collect();
+        per_model.sort_by(|x, y| x.strong_rank.cmp(&y.strong_rank).then_with(|| x.model.cmp(&y.model)));
+        per_model
+    }
+
+    fn per_query(&self, models: &[String]) -> Vec<QueryAgreement> {
+        let nu = self.sessions.len();
+        let by_unit = group(self.obs.iter().enumerate().map(|(i, o)| (o.unit, i)), nu);
+        let matched_by_unit = group(self.matched.iter().enumerate().map(|(i, r)| (r.unit, i)), nu);
+        self.sessions
+            .iter()
+            .enumerate()
+            .map(|(u, s)| {
+                let q: Vec<&Obs> = by_unit[u].iter().map(|&i| &self.obs[i]).collect();
+                let n = q.len() as f64;
+                let in_q: BTreeSet<usize> = q.iter().flat_map(|o| [o.a, o.b]).collect();
+                let kendall = match self.kind {
+                    StrongKind::Scores if in_q.len() >= 3 => {
+                        let rows: Vec<&Matched> = matched_by_unit[u].iter().map(|&i| &self.matched[i]).collect();
+                        let x: Vec<f64> = rows.iter().map(|r| r.ours).collect();
+                        let y: Vec<f64> = rows.iter().map(|r| r.strong.0).collect();
+                        Some(kendall_tau_b(&x, &y)).filter(|t| t.is_finite())
+                    }
+                    _ => None,
+                };
+                QueryAgreement {
+                    session_id: s.clone(),
+                    models: in_q.iter().map(|&m| models[m].clone()).collect(),
+                    pairs: q.len(),
+                    agreement: q.iter().map(|o| o.agree()).sum::<f64>() / n,
+                    accuracy: q.iter().map(|o| o.credit()).sum::<f64>() / n,
+                    kendall_tau_b: kendall,
+                    most_discordant: most_discordant(&q, models),
+                }
+            })
+            .collect()
+    }
+
+    /// One row per pair of common models, closest (by the strong judge's gap) first.
+    fn closeness(&self, models: &[String]) -> Vec<PairCloseness> {
+        let point = self.means(&vec![1.0; self.sessions.len()]);
+        let mut by_pair: HashMap<(usize, usize), Vec<&Obs>> = HashMap::new();
+        for o in &self.obs {
+            by_pair.entry((o.a, o.b)).or_default().push(o);
+        }
+        let mut closeness = Vec::new();
+        for a in 0..self.n_models {
+            for b in a + 1..self.n_models {
+                let q = by_pair.remove(&(a, b)).unwrap_or_default();
+                let n = q.len() as f64;
+                let (dours, dstrong) = (point[a].0 - point[b].0, point[a].1 - point[b].1);
+                closeness.push(PairCloseness {
+                    model_a: models[a].clone(),
+                    model_b: models[b].clone(),
+                    strong_gap: dstrong.abs(),
+                    ours_gap: dours.abs(),
+                    order_agrees: strict_verdict(dours, 0.0) == strict_verdict(dstrong, 0.0),
+                    agreement: (n > 0.0).then(|| q.iter().map(|o| o.agree()).sum::<f64>() / n),
+                    accuracy: (n > 0.0).then(|| q.iter().map(|o| o.credit()).sum::<f64>() / n),
+                    pairs: q.len(),
+                    queries: q.iter().map(|o| o.unit).collect::<BTreeSet<_>>().len(),
+                });
+            }
+        }
+        // Pairs whose means are undefined (a model without matched responses) cannot be placed.
+        closeness.retain(|c| c.strong_gap.is_finite() && c.ours_gap.is_finite());
+        closeness
+            .sort_by(|x, y| x.strong_gap.total_cmp(&y.strong_gap).then_with(|| (&x.model_a, &x.model_b).cmp(&(&y.model_a, &y.model_b))));
+        closeness
+    }
+}
+
+/// A query's worst disagreement: a pair the judges order differently, opposite verdicts before a tie
+/// against a verdict, then the widest gaps.
+fn most_discordant(q: &[&Obs], models: &[String]) -> Option<DiscordantPair> {
+    let severity = |o: &Obs| {
+        let gap = (o.ours_ab.0 - o.ours_ab.1).abs() + o.strong_ab.map_or(0.0, |(a, b)| (a - b).abs());
+        (o.credit(), -gap)
+    };
+    q.iter()
+        .filter(|o| o.agree() == 0.0)
+        .min_by(|x, y| {
+            let (sx, sy) = (severity(x), severity(y));
+            sx.0.total_cmp(&sy.0).then(sx.1.total_cmp(&sy.1)).then((x.a, x.b).cmp(&(y.a, y.b)))
+        })
+        .map(|o| DiscordantPair {
+            model_a: models[o.a].clone(),
+            model_b: models[o.b].clone(),
+            ours_a: o.ours_ab.0,
+            ours_b: o.ours_ab.1,
+            ours_verdict: o.ours,
+            strong_a: o.strong_ab.map(|p| p.0),
+            strong_b: o.strong_ab.map(|p| p.1),
+            strong_verdict: o.strong,
+        })
 }
 
 /// Indices grouped by key (`0..n`), in the order given.
