@@ -1,6 +1,6 @@
 // The loaded judge: which backend it runs on and why, loading it, moving it to the CPU when the GPU
 // fails, and the run loop every long request shares (one call at a time, pause and cancel honoured
-// between items). Requests: `loadJudge`, `unloadJudge`, `judgeBlob`.
+// between items). Requests: `loadJudge`, `gpu`, `unloadJudge`, `judgeBlob`.
 
 import { engine, post, describeError, failure, recoverIfTrapped, afterRestart } from './engine.js';
 import { checkFits, readHeader, openModel } from './models.js';
@@ -8,9 +8,9 @@ import { checkFits, readHeader, openModel } from './models.js';
 /**
  * `handle` (the wasm JudgeHandle; `why` set on it where the worker moved it to the CPU), `info`
  * ({name, backend, backendKind, device (the engine's BackendInfo), why, answerTokens, model}: what the
- * page shows), `loaded` ({blob, name, maxTokens, options,
- * debugLayers}: where it came from, to reload it on the CPU), `running` (a run is in progress) and
- * `loseDevice` (tests only: destroy the GPU device before the next item).
+ * page shows), `loaded` ({blob, name, maxTokens, options, debugLayers}: where it came from, to reload
+ * it on the CPU), `running` (a run is in progress) and `loseDevice` (tests only: destroy the GPU
+ * device before the next item).
  */
 export const current = { handle: null, info: null, loaded: null, running: false, loseDevice: false };
 
@@ -226,9 +226,9 @@ export const handlers = {
     try {
       handle = await loadFrom(current.loaded, backend, 'load');
     } catch (e) {
-      // WebGPU was chosen (not `auto`, where the engine falls back itself) and the GPU refused the
+      // WebGPU was chosen (not `auto`, where the engine falls back itself) and could not load the
       // model (limits, device loss): the CPU, saying why.
-      if (backend !== 'webgpu' || e?.kind !== 'backend') throw e;
+      if (backend !== 'webgpu') throw e;
       post({ type: 'notice', text: `WebGPU could not load this model (${describeError(e)}); using the CPU instead.` });
       handle = await loadFrom(current.loaded, 'cpu', 'load');
       handle.why = `WebGPU failed: ${describeError(e)}`;
