@@ -1,11 +1,14 @@
 // ESLint for the JavaScript we write: the page and its worker (browser modules), the service worker,
-// and the node tests. Run by `npm run lint` (scripts/test.sh runs it).
+// the node and browser tests and the benchmark drivers. `npm run lint` (scripts/test.sh runs it) names
+// those folders; the ignores below also keep a bare `eslint .` out of fetched and built files.
 import js from '@eslint/js';
 import globals from 'globals';
 
 export default [
   {
     ignores: [
+      '.cache/**',
+      'data/**',
       'web/vendor/**',
       'node_modules/**',
       'pkg/**',
