@@ -45,9 +45,12 @@ test('the worker posts only listed events, and every listed event is posted', ()
 test('the page uses only listed requests, events and core calls', () => {
   for (const t of matches(pageFiles, /\.request\(\s*'([a-zA-Z]+)'/g)) assert.ok(t in REQUESTS, `request ${t}`);
   for (const t of matches(pageFiles, /\.on\(\s*'([a-z-]+)'/g)) assert.ok(t in EVENTS, `event ${t}`);
-  for (const t of matches(pageFiles, /\.signal\(\s*'([a-zA-Z]+)'/g)) assert.ok(SIGNALS.includes(t), `signal ${t}`);
-  for (const t of matches(pageFiles, /\.signal\(g\.paused \? '([a-z]+)'/g))
-    assert.ok(SIGNALS.includes(t), `signal ${t}`);
+  // Every name quoted in a signal call's argument (`signal(g.paused ? 'pause' : 'resume')` included).
+  const signalled = [...matches(pageFiles, /\.signal\(([^)]*)\)/g)].flatMap((a) =>
+    [...a.matchAll(/'(\w+)'/g)].map((m) => m[1]),
+  );
+  assert.deepEqual([...new Set(signalled)].sort(), ['cancel', 'pause', 'resume']);
+  for (const t of signalled) assert.ok(SIGNALS.includes(t), `signal ${t}`);
   const core = matches(pageFiles, /\.core\(\s*'([a-zA-Z]+)'/g);
   for (const t of core) assert.ok(CORE_CALLS.includes(t), `core call ${t}`);
   // Each core call is used by the page or a browser test (which may reach it by a variable name).

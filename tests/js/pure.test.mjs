@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { choosePlan } from '../../web/worker/engine.js';
 import { checklistChanges } from '../../web/lib/checklist.js';
 import { runScope, pendingJobs } from '../../web/lib/run.js';
+import { trustNote } from '../../web/lib/manifest.js';
+import { readFileSync } from 'node:fs';
 
 test('threads need an isolated page and relaxed SIMD; otherwise one thread, saying why', () => {
   const ok = { isolated: true, relaxedSimd: true };
@@ -52,9 +54,7 @@ test('a run covers responses to queries with a checklist; pending ones are those
   assert.equal(jobs[0].query, queries[2]);
 });
 
-test("a judge's trust note comes from its manifest entry, with where its figures were measured", async () => {
-  const { readFileSync } = await import('node:fs');
-  const { trustNote } = await import('../../web/lib/manifest.js');
+test("a judge's trust note comes from its manifest entry, with where its figures were measured", () => {
   const { models } = JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8'));
   const note = trustNote(models, 'qwen2.5-coder-0.5b');
   assert.match(note, /^The 0\.5B judge agrees only weakly/);

@@ -340,16 +340,18 @@ fn strict_verdict(a: f64, b: f64) -> Winner {
 pub fn strong_agreement(ours: &ScoreTable, strong: &StrongVerdicts, rule: &PairRule, opts: &MetaOptions) -> Result<StrongAgreement> {
     let (models, only_ours, only_strong) = common_models(ours, strong)?;
     let c = Compared::new(ours, strong, rule, &models)?;
+    // Each model's mean on both sides over every query (the per-model table and the closeness rows).
+    let point = c.means(&vec![1.0; c.sessions.len()]);
     let per_query = c.per_query(&models);
     let mut disagreements: Vec<QueryAgreement> = per_query.iter().filter(|q| q.agreement < 1.0).cloned().collect();
     disagreements.sort_by(|x, y| x.agreement.total_cmp(&y.agreement).then_with(|| x.session_id.cmp(&y.session_id)));
-    let closeness = c.closeness(&models);
+    let closeness = c.closeness(&models, &point);
     let closeness_bins = bins(&closeness);
     Ok(StrongAgreement {
         strong_kind: c.kind,
         rule: *rule,
         overall: c.overall(opts),
-        per_model: c.per_model(&models, opts),
+        per_model: c.per_model(&models, &point, opts),
         models,
         only_ours,
         only_strong,
@@ -546,9 +548,8 @@ impl Compared {
         }
     }
 
-    fn per_model(&self, models: &[String], opts: &MetaOptions) -> Vec<ModelAgreement> {
+    fn per_model(&self, models: &[String], point: &[(f64, f64)], opts: &MetaOptions) -> Vec<ModelAgreement> {
         let nu = self.sessions.len();
-        let point = self.means(&vec![1.0; nu]);
         let (our_means, strong_means): (Vec<f64>, Vec<f64>) = point.iter().copied().unzip();
         let by_model = group(self.obs.iter().enumerate().flat_map(|(i, o)| [(o.a, i), (o.b, i)]), self.n_models);
         let mut per_model: Vec<ModelAgreement> = (0..self.n_models)
@@ -605,8 +606,7 @@ impl Compared {
     }
 
     /// One row per pair of common models, closest (by the strong judge's gap) first.
-    fn closeness(&self, models: &[String]) -> Vec<PairCloseness> {
-        let point = self.means(&vec![1.0; self.sessions.len()]);
+    fn closeness(&self, models: &[String], point: &[(f64, f64)]) -> Vec<PairCloseness> {
         let mut by_pair: HashMap<(usize, usize), Vec<&Obs>> = HashMap::new();
         for o in &self.obs {
             by_pair.entry((o.a, o.b)).or_default().push(o);
