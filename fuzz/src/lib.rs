@@ -199,7 +199,7 @@ pub fn rocketeval_responses(data: &[u8]) {
 /// Judgments (`grade` output, re-read by `score`, `rank`, `meta` and when resuming), then scores.
 pub fn rocketeval_judgments(data: &[u8]) {
     if let Ok(rows) = rocketeval::read_judgments("j.jsonl", data) {
-        let _ = score::scores_from_judgments("j.jsonl", &rows);
+        let _ = score::scores_from_judgments("j.jsonl", &rows, None);
     }
 }
 

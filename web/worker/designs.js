@@ -78,7 +78,7 @@ function replies(d, records) {
   };
 }
 
-/** The ranking of a design's records (`settings`: ranking settings; `decoding` replaces the records'). */
+/** The ranking of a design's records (`settings`: ranking settings; `decoding`: core's, null: as recorded). */
 function ranking(d, records, settings, decoding) {
   const { wasm } = engine;
   if (d.type === 'pairwise') return wasm.rankPairs(records, settings, decoding ?? null);

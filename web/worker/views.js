@@ -5,25 +5,29 @@ import { engine, failure } from './engine.js';
 import { judgmentsOf } from './store.js';
 
 /**
- * {view, judge, settings?, decoding?, categories?, labels?, strong?} → the view. `settings` are
+ * {view, judge, settings?, decoding?, categories?, labels?, strong?, session?} → the view. `settings` are
  * ranking settings ({method, tieMargin, equal, pairOrders, bootstrap, resample, seed}, each optional;
- * defaults: `rankDefaults`).
+ * defaults: `rankDefaults`). `decoding` ({method, samples?, temperature?, seed?}, core's): how the
+ * items' probabilities become scores, passed to core as a parameter (null: as each judgment records;
+ * the stored judgments are never rewritten).
  */
 const VIEWS = {
-  leaderboard: (w, js, r) => w.rank(js, r.settings),
-  scores: (w, js) => w.scoreJudgments(js),
-  categories: (w, js, r) => w.categoryTable(js, r.categories || {}),
-  distributions: (w, js) => w.distributions(js),
+  leaderboard: (w, js, r, d) => w.rank(js, r.settings, d),
+  scores: (w, js, r, d) => w.scoreJudgments(js, d),
+  categories: (w, js, r, d) => w.categoryTable(js, r.categories || {}, d),
+  distributions: (w, js, r, d) => w.distributions(js, d),
   disagreement: (w, js) => w.disagreement(js),
-  winRates: (w, js, r) => w.winRates(js, r.settings),
+  winRates: (w, js, r, d) => w.winRates(js, r.settings, d),
   judgmentsJsonl: (w, js) => w.judgmentsJsonl(js),
-  scoresCsv: (w, js) => w.scoresCsv(js),
-  rankingCsv: (w, js, r) => w.rankingCsv(w.rank(js, r.settings).entries),
-  battlesJson: (w, js, r) => w.battlesJson(js, r.settings),
+  // The judgments of one query ({session}), for the inspector's items: the page keeps none.
+  query: (w, js, r) => js.filter((j) => j.session_id === r.session),
+  scoresCsv: (w, js, r, d) => w.scoresCsv(js, d),
+  rankingCsv: (w, js, r, d) => w.rankingCsv(w.rank(js, r.settings, d).entries),
+  battlesJson: (w, js, r, d) => w.battlesJson(js, r.settings, d),
   // The user's labels ({labels}) refit the supervised scorer: the ranking before and after.
-  calibration: (w, js, r) => w.calibrate(js, r.labels || [], r.settings),
+  calibration: (w, js, r, d) => w.calibrate(js, r.labels || [], r.settings, d),
   // A strong judge's verdicts ({strong: {name, bytes}}) against these judgments.
-  strongAgreement: (w, js, r) => w.strongAgreement(js, r.strong.name, r.strong.bytes, r.settings),
+  strongAgreement: (w, js, r, d) => w.strongAgreement(js, r.strong.name, r.strong.bytes, r.settings, d),
 };
 
 export const handlers = {
@@ -31,10 +35,7 @@ export const handlers = {
   async view(r) {
     const answer = VIEWS[r.view];
     if (!answer) throw failure('input', `unknown view ${r.view}`);
-    // `decoding` ({method, samples?, temperature?, seed?}): how the items' probabilities become
-    // scores (core's `decoding`), replacing what the judgments record.
-    const js = await judgmentsOf(r.judge);
-    return answer(engine.wasm, r.decoding ? js.map((j) => ({ ...j, decoding: r.decoding })) : js, r);
+    return answer(engine.wasm, await judgmentsOf(r.judge), r, r.decoding ?? null);
   },
 
   /** The ranking settings' defaults and choices (core's). */

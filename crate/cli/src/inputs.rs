@@ -100,7 +100,8 @@ pub enum Judged {
 
 /// The judgments in `path`, each file read once: pair judgments (`grade --type pairwise`) when it
 /// holds them, else the scores of its pointwise judgments (see [`scores_of_judgments`]); a folder with
-/// both is an error. `decoding` replaces the decodings the judgments record.
+/// both is an error. `decoding` decodes the pointwise scores (`None`: as each judgment records); pairs
+/// come as recorded, for `pairwise::comparisons` to decode.
 pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
     let mut pairs = Vec::new();
     let mut pointwise = Vec::new();
@@ -124,30 +125,22 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
                 .collect::<Result<_>>()?;
             Ok(Judged::Scores(scores_of(files, decoding)?))
         }
-        None => {
-            if let Some(d) = decoding {
-                pairs.iter_mut().for_each(|p| p.decoding = Some(d));
-            }
-            Ok(Judged::Pairs(pairs))
-        }
+        None => Ok(Judged::Pairs(pairs)),
     }
 }
 
 /// Unsupervised scores of every judgment in `path`, after the checks across files (one judgment per
-/// response, one checklist length per session); problems reported. `decoding` replaces the decodings
-/// the judgments record.
+/// response, one checklist length per session); problems reported. Decoded as `decoding` says (`None`:
+/// as each judgment records).
 pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
     scores_of(judgments(path)?, decoding)
 }
 
-fn scores_of(mut files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<Decoding>) -> Result<Vec<Score>> {
-    if let Some(d) = decoding {
-        files.iter_mut().flat_map(|f| f.1.iter_mut()).for_each(|j| j.value.decoding = Some(d));
-    }
+fn scores_of(files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<Decoding>) -> Result<Vec<Score>> {
     let mut scores = Vec::new();
     let mut problems = formats::check_judgments(records(&files));
     for (file, js) in &files {
-        let (s, p) = scores_from_judgments(file, js);
+        let (s, p) = scores_from_judgments(file, js, decoding);
         scores.extend(s);
         problems.extend(p);
     }

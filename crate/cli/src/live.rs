@@ -97,7 +97,7 @@ impl Live {
 }
 
 fn score_of(j: &Lined<Judgment>) -> Option<Score> {
-    judgment_score("", j).0.map(|s| Score {
+    judgment_score("", j, None).0.map(|s| Score {
         session_id: j.value.session_id.clone(),
         model_test: j.value.model_test.clone(),
         score: s.score,

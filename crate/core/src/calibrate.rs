@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::decoding::Decoding;
 use crate::error::{invalid, FormatError, Result};
 use crate::formats::{check_judgments, jsonl, Judgment, Lined, Problem, Score, Severity, Winner};
 use crate::rank::{self, RankOptions, RankSettings, Ranking, ScoreTable};
@@ -320,16 +321,23 @@ pub struct Calibration {
 /// The file name problems of judgments given as a list are reported under.
 pub const JUDGMENTS: &str = "judgments";
 
-/// Calibrate with ranking settings (see the module's documentation).
-pub fn calibrate(judgments: &[Judgment], labels: &[Label], settings: &RankSettings) -> Result<Calibration> {
-    calibrate_with(judgments, labels, &settings.options()?, &ExtraTreesParams::default())
+/// Calibrate with ranking settings (see the module's documentation); the unsupervised scores decoded as
+/// `decoding` says (`None`: as each judgment records).
+pub fn calibrate(judgments: &[Judgment], labels: &[Label], settings: &RankSettings, decoding: Option<Decoding>) -> Result<Calibration> {
+    calibrate_with(judgments, labels, &settings.options()?, &ExtraTreesParams::default(), decoding)
 }
 
 /// [`calibrate`] with full ranking options (an anchor) and the trees' hyper-parameters.
 ///
 /// Errors: judgments that cannot be compared (a response judged twice, one query graded on checklists of
 /// different lengths), fewer than two models, no comparisons. Labels that cannot be used are problems.
-pub fn calibrate_with(judgments: &[Judgment], labels: &[Label], opts: &RankOptions, trees: &ExtraTreesParams) -> Result<Calibration> {
+pub fn calibrate_with(
+    judgments: &[Judgment],
+    labels: &[Label],
+    opts: &RankOptions,
+    trees: &ExtraTreesParams,
+    decoding: Option<Decoding>,
+) -> Result<Calibration> {
     // Judgment `i` is reported at line `i + 1` of `judgments`.
     let owned: Vec<Lined<Judgment>> = judgments.iter().enumerate().map(|(i, j)| Lined { line: i + 1, value: j.clone() }).collect();
     let mut problems = check_judgments(owned.iter().map(|l| (JUDGMENTS, l)));
@@ -341,7 +349,7 @@ pub fn calibrate_with(judgments: &[Judgment], labels: &[Label], opts: &RankOptio
     // take part in neither ranking.
     let mut scored: Vec<(&Judgment, f64)> = Vec::new();
     for l in &owned {
-        let (s, p) = judgment_score(JUDGMENTS, l);
+        let (s, p) = judgment_score(JUDGMENTS, l, decoding);
         problems.extend(p);
         if let Some(s) = s {
             scored.push((&judgments[l.line - 1], s.score));
@@ -560,7 +568,7 @@ mod tests {
             Label::score("q4", "a", 2.0),
         ];
         for method in [rank::Method::BradleyTerry, rank::Method::Mean] {
-            let c = calibrate(&js, &labels, &RankSettings { method, bootstrap: 40, ..Default::default() }).unwrap();
+            let c = calibrate(&js, &labels, &RankSettings { method, bootstrap: 40, ..Default::default() }, None).unwrap();
             let order = |r: &Ranking| r.entries.iter().map(|e| e.model.clone()).collect::<Vec<_>>();
             assert_eq!(order(&c.before), ["a", "b", "c"], "{method:?}");
             assert_eq!(order(&c.after), ["b", "a", "c"], "{method:?}");
@@ -580,7 +588,7 @@ mod tests {
         }
         // The same judgments and settings give the same rankings (the seed is the settings').
         let s = RankSettings { bootstrap: 30, ..Default::default() };
-        assert_eq!(calibrate(&js, &labels, &s).unwrap(), calibrate(&js, &labels, &s).unwrap());
+        assert_eq!(calibrate(&js, &labels, &s, None).unwrap(), calibrate(&js, &labels, &s, None).unwrap());
     }
 
     #[test]
@@ -594,7 +602,7 @@ mod tests {
             Label::score("q3", "b", 10.0),
             Label::score("q4", "zed", 3.0),
         ];
-        let c = calibrate(&js, &labels, &RankSettings { method: rank::Method::Mean, ..no_bootstrap() }).unwrap();
+        let c = calibrate(&js, &labels, &RankSettings { method: rank::Method::Mean, ..no_bootstrap() }, None).unwrap();
         for (b, a) in c.before.entries.iter().zip(&c.after.entries) {
             assert_eq!(b.model, a.model);
             assert!((b.score - a.score).abs() < 1e-12, "{b:?} {a:?}");
@@ -614,13 +622,13 @@ mod tests {
     fn judgments_that_cannot_be_compared_are_an_error() {
         let mut js = three_models();
         js.push(judgment("q1", "a", &[0.1, 0.2]));
-        let e = calibrate(&js, &[], &no_bootstrap()).unwrap_err().to_string();
+        let e = calibrate(&js, &[], &no_bootstrap(), None).unwrap_err().to_string();
         assert!(e.contains("a second judgment of `a`"), "{e}");
         // An ungraded response is a problem and is left out of both rankings.
         let mut js = three_models();
         js.push(Judgment::new("q1", "d", "j", vec![None, None]));
         js.push(judgment("q2", "d", &[0.9, 0.9]));
-        let c = calibrate(&js, &[Label::score("q1", "d", 5.0)], &no_bootstrap()).unwrap();
+        let c = calibrate(&js, &[Label::score("q1", "d", 5.0)], &no_bootstrap(), None).unwrap();
         assert_eq!(c.problems.iter().filter(|p| p.file == JUDGMENTS).count(), 1);
         assert_eq!(c.problems.iter().filter(|p| p.file == LABELS).count(), 1);
         assert_eq!(c.before.entries.iter().find(|e| e.model == "d").unwrap().responses, 1);

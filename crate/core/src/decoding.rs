@@ -107,6 +107,13 @@ pub const DEFAULT_VOTES: u32 = 5;
 pub const MAX_MAJORITY_SAMPLES: u32 = 10;
 
 impl Decoding {
+    /// The decoding that applies to a record: the one a view or a command chose (`chosen`), else the
+    /// one the record carries (`recorded`), else the expectation. Records are never rewritten to
+    /// change how they are decoded: the choice travels as this parameter.
+    pub fn applied(chosen: Option<Decoding>, recorded: Option<Decoding>) -> Decoding {
+        chosen.or(recorded).unwrap_or_default()
+    }
+
     /// A decoding from its parts, refusing combinations that mean nothing: a sample count, temperature
     /// or seed with `greedy`/`expected`, a seed with the exact `majority`/`median`, no samples, more
     /// than [`MAX_MAJORITY_SAMPLES`] for `majority`, a temperature that is not positive and finite.

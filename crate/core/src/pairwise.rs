@@ -190,19 +190,20 @@ pub struct PairJudgment {
 }
 
 impl PairJudgment {
-    /// The two orders' p(A better), decoded as the line records (on the 5-point scale: each order's
-    /// verdict distribution decoded, then converted by [`five_point_share`]).
-    pub fn decoded(&self) -> (f64, f64) {
-        if let Some([first, second]) = self.decoded_verdicts() {
+    /// The two orders' p(A better), decoded as `decoding` says, else as the line records
+    /// ([`Decoding::applied`]; on the 5-point scale: each order's verdict distribution decoded, then
+    /// converted by [`five_point_share`]).
+    pub fn decoded(&self, decoding: Option<Decoding>) -> (f64, f64) {
+        if let Some([first, second]) = self.decoded_verdicts(decoding) {
             return (five_point_share(&first), 1.0 - five_point_share(&second));
         }
-        let v = self.decoding.unwrap_or_default().binary(&[self.p_a_first, self.p_a_second], &self.key());
+        let v = Decoding::applied(decoding, self.decoding).binary(&[self.p_a_first, self.p_a_second], &self.key());
         (v[0], v[1])
     }
 
     /// 5-point scale: each order's verdict distribution, decoded (as shown: A first, then B first).
-    fn decoded_verdicts(&self) -> Option<[Vec<f64>; 2]> {
-        let d = self.decoding.unwrap_or_default();
+    fn decoded_verdicts(&self, decoding: Option<Decoding>) -> Option<[Vec<f64>; 2]> {
+        let d = Decoding::applied(decoding, self.decoding);
         let key = self.key();
         self.verdicts
             .as_ref()
@@ -214,9 +215,9 @@ impl PairJudgment {
         format!("{}/{}/{}", self.model_a, self.model_b, self.session_id)
     }
 
-    /// The pair's p(A better): the mean of the two orders, decoded.
-    pub fn p_a(&self) -> f64 {
-        let (f, s) = self.decoded();
+    /// The pair's p(A better): the mean of the two orders, decoded (see [`Self::decoded`]).
+    pub fn p_a(&self, decoding: Option<Decoding>) -> f64 {
+        let (f, s) = self.decoded(decoding);
         (f + s) / 2.0
     }
 
@@ -224,13 +225,13 @@ impl PairJudgment {
     /// (seed 001): one per order, each order's decoded p(A) through `rule` as scores 1 + 9·p against
     /// 1 + 9·(1 − p); a 5-point verdict instead counts as Arena-Hard counts it, in expectation over
     /// the decoded distribution ([`five_point_battles`]). [`PairOrders::Mean`]: one battle from the
-    /// orders' mean p(A). A zero weight gives no battle.
-    pub fn battles(&self, rule: &PairRule) -> Vec<(Winner, f64)> {
+    /// orders' mean p(A). A zero weight gives no battle. `decoding` as for [`Self::decoded`].
+    pub fn battles(&self, rule: &PairRule, decoding: Option<Decoding>) -> Vec<(Winner, f64)> {
         let through_rule = |p: f64| rule.outcome(1.0 + 9.0 * p, 1.0 + 9.0 * (1.0 - p)).map(|w| (w, 1.0));
         match (rule.orders, &self.verdicts) {
-            (PairOrders::Mean, _) => through_rule(self.p_a()).into_iter().collect(),
+            (PairOrders::Mean, _) => through_rule(self.p_a(decoding)).into_iter().collect(),
             (PairOrders::Each, Some(_)) => {
-                let [first, second] = self.decoded_verdicts().expect("verdicts are present");
+                let [first, second] = self.decoded_verdicts(decoding).expect("verdicts are present");
                 let [a_wins, tie, b_wins] = five_point_battles(&first);
                 let [b_first, tie_second, a_second] = five_point_battles(&second);
                 [(Winner::A, a_wins + a_second), (Winner::Tie, tie + tie_second), (Winner::B, b_wins + b_first)]
@@ -239,7 +240,7 @@ impl PairJudgment {
                     .collect()
             }
             (PairOrders::Each, None) => {
-                let (first, second) = self.decoded();
+                let (first, second) = self.decoded(decoding);
                 [first, second].into_iter().filter_map(through_rule).collect()
             }
         }
@@ -337,8 +338,8 @@ pub fn looks_like_pair_judgments(bytes: &[u8]) -> bool {
 
 /// Pair judgments as the inputs of every aggregation: the per-(model, query) win-share scores and each
 /// query's battles (see the module docs; `rule.orders` picks one battle per order or one from their
-/// mean). A pair judged twice is an error.
-pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTable, Vec<Vec<WeightedBattle>>)> {
+/// mean), each pair decoded as `decoding` says (`None`: as it records). A pair judged twice is an error.
+pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule, decoding: Option<Decoding>) -> Result<(ScoreTable, Vec<Vec<WeightedBattle>>)> {
     let models: Vec<String> =
         pairs.iter().flat_map(|p| [p.model_a.clone(), p.model_b.clone()]).collect::<BTreeSet<_>>().into_iter().collect();
     let sessions: Vec<String> = pairs.iter().map(|p| p.session_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
@@ -352,12 +353,12 @@ pub fn comparisons(pairs: &[PairJudgment], rule: &PairRule) -> Result<(ScoreTabl
         if !seen.insert((a.min(b), a.max(b), s)) {
             return invalid!("`{}` and `{}` are compared twice on `{}`", p.model_a, p.model_b, p.session_id);
         }
-        let pa = p.p_a();
+        let pa = p.p_a(decoding);
         shares[a][s].push(pa);
         shares[b][s].push(1.0 - pa);
         // Battles keep the table's model order (a < b), as pointwise battles do.
         let ordered = |w: Winner| if a < b { (a, b, w) } else { (b, a, w.swapped()) };
-        per_session[s].extend(p.battles(rule).into_iter().map(|(w, weight)| (ordered(w), weight)));
+        per_session[s].extend(p.battles(rule, decoding).into_iter().map(|(w, weight)| (ordered(w), weight)));
     }
     let cells: Vec<Vec<Option<f64>>> =
         shares.iter().map(|row| row.iter().map(|xs| (!xs.is_empty()).then(|| 1.0 + 9.0 * stats::mean(xs))).collect()).collect();
@@ -424,12 +425,15 @@ mod tests {
             verdicts: Some([[0.1, 0.5, 0.2, 0.1, 0.1], [0.0, 0.2, 0.3, 0.4, 0.1]]),
             ..pair("q", "x", "y", 0.0, 0.0)
         };
-        let (first, second) = p.decoded();
+        let (first, second) = p.decoded(None);
         assert!((first - five_point_share(&[0.1, 0.5, 0.2, 0.1, 0.1])).abs() < 1e-12);
         assert!((second - (1.0 - five_point_share(&[0.0, 0.2, 0.3, 0.4, 0.1]))).abs() < 1e-12);
         let greedy = PairJudgment { decoding: Some(Decoding::Greedy), ..p.clone() };
         // Greedy: "A slightly better" shown first; "4", the second shown (A) slightly better, shown second.
-        assert_eq!(greedy.decoded(), (1.0, 1.0));
+        assert_eq!(greedy.decoded(None), (1.0, 1.0));
+        // A decoding passed in applies over the one the line records, which is left as it is.
+        assert_eq!(p.decoded(Some(Decoding::Greedy)), (1.0, 1.0));
+        assert_eq!(greedy.decoded(Some(Decoding::Expected)), p.decoded(None));
         assert!(PairSettings { scale: PairwiseScale::FivePoint, ..Default::default() }
             .mismatch(&PairJudgment { checklist_use: Some(ChecklistUse::Never), ..pair("q", "x", "y", 0.5, 0.5) }, "j")
             .is_some());
@@ -467,7 +471,7 @@ mod tests {
     #[test]
     fn both_orders_are_averaged_and_consistency_counted() {
         let p = pair("q", "x", "y", 0.9, 0.3);
-        assert!((p.p_a() - 0.6).abs() < 1e-12);
+        assert!((p.p_a(None) - 0.6).abs() < 1e-12);
         assert!(!p.consistent());
         assert!(pair("q", "x", "y", 0.6, 0.7).consistent());
         let c = position_consistency(&[p, pair("q", "x", "z", 0.6, 0.7)]).unwrap();
@@ -507,12 +511,12 @@ mod tests {
     fn each_order_is_a_battle_and_the_mean_one_battle() {
         let mut p = pair("q", "x", "y", 0.9, 0.3);
         // Seed 001: one battle per order — A won with A shown first, B with B shown first.
-        assert_eq!(p.battles(&EACH), [(Winner::A, 1.0), (Winner::B, 1.0)]);
+        assert_eq!(p.battles(&EACH, None), [(Winner::A, 1.0), (Winner::B, 1.0)]);
         // The mean of the orders (0.6): one battle, A's.
-        assert_eq!(p.battles(&MEAN), [(Winner::A, 1.0)]);
+        assert_eq!(p.battles(&MEAN, None), [(Winner::A, 1.0)]);
         p.decoding = Some(Decoding::Greedy);
-        assert_eq!(p.battles(&MEAN), [(Winner::Tie, 1.0)]);
-        assert_eq!(p.battles(&EACH), [(Winner::A, 1.0), (Winner::B, 1.0)]);
+        assert_eq!(p.battles(&MEAN, None), [(Winner::Tie, 1.0)]);
+        assert_eq!(p.battles(&EACH, None), [(Winner::A, 1.0), (Winner::B, 1.0)]);
         assert_eq!(PairRule::default(), MEAN);
     }
 
@@ -526,34 +530,34 @@ mod tests {
             decoding: Some(Decoding::Greedy),
             ..pair("q", "x", "y", 0.0, 0.0)
         };
-        assert_eq!(p.battles(&EACH), [(Winner::A, 3.0), (Winner::B, 1.0)]);
+        assert_eq!(p.battles(&EACH, None), [(Winner::A, 3.0), (Winner::B, 1.0)]);
         // One battle from the orders' mean win share (1 and 0): a tie.
-        assert_eq!(p.battles(&MEAN), [(Winner::Tie, 1.0)]);
+        assert_eq!(p.battles(&MEAN, None), [(Winner::Tie, 1.0)]);
         // Ranked: x ahead with 6:2, level without.
-        let (table, battles) = comparisons(std::slice::from_ref(&p), &EACH).unwrap();
+        let (table, battles) = comparisons(std::slice::from_ref(&p), &EACH, None).unwrap();
         let opts = crate::rank::RankOptions { method: crate::rank::Method::WinRate, bootstrap: 0, ..Default::default() };
         let r = crate::rank::rank_comparisons(&table, battles, &opts).unwrap();
         assert_eq!((r.entries[0].model.as_str(), r.entries[0].score, r.entries[0].battles), ("x", 0.75, Some(4)));
         // In expectation over a distribution: 3p₁ + p₂ wins, p₃ ties, p₄ + 3p₅ losses per order.
         let spread = PairJudgment { decoding: None, verdicts: Some([[0.5, 0.0, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]]), ..p };
-        assert_eq!(spread.battles(&EACH), [(Winner::A, 1.5 + 3.0), (Winner::Tie, 0.5)]);
+        assert_eq!(spread.battles(&EACH, None), [(Winner::A, 1.5 + 3.0), (Winner::Tie, 0.5)]);
     }
 
     #[test]
     fn comparisons_give_battles_in_model_order_and_win_shares() {
         let pairs = [pair("q1", "y", "x", 0.8, 0.8), pair("q1", "y", "z", 0.2, 0.2), pair("q2", "x", "y", 0.5, 0.5)];
-        let (table, battles) = comparisons(&pairs, &EACH).unwrap();
+        let (table, battles) = comparisons(&pairs, &EACH, None).unwrap();
         assert_eq!(table.models, ["x", "y", "z"]);
         // y beat x on q1 in both orders: stored as (x, y, B), twice.
         let b = |x, y, w| ((x, y, w), 1.0);
         assert_eq!(battles[0], vec![b(0, 1, Winner::B), b(0, 1, Winner::B), b(1, 2, Winner::B), b(1, 2, Winner::B)]);
         assert_eq!(battles[1], vec![b(0, 1, Winner::Tie), b(0, 1, Winner::Tie)]);
-        assert_eq!(comparisons(&pairs, &MEAN).unwrap().1[0], vec![b(0, 1, Winner::B), b(1, 2, Winner::B)]);
+        assert_eq!(comparisons(&pairs, &MEAN, None).unwrap().1[0], vec![b(0, 1, Winner::B), b(1, 2, Winner::B)]);
         // y on q1: p(win) 0.8 and 0.2 → share 0.5 → 5.5.
         assert!((table.get(1, 0).unwrap() - 5.5).abs() < 1e-12);
         assert!((table.get(0, 0).unwrap() - (1.0 + 9.0 * 0.2)).abs() < 1e-12);
         assert_eq!(table.get(2, 1), None);
-        assert!(comparisons(&[pair("q", "x", "y", 0.5, 0.5), pair("q", "y", "x", 0.5, 0.5)], &PairRule::default()).is_err());
+        assert!(comparisons(&[pair("q", "x", "y", 0.5, 0.5), pair("q", "y", "x", 0.5, 0.5)], &PairRule::default(), None).is_err());
     }
 
     #[test]

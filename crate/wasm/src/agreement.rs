@@ -15,12 +15,12 @@ use crate::{err, judgment_scores, settings, to_js};
 /// `settings` (optional, each field too): `{tieMargin, bootstrap, seed}`. Returns the `StrongAgreement`
 /// (`{strong_kind, rule, models, only_ours, only_strong, queries, unmatched, overall, per_model,
 /// per_query, disagreements, closeness, closeness_bins}`) with `problems`: those of our judgments and
-/// of the file (left-out lines, repeated responses).
+/// of the file (left-out lines, repeated responses). `decoding`: how our judgments are scored (as in `rank`).
 #[wasm_bindgen(js_name = strongAgreement)]
-pub fn strong_agreement(judgments: JsValue, name: &str, bytes: &[u8], settings: JsValue) -> Result<JsValue, JsValue> {
+pub fn strong_agreement(judgments: JsValue, name: &str, bytes: &[u8], settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
     let s: AgreementSettings = self::settings(settings, "settings")?;
     let (rule, opts) = s.options().map_err(err)?;
-    let (scores, mut problems) = judgment_scores(judgments)?;
+    let (scores, mut problems) = judgment_scores(judgments, decoding)?;
     let ours = ScoreTable::new(&scores).map_err(err)?;
     let (verdicts, read) = strong::read_strong_verdicts(name, bytes).map_err(err)?;
     problems.extend(read);

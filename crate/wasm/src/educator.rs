@@ -61,12 +61,12 @@ pub fn labels_jsonl(labels: JsValue) -> Result<String, JsValue> {
 }
 
 /// Refit the supervised scorer on the labels and rank before and after:
-/// `{before, after, changes, queries, labels_used, problems}` (see core's `Calibration`). `settings` as
-/// in `rank` (optional).
+/// `{before, after, changes, queries, labels_used, problems}` (see core's `Calibration`). `settings` and
+/// `decoding` as in `rank` (optional).
 #[wasm_bindgen]
-pub fn calibrate(judgments: JsValue, labels: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+pub fn calibrate(judgments: JsValue, labels: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
     let judgments: Vec<Judgment> = from_js(judgments, "judgments")?;
     let labels: Vec<Label> = from_js(labels, "labels")?;
     let s: RankSettings = self::settings(settings, "settings")?;
-    to_js(&calibrate::calibrate(&judgments, &labels, &s).map_err(err)?)
+    to_js(&calibrate::calibrate(&judgments, &labels, &s, crate::results::decoding(decoding)?).map_err(err)?)
 }

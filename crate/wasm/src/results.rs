@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::formats::{self, arena, jsonl, Judgment, Lined, Problem, RankingEntry};
 use rocketjudge_core::meta::{self, MetaOptions};
 use rocketjudge_core::rank::{self, EqualScores, Method, PairRule, RankSettings, RankedModel, Resample, ScoreTable};
@@ -20,14 +21,21 @@ pub fn judgment_labels(probs: JsValue) -> Result<JsValue, JsValue> {
     to_js(&p.into_iter().map(formats::judgment_label).collect::<Vec<_>>())
 }
 
-pub(crate) fn judgment_scores(judgments: JsValue) -> Result<(Vec<formats::Score>, Vec<Problem>), JsValue> {
-    let js: Vec<Judgment> = from_js(judgments, "judgments")?;
-    let lined: Vec<Lined<Judgment>> = js.into_iter().map(|value| Lined { line: 0, value }).collect();
-    Ok(scores_from_judgments("judgments", &lined))
+/// The decoding a view asks for (`{method, samples?, temperature?, seed?}`, core's `Decoding`); null or
+/// absent: each judgment as it records. Every view that scores takes it as its last argument.
+pub(crate) fn decoding(v: JsValue) -> Result<Option<Decoding>, JsValue> {
+    settings(v, "decoding")
 }
 
-fn score_table(judgments: JsValue) -> Result<ScoreTable, JsValue> {
-    ScoreTable::new(&judgment_scores(judgments)?.0).map_err(err)
+/// The judgments' scores under `decoding` (see [`decoding`]), and their problems.
+pub(crate) fn judgment_scores(judgments: JsValue, decoding: JsValue) -> Result<(Vec<formats::Score>, Vec<Problem>), JsValue> {
+    let js: Vec<Judgment> = from_js(judgments, "judgments")?;
+    let lined: Vec<Lined<Judgment>> = js.into_iter().map(|value| Lined { line: 0, value }).collect();
+    Ok(scores_from_judgments("judgments", &lined, self::decoding(decoding)?))
+}
+
+fn score_table(judgments: JsValue, decoding: JsValue) -> Result<ScoreTable, JsValue> {
+    ScoreTable::new(&judgment_scores(judgments, decoding)?.0).map_err(err)
 }
 
 /// How one judgment's item probabilities become its score: `{mean, scale, bias, score, graded,
@@ -49,10 +57,11 @@ pub fn explain_score(judgment: JsValue) -> Result<JsValue, JsValue> {
     to_js(&E { mean: (s.score - BIAS) / SCALE, scale: SCALE, bias: BIAS, score: s.score, graded: s.graded, missing: s.missing })
 }
 
-/// Scores of judgments: `{scores: [{session_id, model_test, score}], problems}`.
+/// Scores of judgments: `{scores: [{session_id, model_test, score}], problems}` (`decoding` as in
+/// [`judgment_scores`]).
 #[wasm_bindgen(js_name = scoreJudgments)]
-pub fn score_judgments(judgments: JsValue) -> Result<JsValue, JsValue> {
-    let (scores, problems) = judgment_scores(judgments)?;
+pub fn score_judgments(judgments: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
+    let (scores, problems) = judgment_scores(judgments, decoding)?;
     #[derive(Serialize)]
     struct S {
         scores: Vec<formats::Score>,
@@ -77,12 +86,12 @@ pub fn rank_defaults() -> Result<JsValue, JsValue> {
 }
 
 /// Rank models from judgments. `settings` (optional, each field too): `{method, tieMargin, equal, pairOrders,
-/// bootstrap, resample, seed}`; the defaults are `rankDefaults()`. The ranking comes with `rule` and
-/// `separated` (see [`RankingWithVerdicts`]).
+/// bootstrap, resample, seed}`; the defaults are `rankDefaults()`; `decoding` as in [`judgment_scores`].
+/// The ranking comes with `rule` and `separated` (see [`RankingWithVerdicts`]).
 #[wasm_bindgen]
-pub fn rank(judgments: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+pub fn rank(judgments: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
     let s: RankSettings = self::settings(settings, "settings")?;
-    let ranking = rank::rank(&score_table(judgments)?, &s.options().map_err(err)?).map_err(err)?;
+    let ranking = rank::rank(&score_table(judgments, decoding)?, &s.options().map_err(err)?).map_err(err)?;
     let rule = SettleRule::default();
     let separated = ranking.adjacent.iter().map(|p| rule.separates(p)).collect();
     to_js(&RankingWithVerdicts { ranking, rule, separated })
@@ -103,30 +112,31 @@ fn pair_rule(settings: JsValue) -> Result<PairRule, JsValue> {
     Ok(self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?.pairs)
 }
 
-/// Pairwise battles implied by judgments as an Arena JSON file's text (`settings` as in [`rank`]).
+/// Pairwise battles implied by judgments as an Arena JSON file's text (`settings`, `decoding` as in [`rank`]).
 #[wasm_bindgen(js_name = battlesJson)]
-pub fn battles_json(judgments: JsValue, settings: JsValue) -> Result<String, JsValue> {
-    Ok(arena::battles_to_json(&rank::battles(&score_table(judgments)?, &pair_rule(settings)?)))
+pub fn battles_json(judgments: JsValue, settings: JsValue, decoding: JsValue) -> Result<String, JsValue> {
+    Ok(arena::battles_to_json(&rank::battles(&score_table(judgments, decoding)?, &pair_rule(settings)?)))
 }
 
-/// The win-rate matrix: `{models, tie_margin, cells: [{row, col, win_rate, battles}]}` (`settings` as in [`rank`]).
+/// The win-rate matrix: `{models, tie_margin, cells: [{row, col, win_rate, battles}]}` (`settings`,
+/// `decoding` as in [`rank`]).
 #[wasm_bindgen(js_name = winRates)]
-pub fn win_rates(judgments: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
-    to_js(&report::win_rates(&score_table(judgments)?, &pair_rule(settings)?))
+pub fn win_rates(judgments: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
+    to_js(&report::win_rates(&score_table(judgments, decoding)?, &pair_rule(settings)?))
 }
 
 /// Mean score per model and category: `{models, categories, means: [[score|null]]}`;
-/// `categories` maps session ids to categories (`{[session_id]: category}`).
+/// `categories` maps session ids to categories (`{[session_id]: category}`); `decoding` as in [`rank`].
 #[wasm_bindgen(js_name = categoryTable)]
-pub fn category_table(judgments: JsValue, categories: JsValue) -> Result<JsValue, JsValue> {
+pub fn category_table(judgments: JsValue, categories: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
     let cats: HashMap<String, String> = from_js(categories, "categories")?;
-    to_js(&report::category_table(&judgment_scores(judgments)?.0, &cats))
+    to_js(&report::category_table(&judgment_scores(judgments, decoding)?.0, &cats))
 }
 
-/// Score distributions per model: `[{model, min, q1, median, q3, max, responses}]`.
+/// Score distributions per model: `[{model, min, q1, median, q3, max, responses}]` (`decoding` as in [`rank`]).
 #[wasm_bindgen]
-pub fn distributions(judgments: JsValue) -> Result<JsValue, JsValue> {
-    to_js(&report::distributions(&judgment_scores(judgments)?.0))
+pub fn distributions(judgments: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
+    to_js(&report::distributions(&judgment_scores(judgments, decoding)?.0))
 }
 
 /// Seed 000's ratio of disagreement over the judgments' graded items for 2, 3, 5 and 10 samples:
@@ -137,10 +147,10 @@ pub fn disagreement(judgments: JsValue) -> Result<JsValue, JsValue> {
     to_js(&report::disagreement(&js, &report::DISAGREEMENT_SAMPLES))
 }
 
-/// Scores as CSV text (`model,session_id,score`).
+/// Scores as CSV text (`model,session_id,score`; `decoding` as in [`rank`]).
 #[wasm_bindgen(js_name = scoresCsv)]
-pub fn scores_csv(judgments: JsValue) -> Result<String, JsValue> {
-    Ok(report::scores_csv(&judgment_scores(judgments)?.0))
+pub fn scores_csv(judgments: JsValue, decoding: JsValue) -> Result<String, JsValue> {
+    Ok(report::scores_csv(&judgment_scores(judgments, decoding)?.0))
 }
 
 /// A ranking's entries (as [`rank`] returns them) as CSV text (`rank,model,score,lower,upper`).

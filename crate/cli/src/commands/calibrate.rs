@@ -48,14 +48,14 @@ pub fn run(a: Args) -> CliResult {
     // The judgments' problems, with their files and lines (core reports them again by position).
     let mut problems = formats::check_judgments(inputs::records(&files));
     for (file, js) in &files {
-        problems.extend(scores_from_judgments(file, js).1);
+        problems.extend(scores_from_judgments(file, js, None).1);
     }
     inputs::report(problems)?;
     let labels_name = a.labels.display().to_string();
     let lined = calibrate::read_labels(&labels_name, &inputs::read(&a.labels)?)?;
     let judgments: Vec<Judgment> = inputs::records(&files).map(|(_, j)| j.value.clone()).collect();
     let labels: Vec<_> = lined.iter().map(|l| l.value.clone()).collect();
-    let mut c = calibrate::calibrate_with(&judgments, &labels, &opts, &ExtraTreesParams::default())?;
+    let mut c = calibrate::calibrate_with(&judgments, &labels, &opts, &ExtraTreesParams::default(), None)?;
     // Label problems name the label's position; give them the file and line instead.
     c.problems.retain(|p| p.file == LABELS);
     for p in c.problems.iter_mut() {

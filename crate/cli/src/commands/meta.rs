@@ -107,7 +107,7 @@ pub fn run(a: Args) -> CliResult {
         }
         let theirs = read_ranking(reference)?;
         let (table, battles) = match judged(&a)? {
-            inputs::Judged::Pairs(pairs) => pairwise::comparisons(&pairs, &rule)?,
+            inputs::Judged::Pairs(pairs) => pairwise::comparisons(&pairs, &rule, None)?,
             inputs::Judged::Scores(scores) => {
                 let table = ScoreTable::new(&scores)?;
                 let battles = rank::session_battles(&table, &rule);

@@ -150,7 +150,7 @@ pub fn run(a: Args) -> CliResult {
                     c.pairs, c.rate, c.consistent, c.pairs, c.first_shown
                 );
             }
-            let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs)?;
+            let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs, decoding)?;
             (rank::rank_comparisons(&table, battles, &opts)?, None)
         }
         inputs::Judged::Scores(scores) => (rank::rank(&ScoreTable::new(&scores)?, &opts)?, Some(scores.len())),

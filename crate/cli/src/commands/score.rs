@@ -97,7 +97,7 @@ pub fn run(a: Args) -> CliResult {
     let mut problems = formats::check_judgments(training.clone().chain(scored.clone()));
     let mut unsupervised = Vec::new();
     for (file, j) in scored {
-        let (s, p) = judgment_score(file, j);
+        let (s, p) = judgment_score(file, j, None);
         problems.extend(p);
         unsupervised.extend(s.map(|s| (&j.value, s.score)));
     }

@@ -286,8 +286,10 @@ pub fn pair_judgment_agreement(
                 continue;
             }
         };
-        let (a, b) =
-            p.battles(rule).iter().fold((0.0, 0.0), |(a, b), (w, weight)| (a + weight * w.score_a(), b + weight * (1.0 - w.score_a())));
+        let (a, b) = p
+            .battles(rule, None)
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (w, weight)| (a + weight * w.score_a(), b + weight * (1.0 - w.score_a())));
         let verdict = if (a - b).abs() < 1e-12 {
             Winner::Tie
         } else if a > b {

@@ -37,12 +37,13 @@ pub fn unsupervised_score(probs: &[Option<f64>]) -> Result<ResponseScore> {
     Ok(ResponseScore { score: mean * SCALE + BIAS, graded: graded.len(), missing: probs.len() - graded.len() })
 }
 
-/// The item values a judgment's score is the mean of: its probabilities decoded as the judgment records
-/// (the probabilities themselves when it records none, or `expected`). See [`crate::decoding`].
-pub fn decoded_probabilities(j: &Judgment) -> Vec<Option<f64>> {
-    match j.decoding {
-        None | Some(Decoding::Expected) => j.norm_probability.clone(),
-        Some(d) => {
+/// The item values a judgment's score is the mean of: its probabilities decoded as `decoding` says,
+/// else as the judgment records ([`Decoding::applied`]; the probabilities themselves under `expected`).
+/// See [`crate::decoding`].
+pub fn decoded_probabilities(j: &Judgment, decoding: Option<Decoding>) -> Vec<Option<f64>> {
+    match Decoding::applied(decoding, j.decoding) {
+        Decoding::Expected => j.norm_probability.clone(),
+        d => {
             let graded: Vec<f64> = j.norm_probability.iter().flatten().copied().collect();
             let mut values = d.binary(&graded, &Decoding::response_key(&j.model_test, &j.session_id)).into_iter();
             j.norm_probability.iter().map(|p| p.and_then(|_| values.next())).collect()
@@ -50,13 +51,14 @@ pub fn decoded_probabilities(j: &Judgment) -> Vec<Option<f64>> {
     }
 }
 
-/// Unsupervised scores of graded responses. A response none of whose items was graded gets no score
-/// and is reported as a problem (it would otherwise be a silent 5.5).
-pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>]) -> (Vec<Score>, Vec<Problem>) {
+/// Unsupervised scores of graded responses, decoded as `decoding` says (`None`: as each records). A
+/// response none of whose items was graded gets no score and is reported as a problem (it would
+/// otherwise be a silent 5.5).
+pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>], decoding: Option<Decoding>) -> (Vec<Score>, Vec<Problem>) {
     let mut scores = Vec::with_capacity(judgments.len());
     let mut problems = Vec::new();
     for j in judgments {
-        let (s, p) = judgment_score(file, j);
+        let (s, p) = judgment_score(file, j, decoding);
         problems.extend(p);
         if let Some(s) = s {
             scores.push(Score {
@@ -70,14 +72,15 @@ pub fn scores_from_judgments(file: &str, judgments: &[Lined<Judgment>]) -> (Vec<
     (scores, problems)
 }
 
-/// The unsupervised score of one judgment read from `file`, and its problem if it has one: an error
+/// The unsupervised score of one judgment read from `file` (decoded as for [`decoded_probabilities`]),
+/// and its problem if it has one: an error
 /// (and no score) when no item was graded, a warning when some were not; both at the judgment's line,
 /// field `norm_probability`.
-pub fn judgment_score(file: &str, j: &Lined<Judgment>) -> (Option<ResponseScore>, Option<Problem>) {
+pub fn judgment_score(file: &str, j: &Lined<Judgment>, decoding: Option<Decoding>) -> (Option<ResponseScore>, Option<Problem>) {
     let problem = |p: fn(&str, usize, &str, String) -> Problem, message: String| {
         Some(p(file, j.line, &j.value.session_id, message).with_field("norm_probability"))
     };
-    match unsupervised_score(&decoded_probabilities(&j.value)) {
+    match unsupervised_score(&decoded_probabilities(&j.value, decoding)) {
         Ok(s) if s.missing > 0 => (
             Some(s),
             problem(
