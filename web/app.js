@@ -8,7 +8,7 @@ import { renderResults } from './views.js';
 import { wantedThreads, saveThreads } from './lib/threads.js';
 import { readManifest, modelSource, splitHash, recommendedModel as recommendedIn } from './lib/manifest.js';
 import { readUpload, plainError, UploadError } from './lib/upload.js';
-import { runScope, pendingJobs } from './lib/run.js';
+import { runScope, gradableJobs, candidates } from './lib/run.js';
 
 const engine = new EngineClient(new URL('./worker/main.js', import.meta.url));
 // Tests drive the worker directly with ?debug=1; nothing else is exposed.
@@ -20,7 +20,11 @@ const state = {
   loading: null, // {phase, done, total}
   benchmark: null, // {name, queries, problems}
   responses: [], // [{file, model, format, records, problems}]
-  judgments: new Map(), // key(judge, model, session) -> judgment
+  // What the worker says is graded (it keeps the judgments): {judge, responses: [{model_test,
+  // session_id}]} for the loaded judge, else the one with the most grades; and the responses it has
+  // left to grade ([{query, response, model}]; null until asked).
+  graded: { judge: null, responses: [] },
+  pending: null,
   grading: { running: false, paused: false, done: 0, total: 0, perMinute: null, etaSec: null, errors: [] },
   uploadErrors: { bench: [], responses: [] }, // shown beside the upload control they concern
   run: { order: 'interleaved', until: false }, // how the next run grades (core's schedule), and whether it stops when settled
@@ -31,8 +35,6 @@ const state = {
   gpu: null, // {available, name, f16}
   engine: null, // {threads, cores, threadsWhy, cpuKernels, isolated}
 };
-
-const key = (judge, model, session) => `${judge}\u0000${model}\u0000${session}`;
 
 function notice(text, kind = 'info') {
   // The same message again replaces its older copy instead of stacking.
@@ -580,13 +582,25 @@ const loadDemoResponses = () =>
 /** Answers GPT-4 judged (its scores: benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl, the Strong judge view). */
 const loadGpt4JudgedResponses = () => loadBundledResponses('benchmarks/mt-bench/gpt4-judged', GPT4_JUDGED_MODELS);
 
-/** The judge with the most stored grades (shown before any judge is loaded after a reload). */
-function storedJudge() {
-  const counts = {};
-  for (const j of state.judgments.values()) counts[j.judge] = (counts[j.judge] || 0) + 1;
-  const best = Object.entries(counts).sort((a, b) => b[1] - a[1])[0];
-  return best ? best[0] : null;
+/**
+ * Ask the worker what is graded (state.graded) and, with a judge loaded, what is left (state.pending:
+ * core's rule, as `rocketjudge grade` resumes).
+ */
+async function refreshGraded() {
+  state.graded = await engine.request('graded', { judge: state.judge?.name ?? null }).catch(() => state.graded);
+  if (!state.judge || !state.benchmark) {
+    state.pending = [];
+    return;
+  }
+  const jobs = gradableJobs(state.benchmark.queries, state.responses);
+  const left = await engine
+    .request('pending', { judge: state.judge.name, candidates: candidates(jobs) })
+    .catch(() => null);
+  state.pending = left && left.map((i) => jobs[i]);
 }
+
+/** Responses `judge` graded, as `model\u0000session` keys. */
+const gradedKeys = () => new Set(state.graded.responses.map((r) => `${r.model_test}\u0000${r.session_id}`));
 
 function renderResponses() {
   const input = h('input', {
@@ -614,7 +628,8 @@ function renderResponses() {
     add([...e.dataTransfer.files]);
   });
   // Counts are per judge: the loaded one, else the one with the most grades stored here.
-  const judge = (state.judge && state.judge.name) || storedJudge();
+  const judge = state.graded.judge;
+  const graded = gradedKeys();
   mount(
     $('#responses'),
     h(
@@ -675,9 +690,7 @@ function renderResponses() {
                   h(
                     'td',
                     { class: 'num graded' },
-                    judge
-                      ? r.records.filter((x) => state.judgments.has(key(judge, r.model, x.session_id))).length
-                      : '–',
+                    judge ? r.records.filter((x) => graded.has(`${r.model}\u0000${x.session_id}`)).length : '–',
                   ),
                   h(
                     'td',
@@ -726,16 +739,9 @@ async function refreshStanding() {
   renderGrade();
 }
 
-/** The responses the loaded judge has not graded against their current checklist. */
-function currentPendingJobs() {
-  if (!state.benchmark || !state.judge) return [];
-  const graded = (model, session, items) =>
-    state.judgments.get(key(state.judge.name, model, session))?.norm_probability.length === items;
-  return pendingJobs(state.benchmark.queries, state.responses, graded);
-}
-
 async function startGrading() {
-  const jobs = currentPendingJobs();
+  await refreshGraded();
+  const jobs = state.pending || [];
   if (!jobs.length) return notice('Nothing left to grade.');
   state.grading = {
     running: true,
@@ -767,14 +773,12 @@ async function startGrading() {
 }
 
 engine.on('graded', (m) => {
-  const j = m.judgment;
-  state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
   Object.assign(state.grading, { done: m.done, total: m.total, perMinute: m.perMinute, etaSec: m.etaSec });
   state.pace = m.secsPerResponse;
   throttle('grade', renderGrade, 200);
   // The result views wait for the run to end (the worker answers them between responses); the live
   // leaderboard in the Grade card is what changes meanwhile.
-  throttle('responses', renderResponses, 1500);
+  throttle('responses', () => refreshGraded().then(renderResponses), 1500);
 });
 engine.on('standing', (m) => {
   state.standing = m.standing;
@@ -799,7 +803,7 @@ const ORDERS = [
 
 function renderGrade() {
   const g = state.grading;
-  const jobs = g.running ? [] : currentPendingJobs();
+  const jobs = g.running ? [] : state.pending || [];
   const ready = state.judge && state.benchmark && state.responses.length;
   const order = h(
     'select',
@@ -837,7 +841,7 @@ function renderGrade() {
           ? g.paused
             ? 'Paused'
             : 'Grading…'
-          : !ready
+          : !ready || !state.pending
             ? 'Grade'
             : jobs.length
               ? `Grade ${jobs.length} response${jobs.length === 1 ? '' : 's'}`
@@ -885,18 +889,14 @@ function renderGrade() {
           h('progress', { id: 'grade-progress', max: g.total || 1, value: g.done }),
         )
       : null,
-    !g.running &&
-      !g.done &&
-      state.judge &&
-      jobs.length &&
-      [...state.judgments.values()].some((j) => j.judge === state.judge.name)
+    !g.running && !g.done && state.judge && jobs.length && state.graded.responses.length
       ? h('p', { class: 'hint' }, 'Grades from an earlier visit were restored; grading continues with what is missing.')
       : null,
-    !state.judge && storedJudge()
+    !state.judge && state.graded.judge
       ? h(
           'p',
           { class: 'hint' },
-          `${[...state.judgments.values()].filter((j) => j.judge === storedJudge()).length} responses were graded earlier by ${storedJudge()}; load that judge to grade the rest.`,
+          `${state.graded.responses.length} responses were graded earlier by ${state.graded.judge}; load that judge to grade the rest.`,
         )
       : null,
     renderStanding(state.standing),
@@ -970,23 +970,15 @@ function renderStanding(s) {
 
 // ------------------------------------------------------------------ 5. results
 
-function currentJudgments() {
-  if (!state.judge) {
-    // Without a loaded judge, show the judge with the most judgments.
-    const counts = {};
-    for (const j of state.judgments.values()) counts[j.judge] = (counts[j.judge] || 0) + 1;
-    const best = Object.entries(counts).sort((a, b) => b[1] - a[1])[0];
-    return best ? [...state.judgments.values()].filter((j) => j.judge === best[0]) : [];
-  }
-  return [...state.judgments.values()].filter((j) => j.judge === state.judge.name);
-}
-
 function renderResultsPanel() {
   const gpt4Judged = { models: GPT4_JUDGED_MODELS, add: inOrder(loadGpt4JudgedResponses) };
   renderResults($('#results'), {
     engine,
     state,
-    judgments: currentJudgments(),
+    // The loaded judge's graded responses (ids; the views ask the worker for everything else), or
+    // without a loaded judge those of the judge with the most grades.
+    judge: state.graded.judge,
+    graded: state.graded.responses,
     notice,
     regrade: regradeItems,
     modelSource,
@@ -1015,7 +1007,6 @@ async function regradeItems(query, changes) {
       return null;
     });
   if (!merged) return;
-  for (const j of merged) state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
   query.checklist = changes.newChecklist;
   await db.put('inputs', state.benchmark, 'benchmark');
   renderAll();
@@ -1023,7 +1014,9 @@ async function regradeItems(query, changes) {
 
 // ------------------------------------------------------------------ boot
 
-function renderAll() {
+/** Everything drawn again, after asking the worker what is graded. */
+async function renderAll() {
+  await refreshGraded();
   renderStatus();
   renderJudge();
   renderBench();
@@ -1048,14 +1041,12 @@ async function boot() {
     notice('Could not read models/manifest.json; load a model from a file.', 'warn');
   }
   // Restore what this browser kept; on a first visit, preload the demo.
-  // The judgments are the worker's (it stores them); the page keeps a copy for counts and the inspector.
-  const [bench, responses, judgments, judgeSettings] = await Promise.all([
+  // The judgments are the worker's (it stores them); the page asks it for counts and views.
+  const [bench, responses, judgeSettings] = await Promise.all([
     db.get('inputs', 'benchmark'),
     db.get('inputs', 'responses'),
-    engine.request('judgments'),
     db.get('settings', 'judge'),
-  ]).catch(() => [null, null, [], null]);
-  for (const j of judgments || []) state.judgments.set(key(j.judge, j.model_test, j.session_id), j);
+  ]).catch(() => [null, null, null]);
   if (bench) state.benchmark = bench;
   if (responses) state.responses = responses;
   if (judgeSettings && judgeSettings.choice && !judgeSettings.choice.startsWith('__'))

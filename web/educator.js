@@ -32,11 +32,11 @@ const pct = (x) => (x == null ? '–' : `${Math.round(x * 100)} %`);
 /** Query and model selectors over the responses `judge` has graded; sets ui.query / ui.model. */
 function responsePicker(ctx, ui, rerender) {
   const queries = ctx.state.benchmark ? ctx.state.benchmark.queries : [];
-  const graded = new Set(ctx.judgments.map((j) => j.session_id));
+  const graded = new Set(ctx.graded.map((j) => j.session_id));
   const options = queries.filter((q) => graded.has(q.session_id));
   if (!options.length) return null;
   if (!ui.query || !graded.has(ui.query)) ui.query = options[0].session_id;
-  const models = ctx.judgments
+  const models = ctx.graded
     .filter((j) => j.session_id === ui.query)
     .map((j) => j.model_test)
     .sort();
@@ -705,7 +705,7 @@ export const EDU_VIEWS = {
     if (!ctx.state.strong) return mount(body, head);
     // GPT-4's bundled judgments are of the GPT-4-judged answers: without their grades there is nothing
     // to compare, so say so and offer them.
-    const graded = new Set(ctx.judgments.map((j) => j.model_test));
+    const graded = new Set(ctx.graded.map((j) => j.model_test));
     if (ctx.state.strong.bundled && !ctx.gpt4Judged.models.some((m) => graded.has(m))) {
       const loaded = ctx.state.responses.some((r) => ctx.gpt4Judged.models.includes(r.model));
       return mount(
@@ -759,7 +759,7 @@ export const EDU_VIEWS = {
 function allJobs(ctx, probe) {
   const byId = new Map((ctx.state.benchmark?.queries || []).map((q) => [q.session_id, q]));
   const jobs = [];
-  for (const j of ctx.judgments) {
+  for (const j of ctx.graded) {
     const query = byId.get(j.session_id);
     const response = responseOf(ctx, j.model_test, j.session_id);
     if (query && response) jobs.push({ query, response, model: j.model_test });

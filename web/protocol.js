@@ -54,12 +54,22 @@ export const REQUESTS = {
     fields: '{query, keep: [[newIndex, oldIndex]], grade: [newIndex], jobs: [{response, model}]}',
     result: '[judgment]',
   },
+  pending: {
+    module: 'grading',
+    fields: '{judge, candidates: [{model, session_id, items}]}',
+    result: "[index]: the candidates left to grade (core's resume rule)",
+  },
+  graded: {
+    module: 'grading',
+    fields: '{judge?}',
+    result: '{judge, responses: [{model_test, session_id}]}',
+  },
   judgments: { module: 'grading', fields: '{}', result: '[judgment]: every stored judgment' },
 
   // web/worker/views.js: results computed by core from the stored judgments
   view: {
     module: 'views',
-    fields: '{view (see VIEWS there), judge, settings?, decoding?, categories?, labels?, strong?}',
+    fields: '{view (see VIEWS there), judge, settings?, decoding?, categories?, labels?, strong?, session?}',
     result: "the view's value",
   },
   rankDefaults: { module: 'views', fields: '{}', result: '{settings, methods}' },
@@ -154,6 +164,7 @@ export const CORE_CALLS = [
   'compareRankings',
   'strongAgreement',
   'reasonedProtocols',
+  'designChoices',
   'probeKinds',
   'probeText',
   'promptStyles',

@@ -96,10 +96,9 @@ export async function renderResults(el, ctx) {
 }
 
 async function drawView(body, ctx) {
-  const { judgments } = ctx;
   // The other evaluation designs need no checklist grades, only a judge.
   const design = ui.tab in DESIGN_VIEWS;
-  if (!judgments.length && !design) {
+  if (!ctx.graded.length && !design) {
     mount(
       body,
       h(
@@ -112,7 +111,7 @@ async function drawView(body, ctx) {
     );
     return;
   }
-  const judge = judgments.length ? judgments[0].judge : ctx.state.judge?.name;
+  const judge = ctx.judge ?? ctx.state.judge?.name;
   try {
     if (!ui.settings) ({ settings: ui.settings, methods: ui.methods } = await ctx.engine.request('rankDefaults'));
     await VIEWS[ui.tab](body, ctx, judge);
@@ -250,7 +249,7 @@ const VIEWS = {
         h(
           'span',
           { class: 'hint' },
-          `judge ${judge} · ${ctx.judgments.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`,
+          `judge ${judge} · ${ctx.graded.length} graded responses · 95% bootstrap intervals over queries (${ui.settings.bootstrap} resamples)`,
         ),
       ),
       ranking.order_dependent
@@ -511,7 +510,7 @@ const VIEWS = {
 
   async inspector(body, ctx, judge) {
     const queries = ctx.state.benchmark ? ctx.state.benchmark.queries : [];
-    const graded = new Set(ctx.judgments.map((j) => j.session_id));
+    const graded = new Set(ctx.graded.map((j) => j.session_id));
     const options = queries.filter((q) => graded.has(q.session_id));
     if (!options.length) return mount(body, h('p', { class: 'hint' }, 'No graded queries yet.'));
     if (!ui.query || !graded.has(ui.query)) ui.query = options[0].session_id;
@@ -532,9 +531,9 @@ const VIEWS = {
       ui.model = null;
       renderResults(body.parentElement, ctx);
     });
-    const js = ctx.judgments
-      .filter((j) => j.session_id === ui.query)
-      .sort((a, b) => a.model_test.localeCompare(b.model_test));
+    const js = (await view(ctx, judge, 'query', { session: ui.query })).sort((a, b) =>
+      a.model_test.localeCompare(b.model_test),
+    );
     // Each response's score, core's (mean p(Yes) on 1–10), by model.
     const { scores: all } = await view(ctx, judge, 'scores');
     const score = new Map(all.filter((x) => x.session_id === ui.query).map((x) => [x.model_test, x.score]));

@@ -308,7 +308,7 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
 
 test('resume after reload (int8, the default): grades are kept, the rest is graded, nothing is doubled', async () => {
   const { context, page } = await newPage(browser, server.origin);
-  await page.goto(`${server.origin}/?demo=0`);
+  await page.goto(`${server.origin}/?demo=0&debug=1`);
   await loadFixtures(page);
   await loadJudge(page, JUDGE, 'cpu');
   await page.click('#start-grading');
@@ -330,6 +330,23 @@ test('resume after reload (int8, the default): grades are kept, the rest is grad
   assert.equal(new Set(judgments.map(key)).size, 12);
   const { worst, mean } = compareToNativeInt8(judgments);
   console.log(`cpu (wasm, int8) vs native int8: max |Δp| = ${worst.toFixed(4)}, mean ${mean.toFixed(4)}`);
+  // What is left is the worker's answer by core's rule (as `rocketjudge grade` resumes): nothing now;
+  // a response whose checklist has since grown, or any response for another judge, is left.
+  const candidates = judgments.map((j) => ({
+    model: j.model_test,
+    session_id: j.session_id,
+    items: j.norm_probability.length,
+  }));
+  const pending = (judge, cs) =>
+    page.evaluate(
+      ([judge, cs]) => globalThis.__rocketjudgeEngine.request('pending', { judge, candidates: cs }),
+      [judge, cs],
+    );
+  const judge = judgments[0].judge;
+  assert.deepEqual(await pending(judge, candidates), []);
+  const grown = candidates.map((c, i) => (i === 5 ? { ...c, items: c.items + 1 } : c));
+  assert.deepEqual(await pending(judge, grown), [5]);
+  assert.equal((await pending('another-judge', candidates)).length, 12);
   await shot(page, 'resumed');
   await context.close();
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { choosePlan } from '../../web/worker/engine.js';
 import { checklistChanges } from '../../web/lib/checklist.js';
-import { runScope, pendingJobs } from '../../web/lib/run.js';
+import { runScope, gradableJobs, candidates } from '../../web/lib/run.js';
 import { trustNote } from '../../web/lib/manifest.js';
 import { readFileSync } from 'node:fs';
 
@@ -32,7 +32,7 @@ test('a checklist edit keeps the grades of unchanged items and regrades new or r
   assert.deepEqual(checklistChanges(old, old), { newChecklist: old, keep: old.map((_, i) => [i, i]), grade: [] });
 });
 
-test('a run covers responses to queries with a checklist; pending ones are those not graded against it', () => {
+test("a run covers responses to queries with a checklist; the worker is asked about each with its checklist's length", () => {
   const queries = [
     { session_id: 'q1', checklist: ['a', 'b'] },
     { session_id: 'q2', checklist: [] },
@@ -43,15 +43,17 @@ test('a run covers responses to queries with a checklist; pending ones are those
     { model: 'm2', records: [{ session_id: 'q3' }, { session_id: 'q9' }] },
   ];
   assert.deepEqual(runScope(queries, responses), { models: ['m1', 'm2'], sessions: ['q1', 'q3'], total: 3 });
-  // m1 graded q1 against its two items; m1's q3 was graded against an older, longer checklist.
-  const stored = { 'm1/q1': 2, 'm1/q3': 2 };
-  const graded = (model, session, items) => stored[`${model}/${session}`] === items;
-  const jobs = pendingJobs(queries, responses, graded);
+  const jobs = gradableJobs(queries, responses);
   assert.deepEqual(
     jobs.map((j) => `${j.model}/${j.response.session_id}`),
-    ['m1/q3', 'm2/q3'],
+    ['m1/q1', 'm1/q3', 'm2/q3'],
   );
-  assert.equal(jobs[0].query, queries[2]);
+  assert.equal(jobs[1].query, queries[2]);
+  assert.deepEqual(candidates(jobs), [
+    { model: 'm1', session_id: 'q1', items: 2 },
+    { model: 'm1', session_id: 'q3', items: 1 },
+    { model: 'm2', session_id: 'q3', items: 1 },
+  ]);
 });
 
 test("a judge's trust note comes from its manifest entry, with where its figures were measured", () => {

@@ -27,19 +27,22 @@ export function runScope(queries, responses) {
 }
 
 /**
- * The responses still to grade, model by model in file order (the worker grades them in the run's
- * order): [{query, response, model}]. `graded(model, session, checklistLength)` says whether the
- * judge's stored judgment covers that response's current checklist.
+ * Every response the run may grade, model by model in file order (the worker grades them in the run's
+ * order): [{query, response, model}]. Which of them are left is the worker's answer (`pending`: core's
+ * rule of what counts as already graded); `candidates` is what that request is sent.
  */
-export function pendingJobs(queries, responses, graded) {
+export function gradableJobs(queries, responses) {
   const byId = gradable(queries);
   const jobs = [];
   for (const r of responses) {
     for (const resp of r.records) {
       const q = byId.get(resp.session_id);
-      if (!q || graded(r.model, resp.session_id, q.checklist.length)) continue;
-      jobs.push({ query: q, response: resp, model: r.model });
+      if (q) jobs.push({ query: q, response: resp, model: r.model });
     }
   }
   return jobs;
 }
+
+/** The `pending` request's candidates for `jobs` (see gradableJobs): [{model, session_id, items}]. */
+export const candidates = (jobs) =>
+  jobs.map((j) => ({ model: j.model, session_id: j.response.session_id, items: j.query.checklist.length }));

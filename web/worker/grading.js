@@ -1,6 +1,6 @@
 // Grading: a run of the loaded judge over responses in core's order with its live leaderboard,
-// regrading after a checklist edit, and the stored judgments. Requests: `grade`, `standing`,
-// `regrade`, `judgments`.
+// what is left to grade and what is graded, regrading after a checklist edit, and the stored
+// judgments. Requests: `grade`, `standing`, `pending`, `graded`, `regrade`, `judgments`.
 
 import { Pace } from '../lib/pace.js';
 import { engine, post, describeError, recoverIfTrapped } from './engine.js';
@@ -116,6 +116,34 @@ export const handlers = {
   },
 
   /**
+   * The indices of `candidates` ([{model, session_id, items}]: responses with their checklist's
+   * length now) that `judge` has still to grade: core's `resume` rule, as `rocketjudge grade` resumes
+   * (a stored judgment counts when made by this judge with the tab's prompt wording, undecoded, on
+   * as many items as the checklist has).
+   */
+  async pending({ judge, candidates }) {
+    const { wasm } = engine;
+    const settings = { judge, promptVersion: wasm.promptVersion() };
+    return [...wasm.pendingResponses(await judgmentsOf(judge), candidates, settings)];
+  },
+
+  /**
+   * What is stored, for the page's counts and pickers: {judge, responses: [{model_test, session_id}]}
+   * — `judge` the one asked for, else the one with the most stored grades (null when nothing is
+   * stored), and the responses it graded.
+   */
+  async graded({ judge = null }) {
+    const all = [...(await stored()).values()];
+    const counts = {};
+    for (const j of all) counts[j.judge] = (counts[j.judge] || 0) + 1;
+    const chosen = judge ?? Object.entries(counts).sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
+    const responses = all
+      .filter((j) => j.judge === chosen)
+      .map(({ model_test, session_id }) => ({ model_test, session_id }));
+    return { judge: chosen, responses };
+  },
+
+  /**
    * Regrade after a checklist edit: `query` with its new checklist, `keep` ([[newIndex, oldIndex]]:
    * items whose grades stay), `grade` (new indices: items graded now) for every response in `jobs`
    * ([{response, model}]). Stores and returns the merged judgments.
@@ -145,7 +173,7 @@ export const handlers = {
     return out;
   },
 
-  /** Every stored judgment (the page counts, resumes and inspects with them). */
+  /** Every stored judgment (the tests read the store with it; the page asks for views and `graded`). */
   async judgments() {
     return [...(await stored()).values()];
   },

@@ -128,11 +128,21 @@ impl OutputFolder {
         key: impl Fn(&T) -> String,
         mismatch: impl Fn(&T) -> Option<String>,
     ) -> Result<HashSet<String>> {
-        let rows = Self::resume(file, read, &key)?;
+        Ok(Self::resume_checked(file, read, &key, mismatch)?.iter().map(|r| key(&r.value)).collect())
+    }
+
+    /// The records already in `file` (see [`Self::resume`]) after the check of [`Self::resume_same`].
+    pub fn resume_checked<T>(
+        file: &Path,
+        read: impl Fn(&str, &[u8]) -> Result<Vec<Lined<T>>, FormatError>,
+        key: impl Fn(&T) -> String,
+        mismatch: impl Fn(&T) -> Option<String>,
+    ) -> Result<Vec<Lined<T>>> {
+        let rows = Self::resume(file, read, key)?;
         if let Some((r, why)) = rows.iter().find_map(|r| mismatch(&r.value).map(|why| (r, why))) {
             bail!("{}:{}: {why}; use another --out folder", file.display(), r.line);
         }
-        Ok(rows.iter().map(|r| key(&r.value)).collect())
+        Ok(rows)
     }
 
     /// Append one complete line (with its newline) to `file` in one write, and make it durable

@@ -484,4 +484,21 @@ fn grading_records_its_decoding_and_rank_applies_it() {
     assert_eq!(rank_json(&expected, &["--method", "mean", "--decoding", "greedy"]), mean);
     assert_ne!(rank_json(&expected, &["--method", "mean"]), mean);
     fails_with(grade(&q, &r, &greedy, &[]), "use another --out folder");
+    // Re-decoding reads the records and leaves them as graded.
+    for (file, _) in common::jsonl_files(&expected) {
+        assert!(lines(&expected.join(&file)).iter().all(|j| j.get("decoding").is_none()), "{file}");
+    }
+    // A query whose checklist changed since: its stored judgments are no longer this run's grades
+    // (core's `resume`, the rule the tab's pending responses follow too), and the run says which.
+    let edited = dir.path().join("edited.jsonl");
+    let mut text = String::new();
+    for (k, line) in std::fs::read_to_string(&q).unwrap().lines().enumerate() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if k == 0 {
+            v["checklist"].as_array_mut().unwrap().push("Is the answer polite?".into());
+        }
+        text.push_str(&format!("{v}\n"));
+    }
+    std::fs::write(&edited, text).unwrap();
+    fails_with(grade(&edited, &r, &expected, &[]), "checklist items, but the checklist now has");
 }

@@ -49,6 +49,7 @@ pub mod rank;
 pub mod reasoned;
 pub mod replay;
 pub mod report;
+pub mod resume;
 pub mod schedule;
 pub mod score;
 pub mod settle;

@@ -2,7 +2,11 @@
 //! live leaderboard of what is graded so far (core's `settle`), so the tab and `rocketjudge grade`
 //! order and judge a run alike.
 
+use std::collections::HashMap;
+
+use rocketjudge_core::formats::Judgment;
 use rocketjudge_core::rank::{RankSettings, ScoreTable};
+use rocketjudge_core::resume::GradingSettings;
 use rocketjudge_core::schedule::{Job, Order, Schedule, DEFAULT_ORDER_SEED};
 use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 use serde::{Deserialize, Serialize};
@@ -71,7 +75,7 @@ struct Scope {
 pub fn standing(judgments: JsValue, scope: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let scope: Scope = from_js(scope, "scope")?;
     let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
-    let table = ScoreTable::new(&judgment_scores(judgments)?.0).map_err(err)?;
+    let table = ScoreTable::new(&judgment_scores(judgments, JsValue::NULL)?.0).map_err(err)?;
     let s = Standing::new(&table, &scope.models, Some(scope.total), Some(scope.queries), &opts, scope.rule).map_err(err)?;
     #[derive(Serialize)]
     struct WithSentence {
@@ -81,4 +85,32 @@ pub fn standing(judgments: JsValue, scope: JsValue, settings: JsValue) -> Result
     }
     let sentence = s.sentence(scope.pace);
     to_js(&WithSentence { standing: s, sentence })
+}
+
+/// A response a run may grade: `{model, session_id, items}` (`items`: its checklist's length now).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Candidate {
+    model: String,
+    session_id: String,
+    items: usize,
+}
+
+/// Which of `candidates` (`[{model, session_id, items}]`) are left to grade: the indices of those
+/// without a judgment among `judgments` that core's `resume` counts as this run's grade (`settings`:
+/// `{judge, promptVersion, decoding?}`; the same judge, prompt wording and decoding, and as many items
+/// as the checklist has now). `rocketjudge grade` resumes by the same rule.
+#[wasm_bindgen(js_name = pendingResponses)]
+pub fn pending_responses(judgments: JsValue, candidates: JsValue, settings: JsValue) -> Result<Vec<usize>, JsValue> {
+    let judgments: Vec<Judgment> = from_js(judgments, "judgments")?;
+    let candidates: Vec<Candidate> = from_js(candidates, "candidates")?;
+    let settings: GradingSettings = from_js(settings, "settings")?;
+    let stored: HashMap<(&str, &str), &Judgment> =
+        judgments.iter().filter(|j| j.judge == settings.judge).map(|j| ((j.model_test.as_str(), j.session_id.as_str()), j)).collect();
+    Ok(candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !stored.get(&(c.model.as_str(), c.session_id.as_str())).is_some_and(|j| settings.covers(j, c.items)))
+        .map(|(i, _)| i)
+        .collect())
 }

@@ -6,7 +6,7 @@
 //! resume it loses its torn tail and the lines of the responses about to be graded again (rewritten
 //! atomically), so it too ends as an uninterrupted run's.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::{ErrorKind, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +15,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::{self, jsonl, Judgment, Lined};
-use rocketjudge_core::prompt::{PairwiseScale, PromptStyle, GRADING_PROMPT_VERSION};
+use rocketjudge_core::prompt::{PairwiseScale, PromptStyle};
+use rocketjudge_core::resume::GradingSettings;
 use rocketjudge_core::schedule::{Order, Schedule, DEFAULT_ORDER_SEED};
 use rocketjudge_core::settle::{self, Pace, SettleRule, DEFAULT_MIN_QUERIES};
 use serde_json::json;
@@ -28,7 +29,6 @@ use crate::live::Live;
 use crate::output::{reorder_lines, replace_atomically, OutputFolder};
 use crate::shard::{Shard, ShardRecord};
 use crate::{inputs, judges, CliResult};
-use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::pairwise::{ChecklistUse, PairSettings, DEFAULT_PAIRWISE_K};
 
 /// Grade responses with a local judge model.
@@ -102,39 +102,17 @@ pub enum EvalType {
     Pairwise5Point,
 }
 
-/// The judgments already in `path` (resume; see `OutputFolder::resume`), all by `judge` with the
-/// prompt wording `style` and the decoding `decoding`.
-fn resume_file(path: &Path, judge: &str, style: PromptStyle, decoding: Option<Decoding>) -> Result<Vec<Lined<Judgment>>> {
-    let rows = OutputFolder::resume(path, formats::rocketeval::read_judgments, |j: &Judgment| j.session_id.clone())?;
-    for r in &rows {
-        if r.value.judge != judge {
-            bail!(
-                "{}:{}: judged by `{}`, but this run's judge is `{judge}`; use another --out folder",
-                path.display(),
-                r.line,
-                r.value.judge
-            );
-        }
-        let version = r.value.prompt_version.as_deref().unwrap_or(GRADING_PROMPT_VERSION);
-        if version != style.version() {
-            bail!(
-                "{}:{}: graded with the prompt `{version}`, but this run's is `{}`; use another --out folder",
-                path.display(),
-                r.line,
-                style.version()
-            );
-        }
-        if r.value.decoding != decoding {
-            bail!(
-                "{}:{}: decoded as `{}`, but this run's decoding is `{}`; use another --out folder",
-                path.display(),
-                r.line,
-                r.value.decoding.unwrap_or_default().label(),
-                decoding.unwrap_or_default().label()
-            );
-        }
-    }
-    Ok(rows)
+/// The judgments already in `path` (resume; see `OutputFolder::resume_checked`), every one this run's
+/// grade of its response (core's `resume`: the same judge, prompt wording and decoding, and as many
+/// items as the response's checklist has now, `items` by session; a session not in this run is checked
+/// against its own length).
+fn resume_file(path: &Path, settings: &GradingSettings, items: &HashMap<&str, usize>) -> Result<Vec<Lined<Judgment>>> {
+    OutputFolder::resume_checked(
+        path,
+        formats::rocketeval::read_judgments,
+        |j: &Judgment| j.session_id.clone(),
+        |j| settings.mismatch(j, items.get(j.session_id.as_str()).copied().unwrap_or(j.norm_probability.len())),
+    )
 }
 
 /// Make a trace file agree with the judgments on disk before grading resumes: drop a torn last line
@@ -225,10 +203,12 @@ pub fn run(a: Args) -> CliResult {
             None => crate::output::model_path(&a.io.out, model, "jsonl"),
         }
     };
+    let settings = GradingSettings { judge: judge_name.clone(), prompt_version: a.prompt.version().to_string(), decoding };
+    let items: HashMap<&str, usize> = work.iter().map(|w| (w.response.session_id.as_str(), w.query.checklist.len())).collect();
     let mut resumed: BTreeMap<String, Vec<Lined<Judgment>>> = BTreeMap::new();
     for w in &work {
         if !resumed.contains_key(&w.model) {
-            resumed.insert(w.model.clone(), resume_file(&out_path(&w.model), &judge_name, a.prompt, decoding)?);
+            resumed.insert(w.model.clone(), resume_file(&out_path(&w.model), &settings, &items)?);
         }
     }
     let graded: HashSet<(&str, &str)> =
