@@ -17,8 +17,11 @@ const TYPES = {
   direct: 'Direct score (0–9 or 1–5, no checklist items)',
   reasoned: 'Written reasoning (chain of thought), N replies per response or pair',
 };
+// The page's words for core's choices (`designChoices`: its named enums, their facts and defaults); a
+// name core adds and the page has no words for is shown as it is.
 // Core's `Aggregate`: how a response's N replies become one score.
 const AGGREGATES = { mean: 'mean', median: 'median', majority: 'majority vote' };
+// Core's `DirectInstruction`: seed 004's levels and seed 003's variants.
 const INSTRUCTIONS = {
   rocketeval: "RocketEval's Direct prompt (score bands)",
   generic: 'Generic: "evaluate the quality" (level 2)',
@@ -27,27 +30,33 @@ const INSTRUCTIONS = {
   'rubric-ends': 'Criteria defined, only the lowest and highest score described (seed 003)',
   perplexity: 'Perplexity: no prompt (level 1)',
 };
+// Core's `ChecklistUse` (seed 002).
 const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
-// The levels whose rubric section a user may write (seed 004: one criterion named, or defined with score bands).
-const RUBRIC_LEVELS = ['criteria', 'rubric', 'rubric-ends'];
-// Core's `DirectScale`: the range the levels' prompts ask the score in (RocketEval's prompt is 0–9 only).
+// Core's `DirectScale`: the range the levels' prompts ask the score in.
 const SCALES = { '0-9': '0–9', '1-5': '1–5 (seeds 003 and 004)' };
-const hasScale = (instruction) => !['rocketeval', 'perplexity'].includes(instruction);
 // Core's `ReferenceUse`: the query's reference answer in a Direct prompt.
 const REFERENCES = { paper: "as the prompt's paper does", include: 'included', omit: 'left out' };
 // Core's `pairOrders` (rank::PairOrders): how a comparison's two orders become battles.
 const ORDERS = { mean: 'one from the mean of the two orders', each: 'one per order (seed 001)' };
 
-/** The design the worker runs, from the form's state (`u`). */
-function designOf(u) {
+/** A menu of core's `names`, each in the page's `words` (or as it is). */
+const menu = (names, words) => Object.fromEntries(names.map((n) => [n, words[n] ?? n]));
+
+/** Core's facts about a Direct level: {name, scale (1–5 allowed), rubric (the user's may replace it), prompt}. */
+const instructionOf = (choices, name) => choices.instructions.find((i) => i.name === name);
+
+/** The design the worker runs, from the form's state (`u`) and core's `choices`. */
+function designOf(u, choices) {
   const k = u.checklist === 'selective' && u.k !== '' ? Number(u.k) : null;
   if (u.type === 'direct') {
-    const perplexity = u.instruction === 'perplexity';
-    const rubric = RUBRIC_LEVELS.includes(u.instruction) && u.rubric.trim() ? u.rubric : null;
-    // 0–9 is core's default and left out, so designs stored before the choice keep their id.
-    const scale = hasScale(u.instruction) && u.scale === '1-5' ? { scale: '1-5' } : {};
+    const level = instructionOf(choices, u.instruction);
+    const { defaults } = choices;
+    const rubric = level.rubric && u.rubric.trim() ? u.rubric : null;
+    // The default scale is left out, so designs stored before the choice keep their id.
+    const scale = level.scale && u.scale !== defaults.scale ? { scale: u.scale } : {};
     // Seed 003's instance rubrics (a file of `{session_id, rubric}` lines): each query's own, over `rubric`.
-    const rubrics = RUBRIC_LEVELS.includes(u.instruction) && u.rubrics ? { rubrics: u.rubrics.bySession } : {};
+    const rubrics = level.rubric && u.rubrics ? { rubrics: u.rubrics.bySession } : {};
+    // Without a prompt (perplexity) no checklist, reference answer or threshold applies.
     return {
       type: 'direct',
       settings: {
@@ -55,9 +64,9 @@ function designOf(u) {
         ...scale,
         ...rubrics,
         rubric,
-        reference: perplexity ? 'paper' : u.referenceAnswer,
-        checklist: perplexity ? 'never' : u.checklist,
-        k: perplexity ? null : k,
+        reference: level.prompt ? u.referenceAnswer : defaults.reference,
+        checklist: level.prompt ? u.checklist : defaults.checklist,
+        k: level.prompt ? k : null,
       },
     };
   }
@@ -107,7 +116,7 @@ const paperForm = (protocol) => {
  * The reasoned form's fields: a protocol (core's, with its paper's settings), N, T, the aggregation,
  * the reply length.
  */
-function reasonedFields(u, protocols, set) {
+function reasonedFields(u, protocols, choices, set) {
   const r = u.reasoned;
   const field = (id, label, key, attrs, title) => {
     const el = h('input', { type: 'number', id, 'aria-label': label, value: r[key], size: 5, title, ...attrs });
@@ -146,10 +155,16 @@ function reasonedFields(u, protocols, set) {
       'label',
       {},
       'Aggregate ',
-      select('design-aggregate', 'Aggregation of the replies', AGGREGATES, r.aggregate, (v) => {
-        r.aggregate = v;
-        set();
-      }),
+      select(
+        'design-aggregate',
+        'Aggregation of the replies',
+        menu(choices.aggregates, AGGREGATES),
+        r.aggregate,
+        (v) => {
+          r.aggregate = v;
+          set();
+        },
+      ),
     ),
     field(
       'design-reply-tokens',
@@ -198,15 +213,17 @@ export const DESIGN_VIEWS = {
   async designs(body, ctx, { ui, rerender, settings: leaderboard, judge }) {
     const models = ctx.state.responses.map((r) => r.model);
     const protocols = (ui.reasonedProtocols ||= await ctx.engine.core('reasonedProtocols'));
+    const choices = (ui.designChoices ||= await ctx.engine.core('designChoices'));
+    const { defaults } = choices;
     const u = (ui.designForm ||= {
       type: 'pairwise',
       reference: models[0] || '',
-      instruction: 'rocketeval',
-      scale: '0-9',
-      checklist: 'never',
+      instruction: defaults.instruction,
+      scale: defaults.scale,
+      checklist: defaults.checklist,
       k: '',
-      orders: 'mean',
-      referenceAnswer: 'paper',
+      orders: defaults.pairOrders,
+      referenceAnswer: defaults.reference,
       rubric: '',
       reasoned: paperForm(protocols[0]),
     });
@@ -301,10 +318,11 @@ export const DESIGN_VIEWS = {
           ),
         )
       : null;
-    const perplexity = u.type === 'direct' && u.instruction === 'perplexity';
+    const level = instructionOf(choices, u.instruction);
+    const perplexity = u.type === 'direct' && !level.prompt;
     const reasoned = u.type === 'reasoned';
     const name = ctx.state.judge ? ctx.state.judge.name : judge;
-    const design = designOf(u);
+    const design = designOf(u, choices);
     const settings = design.type === 'pairwise' ? { ...leaderboard, pairOrders: u.orders } : leaderboard;
     const run = async () => {
       const { jobs, without } = designJobs(ctx, listsChecklist(design, protocols));
@@ -370,13 +388,27 @@ export const DESIGN_VIEWS = {
             'label',
             {},
             'Instruction ',
-            select('design-instruction', 'Instruction level', INSTRUCTIONS, u.instruction, set('instruction')),
+            select(
+              'design-instruction',
+              'Instruction level',
+              menu(
+                choices.instructions.map((i) => i.name),
+                INSTRUCTIONS,
+              ),
+              u.instruction,
+              set('instruction'),
+            ),
           )
         : null,
-      u.type === 'direct' && hasScale(u.instruction)
-        ? h('label', {}, 'Scale ', select('design-scale', 'Score scale', SCALES, u.scale, set('scale')))
+      u.type === 'direct' && level.scale
+        ? h(
+            'label',
+            {},
+            'Scale ',
+            select('design-scale', 'Score scale', menu(choices.scales, SCALES), u.scale, set('scale')),
+          )
         : null,
-      ...(u.type === 'direct' && RUBRIC_LEVELS.includes(u.instruction)
+      ...(u.type === 'direct' && level.rubric
         ? [h('label', {}, 'Rubric ', rubric), h('label', {}, 'Rubrics per query ', rubricsFile), rubricsShown]
         : []),
       u.type === 'direct' && !perplexity
@@ -390,14 +422,14 @@ export const DESIGN_VIEWS = {
             select(
               'design-reference-answer',
               'Reference answer',
-              REFERENCES,
+              menu(choices.references, REFERENCES),
               u.referenceAnswer,
               set('referenceAnswer'),
             ),
           )
         : null,
       ...(reasoned
-        ? reasonedFields(u, protocols, () => {
+        ? reasonedFields(u, protocols, choices, () => {
             ui.designStatus = '';
             ui.designErrors = [];
             rerender();
@@ -409,7 +441,13 @@ export const DESIGN_VIEWS = {
             'label',
             {},
             'Checklist in the prompt ',
-            select('design-checklist', 'Checklist use', USES, u.checklist, set('checklist')),
+            select(
+              'design-checklist',
+              'Checklist use',
+              menu(choices.checklistUses, USES),
+              u.checklist,
+              set('checklist'),
+            ),
           ),
       !perplexity && !reasoned && u.checklist === 'selective' ? h('label', {}, 'threshold ', k) : null,
       design.type === 'pairwise'
@@ -420,7 +458,13 @@ export const DESIGN_VIEWS = {
                 'The mean of the two orders gives one battle per comparison (a split is a tie; the default, since a small judge\'s verdict in one order is mostly its position). Seed 001 counts each order as a battle; a 5-point verdict "much better" as three battles, "better" as one, a tie as one tie.',
             },
             'Battles ',
-            select('design-orders', 'Battles per comparison', ORDERS, u.orders, set('orders')),
+            select(
+              'design-orders',
+              'Battles per comparison',
+              menu(choices.pairOrders, ORDERS),
+              u.orders,
+              set('orders'),
+            ),
           )
         : null,
     );
@@ -602,7 +646,7 @@ async function designResult(v, ctx, { name, settings, decoding, u }) {
     );
   // Agreement with the checklist leaderboard (this judge) and with a loaded reference ranking.
   const against = [];
-  if (ctx.judgments.length) {
+  if (ctx.graded.length) {
     try {
       const checklist = await ctx.engine.request('view', {
         view: 'leaderboard',

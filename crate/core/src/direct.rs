@@ -35,6 +35,10 @@ crate::named_enum!(
 );
 
 impl ReferenceUse {
+    /// What a user who does not choose gets (the CLI's `--reference-answer` and the page's menu): as
+    /// each prompt's paper does. (A settings record that does not say means [`ReferenceUse::Include`].)
+    pub const CHOSEN_BY_DEFAULT: ReferenceUse = ReferenceUse::Paper;
+
     fn is_default(&self) -> bool {
         *self == ReferenceUse::default()
     }
@@ -121,16 +125,14 @@ impl DirectSettings {
     /// no answer to decode; a threshold belongs to selective use only. Selective use without a
     /// threshold gets [`DEFAULT_DIRECT_K`]; `paper` becomes what it means for the instruction.
     pub fn checked(mut self) -> crate::Result<Self> {
-        if self.instruction == DirectInstruction::Perplexity
+        if !self.instruction.has_prompt()
             && (self.decoding.is_some() || self.checklist != ChecklistUse::Never || self.reference == ReferenceUse::Include)
         {
             return invalid!(
                 "the perplexity score has no prompt and no answer to decode: the checklist, the reference answer and the decoding do not apply"
             );
         }
-        if self.scale != DirectScale::ZeroToNine
-            && matches!(self.instruction, DirectInstruction::RocketEval | DirectInstruction::Perplexity)
-        {
+        if self.scale != DirectScale::ZeroToNine && !self.instruction.has_scale() {
             return invalid!(
                 "the `{}` score has no {} scale: RocketEval's prompt scores 0–9, perplexity is no score asked for",
                 self.instruction,

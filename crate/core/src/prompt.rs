@@ -299,6 +299,18 @@ impl DirectInstruction {
     pub fn has_rubric(self) -> bool {
         matches!(self, DirectInstruction::Criteria | DirectInstruction::Rubric | DirectInstruction::RubricEnds)
     }
+
+    /// Whether the score may be asked on another [`DirectScale`] than 0–9: RocketEval's prompt scores
+    /// 0–9 only, and perplexity asks for no score.
+    pub fn has_scale(self) -> bool {
+        !matches!(self, DirectInstruction::RocketEval | DirectInstruction::Perplexity)
+    }
+
+    /// Whether there is a prompt at all (perplexity has none: no checklist, reference answer or decoding
+    /// applies to it).
+    pub fn has_prompt(self) -> bool {
+        self != DirectInstruction::Perplexity
+    }
 }
 
 crate::named_enum!(

@@ -4,12 +4,12 @@
 //! reasoning — the engine's `designs` and core's `pairwise`/`direct`/`reasoned`.
 
 use js_sys::Function;
-use rocketjudge_core::decoding::Decoding;
-use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings};
+use rocketjudge_core::direct::{read_query_rubrics, DirectScore, DirectSettings, ReferenceUse};
 use rocketjudge_core::formats::{Query, Response};
-use rocketjudge_core::pairwise::{self, PairJudgment, PairSettings, PositionConsistency};
-use rocketjudge_core::rank::{self, RankSettings, Ranking, ScoreTable};
-use rocketjudge_core::reasoned::{ReasonedPair, ReasonedProtocol, ReasonedScore, ReasonedSettings};
+use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings, PositionConsistency};
+use rocketjudge_core::prompt::{DirectInstruction, DirectScale};
+use rocketjudge_core::rank::{self, PairOrders, RankSettings, Ranking, ScoreTable};
+use rocketjudge_core::reasoned::{Aggregate, ReasonedPair, ReasonedProtocol, ReasonedScore, ReasonedSettings};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -33,6 +33,65 @@ pub fn check_direct_settings(s: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = checkReasonedSettings)]
 pub fn check_reasoned_settings(s: JsValue) -> Result<JsValue, JsValue> {
     to_js(&settings::<ReasonedSettings>(s, "reasoned settings")?.checked().map_err(err)?)
+}
+
+/// The choices of the page's design form, from core's named enums (the page words each name):
+/// `{instructions: [{name, scale, rubric, prompt}], scales, checklistUses, references, aggregates,
+/// pairOrders, defaults: {instruction, scale, checklist, reference, pairOrders}}` — an
+/// instruction's `scale`: it may ask 1–5; `rubric`: a rubric of the user's replaces its own; `prompt`:
+/// it has one (perplexity has none, so no checklist or reference answer).
+#[wasm_bindgen(js_name = designChoices)]
+pub fn design_choices() -> Result<JsValue, JsValue> {
+    #[derive(Serialize)]
+    struct Instruction {
+        name: &'static str,
+        scale: bool,
+        rubric: bool,
+        prompt: bool,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Defaults {
+        instruction: DirectInstruction,
+        scale: DirectScale,
+        checklist: ChecklistUse,
+        reference: ReferenceUse,
+        pair_orders: PairOrders,
+    }
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Choices {
+        instructions: Vec<Instruction>,
+        scales: &'static [&'static str],
+        checklist_uses: &'static [&'static str],
+        references: &'static [&'static str],
+        aggregates: &'static [&'static str],
+        pair_orders: &'static [&'static str],
+        defaults: Defaults,
+    }
+    let instructions = DirectInstruction::NAMES
+        .iter()
+        .map(|&name| {
+            let i: DirectInstruction = name.parse().expect("a listed name");
+            Instruction { name, scale: i.has_scale(), rubric: i.has_rubric(), prompt: i.has_prompt() }
+        })
+        .collect();
+    let direct = DirectSettings::default();
+    to_js(&Choices {
+        instructions,
+        scales: DirectScale::NAMES,
+        checklist_uses: ChecklistUse::NAMES,
+        references: ReferenceUse::NAMES,
+        aggregates: Aggregate::NAMES,
+        pair_orders: PairOrders::NAMES,
+        defaults: Defaults {
+            instruction: direct.instruction,
+            scale: direct.scale,
+            checklist: PairSettings::default().checklist,
+            reference: ReferenceUse::CHOSEN_BY_DEFAULT,
+            pair_orders: RankSettings::default().pair_orders,
+        },
+    })
 }
 
 /// The reasoned protocols, each `{name, description, paper, pairwise, checklist}` (`paper`: its settings
@@ -80,16 +139,14 @@ pub fn plan_pairs(responses: JsValue, reference: Option<String>) -> Result<JsVal
     to_js(&pairwise::plan_pairs(&refs, reference.as_deref()).map_err(err)?)
 }
 
-/// Rank pair judgments with every aggregation (`settings` as for `rank`); `decoding` (optional)
-/// replaces the lines' own. `{ranking, consistency: {pairs, consistent, rate, first_shown}}`.
+/// Rank pair judgments with every aggregation (`settings` and `decoding` as for `rank`; the lines are
+/// decoded as they record when `decoding` is null). `{ranking, consistency: {pairs, consistent, rate,
+/// first_shown}}`.
 #[wasm_bindgen(js_name = rankPairs)]
 pub fn rank_pairs(pairs: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
-    let mut pairs: Vec<PairJudgment> = from_js(pairs, "pair judgments")?;
-    if let Some(d) = self::settings::<Option<Decoding>>(decoding, "decoding")? {
-        pairs.iter_mut().for_each(|p| p.decoding = Some(d));
-    }
+    let pairs: Vec<PairJudgment> = from_js(pairs, "pair judgments")?;
     let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
-    let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs).map_err(err)?;
+    let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs, crate::results::decoding(decoding)?).map_err(err)?;
     #[derive(Serialize)]
     struct R {
         ranking: Ranking,
@@ -102,7 +159,7 @@ pub fn rank_pairs(pairs: JsValue, settings: JsValue, decoding: JsValue) -> Resul
 #[wasm_bindgen(js_name = rankDirect)]
 pub fn rank_direct(rows: JsValue, settings: JsValue, decoding: JsValue) -> Result<JsValue, JsValue> {
     let rows: Vec<DirectScore> = from_js(rows, "Direct scores")?;
-    let decoding = self::settings::<Option<Decoding>>(decoding, "decoding")?;
+    let decoding = crate::results::decoding(decoding)?;
     let scores: Vec<_> = rows.iter().map(|r| r.as_score(decoding)).collect();
     let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
     to_js(&rank::rank(&ScoreTable::new(&scores).map_err(err)?, &opts).map_err(err)?)

@@ -42,7 +42,7 @@ pub struct Args {
     scale: DirectScale,
     /// The query's reference answer in the prompt: `paper` (as each prompt's paper does: RocketEval's
     /// with it, seed 004's levels without; the default), `include` or `omit`. Recorded in each line.
-    #[arg(long, default_value_t = ReferenceUse::Paper, value_parser = PossibleValuesParser::new(ReferenceUse::NAMES).try_map(|s| s.parse::<ReferenceUse>()))]
+    #[arg(long, default_value_t = ReferenceUse::CHOSEN_BY_DEFAULT, value_parser = PossibleValuesParser::new(ReferenceUse::NAMES).try_map(|s| s.parse::<ReferenceUse>()))]
     reference_answer: ReferenceUse,
     /// Seed 004's judging of one criterion the user names: the rubric section of `--instruction
     /// criteria` (e.g. "Logicality") or `rubric` (the criterion's definition and score bands) in place
