@@ -584,10 +584,11 @@ const loadGpt4JudgedResponses = () => loadBundledResponses('benchmarks/mt-bench/
 
 /**
  * Ask the worker what is graded (state.graded) and, with a judge loaded, what is left (state.pending:
- * core's rule, as `rocketjudge grade` resumes).
+ * core's rule, as `rocketjudge grade` resumes; not asked during a run, whose jobs are fixed).
  */
 async function refreshGraded() {
   state.graded = await engine.request('graded', { judge: state.judge?.name ?? null }).catch(() => state.graded);
+  if (state.grading.running) return;
   if (!state.judge || !state.benchmark) {
     state.pending = [];
     return;
