@@ -189,9 +189,10 @@ impl DirectSettings {
         }
     }
 
-    /// What a line made with these settings records as `reference` (nothing for perplexity).
+    /// What a line made with these settings records as `reference` (nothing where there is no prompt:
+    /// perplexity).
     pub fn recorded_reference(&self) -> Option<bool> {
-        (self.instruction != DirectInstruction::Perplexity).then(|| self.with_reference())
+        self.instruction.has_prompt().then(|| self.with_reference())
     }
 
     /// Whether `row` was made with these settings (what a resumed run checks; a line without
