@@ -21,11 +21,15 @@ pub struct Entry {
     pub role: String,
     /// What the app says of this judge's rankings (`note`), and the measurement its figures come
     /// from (`measured`).
+    #[allow(dead_code)]
     pub trust: Trust,
     pub source: Source,
 }
 
+/// Shown by the page (`web/lib/manifest.js`), not by the CLI: parsed here so that a manifest without
+/// them fails `manifest_is_complete`.
 #[derive(Debug, Clone, Deserialize)]
+#[allow(dead_code)]
 pub struct Trust {
     pub note: String,
     pub measured: String,
