@@ -4,7 +4,7 @@
 //! stored as scales plus packed integers. Checked against gguf-py's numpy dequantizers
 //! (`scripts/golden/quant_golden.py`).
 
-use half::{bf16, f16};
+use half::f16;
 
 /// The tensor types GGUF judge models use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -87,6 +87,24 @@ impl GgmlType {
     }
 }
 
+/// An f16's value without a branch on its class (the `half` crate's portable conversion, which wasm
+/// runs, has them): the exponent and mantissa move into f32's places and one multiply by 2^112 (the
+/// two exponent biases apart) rebiases normals and subnormals alike; infinity and NaN keep f32's
+/// all-ones exponent.
+#[inline]
+fn f16_bits_to_f32(h: u16) -> f32 {
+    let magnitude = (h & 0x7FFF) as u32;
+    let finite = f32::from_bits(magnitude << 13) * f32::from_bits(0x7780_0000);
+    let v = if magnitude >= 0x7C00 { f32::from_bits((magnitude << 13) | 0x7F80_0000) } else { finite };
+    f32::from_bits(v.to_bits() | (((h & 0x8000) as u32) << 16))
+}
+
+/// A bfloat16's value: its bits are an f32's upper half.
+#[inline]
+fn bf16_bits_to_f32(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
 #[inline]
 fn f16_at(b: &[u8], i: usize) -> f32 {
     f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
@@ -99,6 +117,22 @@ fn scale_min_k4(j: usize, q: &[u8]) -> (f32, f32) {
         ((q[j] & 63) as f32, (q[j + 4] & 63) as f32)
     } else {
         (((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4)) as f32, ((q[j + 4] >> 4) | ((q[j] >> 6) << 4)) as f32)
+    }
+}
+
+/// 16-bit floats to f32, in groups of 16 and then the rest.
+#[inline]
+fn halves(src: &[u8], out: &mut [f32], value: impl Fn(u16) -> f32) {
+    let src = &src[..out.len() * 2];
+    let (mut o, mut s) = (out.chunks_exact_mut(16), src.chunks_exact(32));
+    for (o, s) in (&mut o).zip(&mut s) {
+        let (o, s): (&mut [f32; 16], &[u8; 32]) = (o.try_into().unwrap(), s.try_into().unwrap());
+        for i in 0..16 {
+            o[i] = value(u16::from_le_bytes([s[2 * i], s[2 * i + 1]]));
+        }
+    }
+    for (o, c) in o.into_remainder().iter_mut().zip(s.remainder().chunks_exact(2)) {
+        *o = value(u16::from_le_bytes([c[0], c[1]]));
     }
 }
 
@@ -115,16 +149,8 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                 *o = f32::from_le_bytes(c.try_into().unwrap());
             }
         }
-        GgmlType::F16 => {
-            for (o, c) in out.iter_mut().zip(src.chunks_exact(2)) {
-                *o = f16::from_le_bytes([c[0], c[1]]).to_f32();
-            }
-        }
-        GgmlType::BF16 => {
-            for (o, c) in out.iter_mut().zip(src.chunks_exact(2)) {
-                *o = bf16::from_le_bytes([c[0], c[1]]).to_f32();
-            }
-        }
+        GgmlType::F16 => halves(src, out, f16_bits_to_f32),
+        GgmlType::BF16 => halves(src, out, bf16_bits_to_f32),
         GgmlType::Q4_0 => {
             for (y, b) in out.chunks_exact_mut(32).zip(src.chunks_exact(bb)) {
                 let d = f16_at(b, 0);
@@ -251,6 +277,32 @@ mod tests {
         let mut y = [0f32; 32];
         dequantize(GgmlType::Q8_0, &b, &mut y);
         assert_eq!(&y[..3], &[2.0, -3.0, 0.0]);
+    }
+
+    /// Every f16 and bf16 bit pattern (normals, subnormals, zeros, infinities, both signs) converts
+    /// to the `half` crate's value, bit for bit; every NaN to a NaN. Also through `dequantize`, whose
+    /// 16-value groups and remainder take them, on a length that is not a multiple of 16.
+    #[test]
+    fn half_float_conversions_are_the_half_crates_for_every_value() {
+        let all: Vec<u16> = (0..=u16::MAX).collect();
+        let bytes: Vec<u8> = all.iter().flat_map(|h| h.to_le_bytes()).collect();
+        let n = all.len() - 7;
+        let (mut f, mut b) = (vec![0f32; n], vec![0f32; n]);
+        dequantize(GgmlType::F16, &bytes, &mut f);
+        dequantize(GgmlType::BF16, &bytes, &mut b);
+        for (i, &h) in all.iter().enumerate() {
+            let pairs = [(f16_bits_to_f32(h), f16::from_bits(h).to_f32()), (bf16_bits_to_f32(h), half::bf16::from_bits(h).to_f32())];
+            let through = if i < n { [Some(f[i]), Some(b[i])] } else { [None, None] };
+            for ((got, want), d) in pairs.into_iter().zip(through) {
+                for got in std::iter::once(got).chain(d) {
+                    if want.is_nan() {
+                        assert!(got.is_nan(), "{h:#06x}: {got}");
+                    } else {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{h:#06x}: {got} against {want}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

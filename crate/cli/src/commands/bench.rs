@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_engine::backend::cpu::qmatmul::random_weight;
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::device::{self, BackendInfo, BackendKind, BackendOptions, GpuKernels, HostUpload, WithBackend};
 use rocketjudge_engine::gguf::TensorInfo;
@@ -268,36 +269,6 @@ fn run_ours<B: Backend>(
 
 const TYPES: [GgmlType; 11] = GgmlType::ALL;
 
-/// Random blocks, with small f16 scales where the format has them (finite, moderate values).
-fn random_weight(seed: &mut u64, dtype: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
-    let mut next = || {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    };
-    let mut b: Vec<u8> = (0..dtype.row_bytes(cols) * rows).map(|_| next() as u8).collect();
-    let scale_at: &[usize] = match dtype {
-        GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
-        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4K | GgmlType::Q5K => &[0, 2],
-        GgmlType::Q6K => &[208],
-        GgmlType::F16 | GgmlType::BF16 | GgmlType::F32 => &[],
-    };
-    const F16_0_01: [u8; 2] = [0x1F, 0x21];
-    for blk in b.chunks_exact_mut(dtype.block_bytes()) {
-        for &o in scale_at {
-            blk[o..o + 2].copy_from_slice(&F16_0_01);
-        }
-    }
-    match dtype {
-        GgmlType::F16 => b.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3B),
-        GgmlType::BF16 => b.chunks_exact_mut(2).for_each(|c| c[1] &= 0x3F),
-        GgmlType::F32 => b.chunks_exact_mut(4).for_each(|c| c[3] &= 0x3F),
-        _ => {}
-    }
-    b
-}
-
 /// GFLOP/s of x[m×k]·W[n×k]ᵀ (GEMM) and of one row (GEMV) for every weight type, and the GEMV's
 /// weight bandwidth.
 fn run_matmul<B: HostUpload>(backend: &mut B, shape: &str, reps: usize) -> Result<Value> {
@@ -305,13 +276,12 @@ fn run_matmul<B: HostUpload>(backend: &mut B, shape: &str, reps: usize) -> Resul
     let [m, n, k] = dims[..] else { anyhow::bail!("--matmul takes M,N,K, e.g. 512,4096,4096") };
     let reps = reps.max(1) * 5;
     let x: Vec<f32> = (0..m * k).map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 500.0).collect();
-    let mut seed = 0x1234_5678u64;
     let mut rows = Vec::new();
-    for dtype in TYPES {
+    for (seed, dtype) in TYPES.into_iter().enumerate() {
         if k % dtype.block_size() != 0 {
             continue;
         }
-        let bytes = random_weight(&mut seed, dtype, n, k);
+        let bytes = random_weight(dtype, n, k, seed as u64);
         let info = TensorInfo { name: format!("{dtype:?}"), dims: vec![k as u64, n as u64], dtype, offset: 0, n_bytes: bytes.len() as u64 };
         let w = backend.load(&info, &bytes)?;
         let xs = backend.upload(m, k, x.clone())?;

@@ -209,6 +209,23 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
     );
 }
 
+/// Activation rows up to which a float weight's product takes dot products row by row.
+const FEW_ROWS: usize = 4;
+
+/// Σ a·b in 16 independent sums (vectorized: a float sum in one order would not be).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 16];
+    let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        let (x, y): (&[f32; 16], &[f32; 16]) = (x.try_into().unwrap(), y.try_into().unwrap());
+        for i in 0..16 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 /// Rows per parallel task of the element-wise operations: enough work to pay for a task.
 const ROWS_PER_TASK: usize = 8;
 
@@ -501,12 +518,34 @@ impl Backend for Cpu {
             });
             return y;
         }
+        let rb = w.row_bytes();
+        let threads = self.threads;
+        if m <= FEW_ROWS {
+            // A few rows (a generated token): one pass over the weight, each of its rows expanded
+            // into a buffer that stays in the L1 cache and dotted with every activation row —
+            // expanding all of it for a GEMM costs more than the products.
+            let mut yt = vec![0f32; n * m];
+            self.run(|| {
+                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).for_each(|(out, wb)| {
+                    let mut wrow = vec![0f32; k];
+                    for (j, b) in wb.chunks_exact(rb).enumerate() {
+                        dequantize(w.dtype, b, &mut wrow);
+                        for (r, xrow) in x.data.chunks_exact(k).enumerate() {
+                            out[j * m + r] = dot(&wrow, xrow);
+                        }
+                    }
+                });
+            });
+            for (r, yrow) in y.data.chunks_exact_mut(n).enumerate() {
+                yrow.iter_mut().enumerate().for_each(|(j, v)| *v = yt[j * m + r]);
+            }
+            add_bias(&mut y, bias);
+            return y;
+        }
         // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
         // one multi-threaded GEMM does the rest.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize(n * k, 0.0);
-        let rb = w.row_bytes();
-        let threads = self.threads;
         self.run(|| {
             scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
                 let r0 = c * 16;
@@ -733,6 +772,35 @@ impl Backend for Cpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Float weights, and every weight on the f32 path, give the same products with one to five
+    /// activation rows (the row-by-row dot products up to [`FEW_ROWS`], one GEMM above) as an f64
+    /// sum over the dequantized weight; widths that are and are not a multiple of 16.
+    #[test]
+    fn float_products_of_few_and_many_rows_match_f64_sums() {
+        let cases = [(GgmlType::F32, 40), (GgmlType::F16, 256), (GgmlType::BF16, 72), (GgmlType::Q8_0, 96), (GgmlType::Q4K, 256)];
+        for (dtype, k) in cases {
+            let n = 37;
+            let bytes = qmatmul::random_weight(dtype, n, k, 5);
+            let mut wf = vec![0f32; n * k];
+            dequantize(dtype, &bytes, &mut wf);
+            let precision = if matches!(dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) { Precision::Int8 } else { Precision::F32 };
+            let mut cpu = Cpu::with_precision(2, precision).unwrap();
+            let info = TensorInfo { name: "w".into(), dims: vec![k as u64, n as u64], dtype, offset: 0, n_bytes: bytes.len() as u64 };
+            let w = cpu.load(&info, &bytes).unwrap();
+            for m in 1..=FEW_ROWS + 1 {
+                let x = qmatmul::random_acts(m, k, m as u64);
+                let y = cpu.matmul(&Tensor { rows: m, cols: k, data: x.clone() }, &w, None);
+                for r in 0..m {
+                    for j in 0..n {
+                        let want: f64 = (0..k).map(|i| x[r * k + i] as f64 * wf[j * k + i] as f64).sum();
+                        let got = y.data[r * n + j] as f64;
+                        assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{dtype:?} m={m} ({r},{j}): {got} against {want}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn fast_exp_is_accurate() {

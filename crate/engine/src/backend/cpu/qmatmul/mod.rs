@@ -635,13 +635,19 @@ fn bytes(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// A GGUF-valid random matrix of `dtype`: random bytes with sane f16 scales.
+/// A GGUF-valid random matrix of `dtype`: random bytes with sane f16 scales; for the float types,
+/// values spread evenly over ±0.05 as trained weights are (random bit patterns would make many of
+/// them subnormal, which x86 multiplies slowly) — tests, and the benchmarks that time every type.
 pub fn random_weight(dtype: GgmlType, rows: usize, k: usize, seed: u64) -> Vec<u8> {
     let mut b = bytes(rows * dtype.row_bytes(k), seed);
     let scale = |v: f32| f16::from_f32(v).to_le_bytes();
+    let even = |c: &[u8]| c.iter().fold(0u32, |a, &x| a << 8 | x as u32) as f32 / 256f32.powi(c.len() as i32) * 0.1 - 0.05;
     for (i, blk) in b.chunks_exact_mut(dtype.block_bytes()).enumerate() {
         let s = 0.01 + (i % 7) as f32 * 0.003;
         match dtype {
+            GgmlType::F16 => blk.copy_from_slice(&f16::from_f32(even(blk)).to_le_bytes()),
+            GgmlType::BF16 => blk.copy_from_slice(&half::bf16::from_f32(even(blk)).to_le_bytes()),
+            GgmlType::F32 => blk.copy_from_slice(&even(blk).to_le_bytes()),
             GgmlType::Q4K | GgmlType::Q5K => {
                 blk[0..2].copy_from_slice(&scale(s));
                 blk[2..4].copy_from_slice(&scale(s * 0.5));
