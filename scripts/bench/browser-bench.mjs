@@ -7,7 +7,7 @@
 //     [--kernels NAME] [--no-wllama] [--json]
 
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 
 const { values: a } = parseArgs({
   options: {
@@ -28,20 +28,11 @@ const { values: a } = parseArgs({
 });
 if (!a.origin) throw new Error('--origin is required (scripts/bench-browser.sh passes it)');
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--enable-unsafe-webgpu',
-    '--enable-features=Vulkan',
-    ...(process.env.ROCKETJUDGE_BENCH_CHROME_ARGS || '').split(' ').filter(Boolean),
-    ...(process.env.ROCKETJUDGE_WEBGPU_ADAPTER === 'hardware' ? [] : ['--use-webgpu-adapter=swiftshader']),
-  ],
-});
+const browser = await launchChromium([
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  ...(process.env.ROCKETJUDGE_WEBGPU_ADAPTER === 'hardware' ? [] : ['--use-webgpu-adapter=swiftshader']),
+]);
 try {
   const page = await (await browser.newContext()).newPage();
   page.on('pageerror', (e) => console.error(`page error: ${e.message}`));

@@ -1,6 +1,6 @@
 // The candle-matmul sweep as WebAssembly in headless Chromium (one thread, simd128 and relaxed-simd),
-// the module built by scripts/bench-candle.sh into DIR. Requests to localhost:8123 are answered from DIR by Playwright;
-// the page reaches no network.
+// the module built by scripts/bench-candle.sh into DIR. Playwright answers the page's requests to
+// localhost:8123 from DIR and aborts any other: the page reaches no network.
 //
 //   node scripts/bench/candle-matmul/browser.mjs --dir DIR [--shape 512,1536,1536] [--repeat 3]
 //     [--kernels NAME] [--json]
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../chromium.mjs';
 
 const { values: a } = parseArgs({
   options: {
@@ -23,16 +23,7 @@ if (!a.dir) throw new Error('--dir is required (scripts/bench-candle.sh passes i
 const [m, n, k] = a.shape.split(',').map(Number);
 if (![m, n, k].every((v) => Number.isInteger(v) && v > 0)) throw new Error(`--shape takes M,N,K, not ${a.shape}`);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    ...(process.env.ROCKETJUDGE_BENCH_CHROME_ARGS || '').split(' ').filter(Boolean),
-  ],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
