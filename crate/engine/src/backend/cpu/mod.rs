@@ -520,7 +520,7 @@ impl Backend for Cpu {
         }
         let rb = w.row_bytes();
         let threads = self.threads;
-        if m <= FEW_ROWS {
+        if (1..=FEW_ROWS).contains(&m) {
             // A few rows (a generated token): one pass over the weight, each of its rows expanded
             // into a buffer that stays in the L1 cache and dotted with every activation row —
             // expanding all of it for a GEMM costs more than the products.
