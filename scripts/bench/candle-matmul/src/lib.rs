@@ -30,12 +30,12 @@ fn candle_type(t: GgmlType) -> GgmlDType {
 }
 
 /// GFLOP/s of the median of `reps` timed samples of `batch` calls of `f` each (after one warm-up
-/// call), timed by `now` in milliseconds; and each sample's milliseconds per call. Samples, not one
-/// total: a burst of other work on the machine moves one sample, not the result; batches, for
-/// products shorter than a browser's timer resolution.
-fn gflops(rows: usize, n: usize, k: usize, reps: usize, batch: usize, now: &dyn Fn() -> f64, mut f: impl FnMut()) -> (f64, Vec<f64>) {
+/// call), timed by `now` in milliseconds. Samples, not one total: a burst of other work on the
+/// machine moves one sample, not the result; batches, for products shorter than a browser's timer
+/// resolution.
+fn gflops(rows: usize, n: usize, k: usize, reps: usize, batch: usize, now: &dyn Fn() -> f64, mut f: impl FnMut()) -> f64 {
     f();
-    let ms: Vec<f64> = (0..reps.max(1))
+    let mut ms: Vec<f64> = (0..reps.max(1))
         .map(|_| {
             let t = now();
             for _ in 0..batch {
@@ -44,9 +44,8 @@ fn gflops(rows: usize, n: usize, k: usize, reps: usize, batch: usize, now: &dyn 
             (now() - t) / batch as f64
         })
         .collect();
-    let mut sorted = ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    (2.0 * (rows * n * k) as f64 / (sorted[sorted.len() / 2] / 1e3) / 1e9, ms)
+    ms.sort_by(f64::total_cmp);
+    2.0 * (rows * n * k) as f64 / (ms[ms.len() / 2] / 1e3) / 1e9
 }
 
 /// Largest |a − b| over the largest |b|.
@@ -72,6 +71,8 @@ pub fn sweep(
     let x = random_acts(m, k, 7);
     let xt = Tensor::from_vec(x.clone(), (m, k), &Device::Cpu).map_err(|e| e.to_string())?;
     let x1t = Tensor::from_vec(x[..k].to_vec(), (1, k), &Device::Cpu).map_err(|e| e.to_string())?;
+    let x1 = rocketjudge_engine::backend::cpu::Tensor { rows: 1, cols: k, data: x[..k].to_vec() };
+    let xs = rocketjudge_engine::backend::cpu::Tensor { rows: m, cols: k, data: x };
     let mut rows = Vec::new();
     for (seed, dtype) in GgmlType::ALL.into_iter().enumerate() {
         if k % dtype.block_size() != 0 {
@@ -82,20 +83,17 @@ pub fn sweep(
         let w = ours.load(&info, &bytes).map_err(|e| e.to_string())?;
         let qt = qtensor_from_ggml(candle_type(dtype), &bytes, vec![n, k], &Device::Cpu).map_err(|e| e.to_string())?;
         let mm = QMatMul::from_qtensor(qt).map_err(|e| e.to_string())?;
-        let xs = rocketjudge_engine::backend::cpu::Tensor { rows: m, cols: k, data: x.clone() };
-        let x1 = rocketjudge_engine::backend::cpu::Tensor { rows: 1, cols: k, data: x[..k].to_vec() };
         let y_ours = ours.matmul(&xs, &w, None).data;
         let y_candle: Vec<f32> = mm.forward(&xt).and_then(|y| y.flatten_all()?.to_vec1()).map_err(|e| e.to_string())?;
-        let (ours_gemm, ours_ms) = gflops(m, n, k, reps, 1, now, || drop(ours.matmul(&xs, &w, None)));
-        let (candle_gemm, candle_ms) = gflops(m, n, k, reps, 1, now, || drop(mm.forward(&xt)));
-        let (ours_gemv, _) = gflops(1, n, k, reps, 50, now, || drop(ours.matmul(&x1, &w, None)));
-        let (candle_gemv, _) = gflops(1, n, k, reps, 50, now, || drop(mm.forward(&x1t)));
+        let ours_gemm = gflops(m, n, k, reps, 1, now, || drop(ours.matmul(&xs, &w, None)));
+        let candle_gemm = gflops(m, n, k, reps, 1, now, || drop(mm.forward(&xt)));
+        let ours_gemv = gflops(1, n, k, reps, 50, now, || drop(ours.matmul(&x1, &w, None)));
+        let candle_gemv = gflops(1, n, k, reps, 50, now, || drop(mm.forward(&x1t)));
         rows.push(json!({
             "type": format!("{dtype:?}"),
             "ours_gemm_gflops": ours_gemm, "candle_gemm_gflops": candle_gemm, "gemm_ratio": ours_gemm / candle_gemm,
             "ours_gemv_gflops": ours_gemv, "candle_gemv_gflops": candle_gemv, "gemv_ratio": ours_gemv / candle_gemv,
             "differ": differ(&y_ours, &y_candle),
-            "ours_gemm_ms": ours_ms, "candle_gemm_ms": candle_ms,
         }));
     }
     Ok(json!({"m": m, "n": n, "k": k, "repetitions": reps, "threads": threads, "ours_kernels": ours.kernel_name(), "types": rows}))

@@ -519,7 +519,6 @@ impl Backend for Cpu {
             return y;
         }
         let rb = w.row_bytes();
-        let threads = self.threads;
         if (1..=FEW_ROWS).contains(&m) {
             // A few rows (a generated token): one pass over the weight, each of its rows expanded
             // into a buffer that stays in the L1 cache and dotted with every activation row —
@@ -546,6 +545,7 @@ impl Backend for Cpu {
         // one multi-threaded GEMM does the rest.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize(n * k, 0.0);
+        let threads = self.threads;
         self.run(|| {
             scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
                 let r0 = c * 16;
