@@ -7,7 +7,7 @@
 //     [--kernels NAME] [--no-wllama] [--json]
 
 import { parseArgs } from 'node:util';
-import { launchChromium } from './chromium.mjs';
+import { launchChromium } from '../lib/chromium.mjs';
 
 const { values: a } = parseArgs({
   options: {

@@ -1,5 +1,6 @@
-// Headless Chromium for the benchmark scripts: no background traffic of its own; `args` added, and
-// any flags in ROCKETJUDGE_BENCH_CHROME_ARGS (e.g. `--js-flags=--perf-basic-prof` for profiling).
+// Headless Chromium for the browser tests and the benchmark scripts: no background traffic of its
+// own; `args` added, and any flags in ROCKETJUDGE_BENCH_CHROME_ARGS (e.g.
+// `--js-flags=--perf-basic-prof` to profile the tab).
 
 import { chromium } from 'playwright-core';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../../scripts/lib/chromium.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const OUT = join(ROOT, 'tests/browser/out');
@@ -67,19 +67,7 @@ export function packagedSource(origin, model) {
 }
 
 export async function launch() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--enable-unsafe-webgpu',
-      '--enable-features=Vulkan',
-      '--use-webgpu-adapter=swiftshader',
-    ],
-  });
+  return launchChromium(['--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-webgpu-adapter=swiftshader']);
 }
 
 /** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */

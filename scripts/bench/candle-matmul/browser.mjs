@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { launchChromium } from '../chromium.mjs';
+import { launchChromium } from '../../lib/chromium.mjs';
 
 const { values: a } = parseArgs({
   options: {
