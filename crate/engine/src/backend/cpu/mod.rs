@@ -11,6 +11,7 @@
 //! F16, BF16 and F32 weights always take the f32 path.
 
 pub mod qmatmul;
+mod wide;
 
 use half::f16;
 use half::slice::HalfFloatSliceExt;
@@ -22,6 +23,7 @@ use crate::gguf::TensorInfo;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;
 use qmatmul::{Kernels, QActs, QWeight};
+use wide::wide;
 
 /// Row-major f32 activations.
 #[derive(Debug, Clone)]
@@ -213,6 +215,7 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
 const FEW_ROWS: usize = 4;
 
 /// Σ a·b in 16 independent sums (vectorized: a float sum in one order would not be).
+#[inline(always)]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 16];
     let (ac, bc) = (a.chunks_exact(16), b.chunks_exact(16));
@@ -334,7 +337,7 @@ fn round_f16(x: f32) -> f32 {
 }
 
 /// Round every value to f16 precision ([`round_f16`]).
-#[inline]
+#[inline(always)]
 fn round_f16_slice(xs: &mut [f32]) {
     xs.iter_mut().for_each(|x| *x = round_f16(*x));
 }
@@ -369,7 +372,7 @@ fn gated(o: &mut [f32], g: &[f32], u: &[f32], f: impl Fn(f32) -> f32) {
 }
 
 /// The largest value, with eight lanes so that it vectorizes.
-#[inline]
+#[inline(always)]
 fn max_of(xs: &[f32]) -> f32 {
     let mut acc = [f32::NEG_INFINITY; 8];
     let chunks = xs.chunks_exact(8);
@@ -384,7 +387,7 @@ fn max_of(xs: &[f32]) -> f32 {
 
 /// Replace each x by e^(x − max) and return their sum. Two plain loops (a map, then eight-lane
 /// sums): with both in one loop LLVM left `fast_exp` scalar (seen in `perf annotate`).
-#[inline]
+#[inline(always)]
 fn exp_sum(xs: &mut [f32], max: f32) -> f32 {
     for v in xs.iter_mut() {
         *v = fast_exp(*v - max);
@@ -401,7 +404,7 @@ fn exp_sum(xs: &mut [f32], max: f32) -> f32 {
 }
 
 /// Sum of squares with eight independent accumulators, so that it vectorizes.
-#[inline]
+#[inline(always)]
 fn sum_squares(xs: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let chunks = xs.chunks_exact(8);
@@ -482,11 +485,13 @@ impl Backend for Cpu {
         let mut out = Tensor::zeros(x.rows, x.cols);
         self.run(|| {
             out.data.par_chunks_mut(g).zip(x.data.par_chunks(g)).with_min_len(ROWS_PER_TASK).for_each(|(o, x)| {
-                let ss = sum_squares(x) / g as f32;
-                let inv = 1.0 / (ss + eps).sqrt();
-                for ((o, v), wi) in o.iter_mut().zip(x).zip(w) {
-                    *o = v * (inv * wi);
-                }
+                wide!({
+                    let ss = sum_squares(x) / g as f32;
+                    let inv = 1.0 / (ss + eps).sqrt();
+                    for ((o, v), wi) in o.iter_mut().zip(x).zip(w) {
+                        *o = v * (inv * wi);
+                    }
+                })
             })
         });
         out
@@ -529,9 +534,11 @@ impl Backend for Cpu {
                     let mut wrow = vec![0f32; k];
                     for (j, b) in wb.chunks_exact(rb).enumerate() {
                         dequantize(w.dtype, b, &mut wrow);
-                        for (r, xrow) in x.data.chunks_exact(k).enumerate() {
-                            out[j * m + r] = dot(&wrow, xrow);
-                        }
+                        wide!({
+                            for (r, xrow) in x.data.chunks_exact(k).enumerate() {
+                                out[j * m + r] = dot(&wrow, xrow);
+                            }
+                        })
                     }
                 });
             });
@@ -569,14 +576,16 @@ impl Backend for Cpu {
         let cols = x.cols;
         self.run(|| {
             x.data.par_chunks_mut(cols).zip(table.par_chunks(half.max(1))).for_each(|(row, cs)| {
-                for head in row.chunks_mut(head_dim) {
-                    for (i, &[c, s]) in cs.iter().enumerate() {
-                        let (a, b) = rope.pair(i, half);
-                        let (x0, x1) = (head[a], head[b]);
-                        head[a] = x0 * c - x1 * s;
-                        head[b] = x0 * s + x1 * c;
+                wide!({
+                    for head in row.chunks_mut(head_dim) {
+                        for (i, &[c, s]) in cs.iter().enumerate() {
+                            let (a, b) = rope.pair(i, half);
+                            let (x0, x1) = (head[a], head[b]);
+                            head[a] = x0 * c - x1 * s;
+                            head[b] = x0 * s + x1 * c;
+                        }
                     }
-                }
+                })
             })
         });
     }
@@ -588,9 +597,11 @@ impl Backend for Cpu {
         let mut out = Tensor::zeros(x.rows, x.cols);
         self.run(|| {
             out.data.par_chunks_mut(4096).zip(x.data.par_chunks(4096).zip(y.data.par_chunks(4096))).for_each(|(o, (x, y))| {
-                for ((o, a), b) in o.iter_mut().zip(x).zip(y) {
-                    *o = a + b;
-                }
+                wide!({
+                    for ((o, a), b) in o.iter_mut().zip(x).zip(y) {
+                        *o = a + b;
+                    }
+                })
             })
         });
         out
@@ -602,9 +613,13 @@ impl Backend for Cpu {
         }
         let mut out = Tensor::zeros(up.rows, up.cols);
         self.run(|| {
-            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096).zip(up.data.par_chunks(4096))).for_each(|(o, (g, u))| match act {
-                Activation::Silu => gated(o, g, u, silu),
-                Activation::GeluTanh => gated(o, g, u, gelu_tanh),
+            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096).zip(up.data.par_chunks(4096))).for_each(|(o, (g, u))| {
+                wide!({
+                    match act {
+                        Activation::Silu => gated(o, g, u, silu),
+                        Activation::GeluTanh => gated(o, g, u, gelu_tanh),
+                    }
+                })
             })
         });
         out
@@ -648,18 +663,20 @@ impl Backend for Cpu {
         // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
         self.run(|| {
             kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(|(row, (dk, dv))| {
-                let (g, j) = (row / n_keys, row % n_keys);
-                if j < prefix {
-                    let at = j * kv_dim + g * hd;
-                    cache.k[at..at + hd].convert_to_f32_slice(dk);
-                    cache.v[at..at + hd].convert_to_f32_slice(dv);
-                } else {
-                    let at = (j - prefix) * kv_dim + g * hd;
-                    dk.copy_from_slice(&k.data[at..at + hd]);
-                    dv.copy_from_slice(&v.data[at..at + hd]);
-                    round_f16_slice(dk);
-                    round_f16_slice(dv);
-                }
+                wide!({
+                    let (g, j) = (row / n_keys, row % n_keys);
+                    if j < prefix {
+                        let at = j * kv_dim + g * hd;
+                        cache.k[at..at + hd].convert_to_f32_slice(dk);
+                        cache.v[at..at + hd].convert_to_f32_slice(dv);
+                    } else {
+                        let at = (j - prefix) * kv_dim + g * hd;
+                        dk.copy_from_slice(&k.data[at..at + hd]);
+                        dv.copy_from_slice(&v.data[at..at + hd]);
+                        round_f16_slice(dk);
+                        round_f16_slice(dv);
+                    }
+                })
             })
         });
         let mut out = Tensor::zeros(nq, p.n_head * hd);
@@ -673,85 +690,87 @@ impl Backend for Cpu {
             (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
                 || (Vec::<f32>::new(), Vec::<f32>::new()),
                 |(qs, scores), task| {
-                    let h = task % p.n_head;
-                    let qb = task / p.n_head;
-                    let g = h / group;
-                    // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
-                    // [b, e); the block computes scores for the union [lo, hi).
-                    let ranges: Vec<(usize, usize, usize)> =
-                        visible[qb * QB..((qb + 1) * QB).min(nq)].iter().map(|&[a, _, b, e]| (a, b, e)).collect();
-                    let m = ranges.len();
-                    let lo = ranges.iter().map(|x| if x.0 < prefix { x.0 } else { x.1 }).min().unwrap();
-                    let hi = ranges.iter().map(|x| x.2).max().unwrap();
-                    let nk = hi - lo;
-                    qs.clear();
-                    for i in 0..m {
-                        let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
-                        qs.extend(qrow.iter().map(|x| x * pre));
-                    }
-                    round_f16_slice(qs);
-                    scores.resize(m * nk, 0.0);
-                    let kg = &kf[g * n_keys * hd..][..n_keys * hd];
-                    let vg = &vf[g * n_keys * hd..][..n_keys * hd];
-                    // SAFETY: buffers sized above.
-                    unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk, 1) };
-                    for (i, &(a, b, e)) in ranges.iter().enumerate() {
-                        let srow = &mut scores[i * nk..(i + 1) * nk];
-                        // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
-                        let runs = [(a.max(lo), prefix.max(lo)), (b.max(lo), e)];
-                        let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
-                        let mut max = f32::NEG_INFINITY;
-                        for &(x, y) in &runs {
-                            let run = &mut srow[x..y];
-                            if post != 1.0 {
-                                run.iter_mut().for_each(|s| *s *= post);
+                    wide!({
+                        let h = task % p.n_head;
+                        let qb = task / p.n_head;
+                        let g = h / group;
+                        // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
+                        // [b, e); the block computes scores for the union [lo, hi).
+                        let ranges: Vec<(usize, usize, usize)> =
+                            visible[qb * QB..((qb + 1) * QB).min(nq)].iter().map(|&[a, _, b, e]| (a, b, e)).collect();
+                        let m = ranges.len();
+                        let lo = ranges.iter().map(|x| if x.0 < prefix { x.0 } else { x.1 }).min().unwrap();
+                        let hi = ranges.iter().map(|x| x.2).max().unwrap();
+                        let nk = hi - lo;
+                        qs.clear();
+                        for i in 0..m {
+                            let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
+                            qs.extend(qrow.iter().map(|x| x * pre));
+                        }
+                        round_f16_slice(qs);
+                        scores.resize(m * nk, 0.0);
+                        let kg = &kf[g * n_keys * hd..][..n_keys * hd];
+                        let vg = &vf[g * n_keys * hd..][..n_keys * hd];
+                        // SAFETY: buffers sized above.
+                        unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk, 1) };
+                        for (i, &(a, b, e)) in ranges.iter().enumerate() {
+                            let srow = &mut scores[i * nk..(i + 1) * nk];
+                            // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
+                            let runs = [(a.max(lo), prefix.max(lo)), (b.max(lo), e)];
+                            let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
+                            let mut max = f32::NEG_INFINITY;
+                            for &(x, y) in &runs {
+                                let run = &mut srow[x..y];
+                                if post != 1.0 {
+                                    run.iter_mut().for_each(|s| *s *= post);
+                                }
+                                if let Some(c) = p.softcap {
+                                    // c·tanh(s/c), with tanh(u) = 1 − 2/(e^{2u} + 1).
+                                    run.iter_mut().for_each(|s| *s = c * (1.0 - 2.0 / (fast_exp(2.0 * *s / c) + 1.0)));
+                                }
+                                max = max.max(max_of(run));
                             }
-                            if let Some(c) = p.softcap {
-                                // c·tanh(s/c), with tanh(u) = 1 − 2/(e^{2u} + 1).
-                                run.iter_mut().for_each(|s| *s = c * (1.0 - 2.0 / (fast_exp(2.0 * *s / c) + 1.0)));
+                            let mut sum = 0.0;
+                            for &(x, y) in &runs {
+                                sum += exp_sum(&mut srow[x..y], max);
                             }
-                            max = max.max(max_of(run));
+                            let inv = 1.0 / sum;
+                            let mut prev = 0;
+                            for &(x, y) in &runs {
+                                srow[prev..x].fill(0.0);
+                                srow[x..y].iter_mut().for_each(|s| *s *= inv);
+                                prev = y;
+                            }
+                            srow[prev..].fill(0.0);
+                            // The probabilities meet the f16 values as f16.
+                            round_f16_slice(srow);
                         }
-                        let mut sum = 0.0;
-                        for &(x, y) in &runs {
-                            sum += exp_sum(&mut srow[x..y], max);
-                        }
-                        let inv = 1.0 / sum;
-                        let mut prev = 0;
-                        for &(x, y) in &runs {
-                            srow[prev..x].fill(0.0);
-                            srow[x..y].iter_mut().for_each(|s| *s *= inv);
-                            prev = y;
-                        }
-                        srow[prev..].fill(0.0);
-                        // The probabilities meet the f16 values as f16.
-                        round_f16_slice(srow);
-                    }
-                    let op = op;
-                    // SAFETY: each task writes its own (query block, head) tile of `out`.
-                    unsafe {
-                        gemm::gemm(
-                            m,
-                            hd,
-                            nk,
-                            op.0.add(qb * QB * out_cols + h * hd),
-                            1,
-                            out_cols as isize,
-                            false,
-                            scores.as_ptr(),
-                            1,
-                            nk as isize,
-                            vg[lo * hd..].as_ptr(),
-                            1,
-                            hd as isize,
-                            0.0f32,
-                            1.0f32,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
-                        )
-                    };
+                        let op = op;
+                        // SAFETY: each task writes its own (query block, head) tile of `out`.
+                        unsafe {
+                            gemm::gemm(
+                                m,
+                                hd,
+                                nk,
+                                op.0.add(qb * QB * out_cols + h * hd),
+                                1,
+                                out_cols as isize,
+                                false,
+                                scores.as_ptr(),
+                                1,
+                                nk as isize,
+                                vg[lo * hd..].as_ptr(),
+                                1,
+                                hd as isize,
+                                0.0f32,
+                                1.0f32,
+                                false,
+                                false,
+                                false,
+                                gemm::Parallelism::None,
+                            )
+                        };
+                    })
                 },
             )
         });
@@ -799,6 +818,70 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Every step `wide!` compiles twice gives the same bits in both copies (AVX2 where this CPU has
+    /// it, and as built): norms, RoPE, the three activation roundings with integer products, the
+    /// attention over a cached prefix and a new chunk, the residual add, both gated activations and
+    /// a float weight's few-rows product. Activations with ties of ±max, zeros and large values.
+    #[test]
+    fn same_values_on_every_width() {
+        let (n, k, hd) = (48, 256, 16);
+        let mut x = qmatmul::random_acts(9, k, 3);
+        x[5] = -40.0; // a tie of magnitudes: the first of them sets the sign of a Q8_K scale
+        x[17] = 40.0;
+        x[k..2 * k].fill(0.0);
+        let run = |narrow: bool| -> Vec<Vec<u32>> {
+            #[cfg(target_arch = "x86_64")]
+            wide::NARROW.store(narrow, std::sync::atomic::Ordering::Relaxed);
+            let mut cpu = Cpu::new(2).unwrap();
+            let mut load = |dtype: GgmlType, rows: usize, seed| {
+                let bytes = qmatmul::random_weight(dtype, rows, k, seed);
+                let dims = if rows == 1 { vec![k as u64] } else { vec![k as u64, rows as u64] };
+                cpu.load(&TensorInfo { name: "w".into(), dims, dtype, offset: 0, n_bytes: bytes.len() as u64 }, &bytes).unwrap()
+            };
+            let norm = load(GgmlType::F32, 1, 1);
+            let (wq, wk, wv, wf) =
+                (load(GgmlType::Q4K, n, 2), load(GgmlType::Q8_0, n, 3), load(GgmlType::Q4_1, n, 4), load(GgmlType::F16, n, 5));
+            let xt = Tensor { rows: 9, cols: k, data: x.clone() };
+            let h = cpu.rms_norm(&xt, &norm, 1e-6, None);
+            let (mut q, mut kk, v) = (cpu.matmul(&h, &wq, None), cpu.matmul(&h, &wk, None), cpu.matmul(&h, &wv, None));
+            let rope = Rope { base: 10000.0, scale: 1.0, neox: true, freq_factors: None };
+            let positions: Vec<u32> = (0..9).collect();
+            cpu.rope(&mut q, &positions, hd, &rope);
+            cpu.rope(&mut kk, &positions, hd, &rope);
+            let p =
+                AttnParams { n_head: n / hd, n_head_kv: 1, head_dim: hd, scale: 0.2, scale_q_first: false, softcap: None, window: None };
+            // A 5-token prefix in the cache, then 4 new tokens attending to it and to themselves.
+            let kv = |t: &Tensor, r: std::ops::Range<usize>, c0: usize| Tensor {
+                rows: r.len(),
+                cols: hd,
+                data: r.flat_map(|i| t.row(i)[c0..c0 + hd].to_vec()).collect(),
+            };
+            let mut cache = cpu.new_cache(16, hd).unwrap();
+            cpu.append_cache(&mut cache, &kv(&kk, 0..5, 0), &kv(&v, 0..5, 0)).unwrap();
+            let layout = AttnLayout { positions: (5..9).collect(), segments: vec![0; 4], query_rows: (0..4).collect() };
+            let q_new = Tensor { rows: 4, cols: n, data: q.data[5 * n..].to_vec() };
+            let a = cpu.attention(&q_new, &kv(&kk, 5..9, 0), &kv(&v, 5..9, 0), &cache, &layout, &p);
+            let sum = cpu.add(&q, &kk);
+            let silu = cpu.gated_activation(&q, &v, Activation::Silu);
+            let gelu = cpu.gated_activation(&q, &v, Activation::GeluTanh);
+            let few = cpu.matmul(&Tensor { rows: 3, cols: k, data: x[..3 * k].to_vec() }, &wf, None);
+            cpu.check().unwrap();
+            [&h, &q, &kk, &v, &a, &sum, &silu, &gelu, &few].iter().map(|t| t.data.iter().map(|f| f.to_bits()).collect()).collect()
+        };
+        let (narrow, best) = (run(true), run(false));
+        #[cfg(target_arch = "x86_64")]
+        if !wide::has_avx2() {
+            eprintln!("this CPU has no AVX2: both runs took the copy as built");
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        eprintln!("not x86-64: one copy only, both runs took it");
+        let names = ["rms_norm", "Q4_K product", "Q8_0 product", "Q4_1 product", "attention", "add", "SiLU", "GELU", "F16 few rows"];
+        for ((name, a), b) in names.iter().zip(&narrow).zip(&best) {
+            assert!(a.iter().any(|&v| v != 0), "{name}: all zero");
+            assert_eq!(a, b, "{name}: the AVX2 copy differs from the one as built");
         }
     }
 

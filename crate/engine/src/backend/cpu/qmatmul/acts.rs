@@ -4,6 +4,7 @@
 use half::f16;
 use rayon::prelude::*;
 
+use super::super::wide::wide;
 use super::{QK, QK_K};
 
 /// How activations are rounded (llama.cpp's `vec_dot_type`).
@@ -91,25 +92,29 @@ impl QActs {
                     .zip(a.sums32.par_chunks_mut(k / 32))
                     .zip(x.par_chunks(k))
                     .for_each(|((((q, d), s16), s32), x)| {
-                        for (b, x) in x.chunks_exact(QK_K).enumerate() {
-                            d[b] = quantize_q8k_block(x, &mut q[b * QK_K..(b + 1) * QK_K], &mut s16[b * 16..(b + 1) * 16]);
-                        }
-                        for (s, p) in s32.iter_mut().zip(s16.chunks_exact(2)) {
-                            *s = p[0] + p[1];
-                        }
+                        wide!({
+                            for (b, x) in x.chunks_exact(QK_K).enumerate() {
+                                d[b] = quantize_q8k_block(x, &mut q[b * QK_K..(b + 1) * QK_K], &mut s16[b * 16..(b + 1) * 16]);
+                            }
+                            for (s, p) in s32.iter_mut().zip(s16.chunks_exact(2)) {
+                                *s = p[0] + p[1];
+                            }
+                        })
                     });
             }
             ActKind::Q8_0 | ActKind::Q8_1 => {
                 let round_s = kind == ActKind::Q8_1;
                 a.q.par_chunks_mut(k).zip(a.d.par_chunks_mut(nb)).zip(a.s.par_chunks_mut(nb)).zip(x.par_chunks(k)).for_each(
                     |(((q, d), s), x)| {
-                        for (b, x) in x.chunks_exact(QK).enumerate() {
-                            let (d16, d32, sum) = quantize_q8_0_block(x, &mut q[b * QK..(b + 1) * QK]);
-                            d[b] = d16;
-                            // Q8_1 stores f16(d·Σq) with the unrounded d (llama.cpp's `quantize_row_q8_1`);
-                            // Q8_0's offsets meet the stored scale: d16·Σq.
-                            s[b] = if round_s { f16::from_f32(d32 * sum as f32).to_f32() } else { d16 * sum as f32 };
-                        }
+                        wide!({
+                            for (b, x) in x.chunks_exact(QK).enumerate() {
+                                let (d16, d32, sum) = quantize_q8_0_block(x, &mut q[b * QK..(b + 1) * QK]);
+                                d[b] = d16;
+                                // Q8_1 stores f16(d·Σq) with the unrounded d (llama.cpp's `quantize_row_q8_1`);
+                                // Q8_0's offsets meet the stored scale: d16·Σq.
+                                s[b] = if round_s { f16::from_f32(d32 * sum as f32).to_f32() } else { d16 * sum as f32 };
+                            }
+                        })
                     },
                 );
             }
@@ -120,14 +125,12 @@ impl QActs {
 
 /// llama.cpp's `quantize_row_q8_K_ref`: the value of largest magnitude maps to −127; returns the
 /// scale and fills the levels and the 16-value sums.
+#[inline(always)]
 fn quantize_q8k_block(x: &[f32], q: &mut [i8], sums: &mut [i16]) -> f32 {
-    let (mut max, mut amax) = (0f32, 0f32);
-    for &v in x {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
+    // The first value of the largest magnitude, as llama.cpp's loop finds it: the magnitude in
+    // eight lanes (vectorizes), then the value.
+    let amax = abs_max(x);
+    let max = x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0);
     if amax == 0.0 {
         q.fill(0);
         sums.fill(0);
@@ -146,8 +149,9 @@ fn quantize_q8k_block(x: &[f32], q: &mut [i8], sums: &mut [i16]) -> f32 {
 /// llama.cpp's x86 `quantize_row_q8_0` / `quantize_row_q8_1`: scale amax/127 stored as f16,
 /// levels round(x·127/amax). Returns the stored (f16-rounded) scale, the unrounded one, and the
 /// level sum.
+#[inline(always)]
 fn quantize_q8_0_block(x: &[f32], q: &mut [i8]) -> (f32, f32, i32) {
-    let amax = x.iter().fold(0f32, |m, v| m.max(v.abs()));
+    let amax = abs_max(x);
     let d = amax / 127.0;
     let id = if amax != 0.0 { 127.0 / amax } else { 0.0 };
     let mut sum = 0;
@@ -157,4 +161,20 @@ fn quantize_q8_0_block(x: &[f32], q: &mut [i8]) -> (f32, f32, i32) {
         sum += l;
     }
     (f16::from_f32(d).to_f32(), d, sum)
+}
+
+/// The largest |v| (0 for none; NaNs are passed over, as `f32::max` and llama.cpp's `>` do), in
+/// eight lanes so that it vectorizes.
+#[inline(always)]
+fn abs_max(x: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            let a = c[k].abs();
+            acc[k] = if a > acc[k] { a } else { acc[k] };
+        }
+    }
+    rest.iter().chain(acc.iter()).fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m })
 }

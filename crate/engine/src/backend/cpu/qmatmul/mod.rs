@@ -29,6 +29,7 @@ pub use acts::{ActKind, QActs};
 use half::f16;
 use rayon::prelude::*;
 
+use super::wide::wide;
 use super::SendPtr;
 use crate::quant::GgmlType;
 
@@ -570,31 +571,34 @@ unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Ker
         per_task /= 2;
     }
     let yp = SendPtr(y);
+    // `wide`: the write-back of each tile vectorizes (the kernel is chosen above, whatever this).
     (0..w.groups.div_ceil(per_task)).into_par_iter().for_each(|t| {
-        let yp = yp;
-        let groups = t * per_task..((t + 1) * per_task).min(w.groups);
-        let mut out = [[0f32; GROUP]; MR];
-        for u0 in (0..units).step_by(chunk) {
-            let u1 = (u0 + chunk).min(units);
-            for r0 in (0..m).step_by(MR) {
-                let mr = MR.min(m - r0);
-                for g in groups.clone() {
-                    // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
-                    unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
-                    let cols = GROUP.min(n - g * GROUP);
-                    for (i, row) in out.iter().enumerate().take(mr) {
-                        for (j, v) in row.iter().enumerate().take(cols) {
+        wide!({
+            let yp = yp;
+            let groups = t * per_task..((t + 1) * per_task).min(w.groups);
+            let mut out = [[0f32; GROUP]; MR];
+            for u0 in (0..units).step_by(chunk) {
+                let u1 = (u0 + chunk).min(units);
+                for r0 in (0..m).step_by(MR) {
+                    let mr = MR.min(m - r0);
+                    for g in groups.clone() {
+                        // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
+                        unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
+                        let cols = GROUP.min(n - g * GROUP);
+                        for (i, row) in out.iter().enumerate().take(mr) {
                             // SAFETY: inside y; only this task writes these columns (the first K
                             // chunk sets them, so `y` need not be zeroed first).
-                            unsafe {
-                                let at = yp.0.add((r0 + i) * n + g * GROUP + j);
-                                *at = if u0 == 0 { *v } else { *at + v };
+                            let dst = unsafe { std::slice::from_raw_parts_mut(yp.0.add((r0 + i) * n + g * GROUP), cols) };
+                            if u0 == 0 {
+                                dst.copy_from_slice(&row[..cols]);
+                            } else {
+                                dst.iter_mut().zip(row).for_each(|(d, v)| *d += v);
                             }
                         }
                     }
                 }
             }
-        }
+        })
     });
 }
 

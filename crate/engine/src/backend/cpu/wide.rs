@@ -1,0 +1,52 @@
+//! The element-wise loops (norms, SiLU, softmax, f16 rounding, activation rounding, the products'
+//! write-back) compiled twice on x86-64: as built (SSE2, 4 lanes — what every x86-64 CPU has) and
+//! with AVX2 and FMA (8 lanes), chosen at run time. The integer kernels choose theirs the same way
+//! (`qmatmul::x86`); these loops are plain Rust that LLVM vectorizes for the features it may use.
+//!
+//! Same values either way: the loops are written lane by lane with fixed accumulation orders, Rust
+//! never contracts `a * b + c` into a fused multiply-add, and SSE2 and AVX2 round every operation
+//! alike — only the vector width differs (the parity tests against llama.cpp run on this CPU's
+//! choice; `same_values_on_every_width` compares the two directly).
+
+/// `wide!({ body })`: run the block through [`dispatch`] as an always-inlined closure. A closure LLVM
+/// leaves out of line keeps the features the crate was built with (seen in the disassembly: the
+/// hot ones were), so the attribute is not optional, and the macro writes it once.
+macro_rules! wide {
+    ($body:block) => {
+        $crate::backend::cpu::wide::dispatch(
+            #[inline(always)]
+            || $body,
+        )
+    };
+}
+pub(super) use wide;
+
+/// Run `f` compiled for AVX2 and FMA where the CPU has them, else as built: inlined into the AVX2
+/// copy with the `#[inline(always)]` helpers it calls, its loops vectorize 8 lanes wide. Meant for
+/// a task's whole body (a row, a chunk), not for one value: the check is a load and a branch.
+#[inline(always)]
+pub(super) fn dispatch<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() && !NARROW.load(std::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: the CPU has the features `avx2` is compiled for.
+        return unsafe { avx2(f) };
+    }
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// Set by a test: run the copy as built even where the CPU has AVX2 (the two must agree).
+#[cfg(target_arch = "x86_64")]
+pub(super) static NARROW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`dispatch`] can take the AVX2 copy on this CPU.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn has_avx2() -> bool {
+    // `is_x86_feature_detected!` caches the CPU's answer itself.
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+}
