@@ -374,15 +374,23 @@ fn gated(o: &mut [f32], g: &[f32], u: &[f32], f: impl Fn(f32) -> f32) {
 /// The largest value, with eight lanes so that it vectorizes.
 #[inline(always)]
 fn max_of(xs: &[f32]) -> f32 {
-    let mut acc = [f32::NEG_INFINITY; 8];
+    max_by_lanes(xs, f32::NEG_INFINITY, |v| v)
+}
+
+/// The largest `f(x)`, at least `floor` (NaNs are passed over: a comparison with one is false),
+/// in eight lanes so that it vectorizes.
+#[inline(always)]
+fn max_by_lanes(xs: &[f32], floor: f32, f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [floor; 8];
     let chunks = xs.chunks_exact(8);
     let rest = chunks.remainder();
     for c in chunks {
         for k in 0..8 {
-            acc[k] = if c[k] > acc[k] { c[k] } else { acc[k] };
+            let v = f(c[k]);
+            acc[k] = if v > acc[k] { v } else { acc[k] };
         }
     }
-    rest.iter().chain(acc.iter()).fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m })
+    rest.iter().map(|&v| f(v)).chain(acc).fold(floor, |m, v| if v > m { v } else { m })
 }
 
 /// Replace each x by e^(x − max) and return their sum. Two plain loops (a map, then eight-lane

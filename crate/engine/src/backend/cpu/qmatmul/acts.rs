@@ -4,6 +4,7 @@
 use half::f16;
 use rayon::prelude::*;
 
+use super::super::max_by_lanes;
 use super::super::wide::wide;
 use super::{QK, QK_K};
 
@@ -129,7 +130,7 @@ impl QActs {
 fn quantize_q8k_block(x: &[f32], q: &mut [i8], sums: &mut [i16]) -> f32 {
     // The first value of the largest magnitude, as llama.cpp's loop finds it: the magnitude in
     // eight lanes (vectorizes), then the value.
-    let amax = abs_max(x);
+    let amax = max_by_lanes(x, 0.0, f32::abs);
     let max = x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0);
     if amax == 0.0 {
         q.fill(0);
@@ -151,7 +152,7 @@ fn quantize_q8k_block(x: &[f32], q: &mut [i8], sums: &mut [i16]) -> f32 {
 /// level sum.
 #[inline(always)]
 fn quantize_q8_0_block(x: &[f32], q: &mut [i8]) -> (f32, f32, i32) {
-    let amax = abs_max(x);
+    let amax = max_by_lanes(x, 0.0, f32::abs);
     let d = amax / 127.0;
     let id = if amax != 0.0 { 127.0 / amax } else { 0.0 };
     let mut sum = 0;
@@ -161,20 +162,4 @@ fn quantize_q8_0_block(x: &[f32], q: &mut [i8]) -> (f32, f32, i32) {
         sum += l;
     }
     (f16::from_f32(d).to_f32(), d, sum)
-}
-
-/// The largest |v| (0 for none; NaNs are passed over, as `f32::max` and llama.cpp's `>` do), in
-/// eight lanes so that it vectorizes.
-#[inline(always)]
-fn abs_max(x: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let chunks = x.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for k in 0..8 {
-            let a = c[k].abs();
-            acc[k] = if a > acc[k] { a } else { acc[k] };
-        }
-    }
-    rest.iter().chain(acc.iter()).fold(0f32, |m, v| if v.abs() > m { v.abs() } else { m })
 }
