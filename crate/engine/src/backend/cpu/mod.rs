@@ -841,8 +841,7 @@ mod tests {
         x[17] = 40.0;
         x[k..2 * k].fill(0.0);
         let run = |narrow: bool| -> Vec<Vec<u32>> {
-            #[cfg(target_arch = "x86_64")]
-            wide::NARROW.store(narrow, std::sync::atomic::Ordering::Relaxed);
+            wide::set_narrow(narrow);
             let mut cpu = Cpu::new(2).unwrap();
             let mut load = |dtype: GgmlType, rows: usize, seed| {
                 let bytes = qmatmul::random_weight(dtype, rows, k, seed);
@@ -862,16 +861,17 @@ mod tests {
             let p =
                 AttnParams { n_head: n / hd, n_head_kv: 1, head_dim: hd, scale: 0.2, scale_q_first: false, softcap: None, window: None };
             // A 5-token prefix in the cache, then 4 new tokens attending to it and to themselves.
-            let kv = |t: &Tensor, r: std::ops::Range<usize>, c0: usize| Tensor {
+            // One KV head: the first `hd` columns of the K and V products.
+            let kv = |t: &Tensor, r: std::ops::Range<usize>| Tensor {
                 rows: r.len(),
                 cols: hd,
-                data: r.flat_map(|i| t.row(i)[c0..c0 + hd].to_vec()).collect(),
+                data: r.flat_map(|i| t.row(i)[..hd].to_vec()).collect(),
             };
             let mut cache = cpu.new_cache(16, hd).unwrap();
-            cpu.append_cache(&mut cache, &kv(&kk, 0..5, 0), &kv(&v, 0..5, 0)).unwrap();
+            cpu.append_cache(&mut cache, &kv(&kk, 0..5), &kv(&v, 0..5)).unwrap();
             let layout = AttnLayout { positions: (5..9).collect(), segments: vec![0; 4], query_rows: (0..4).collect() };
             let q_new = Tensor { rows: 4, cols: n, data: q.data[5 * n..].to_vec() };
-            let a = cpu.attention(&q_new, &kv(&kk, 5..9, 0), &kv(&v, 5..9, 0), &cache, &layout, &p);
+            let a = cpu.attention(&q_new, &kv(&kk, 5..9), &kv(&v, 5..9), &cache, &layout, &p);
             let sum = cpu.add(&q, &kk);
             let silu = cpu.gated_activation(&q, &v, Activation::Silu);
             let gelu = cpu.gated_activation(&q, &v, Activation::GeluTanh);
@@ -879,14 +879,15 @@ mod tests {
             cpu.check().unwrap();
             [&h, &q, &kk, &v, &a, &sum, &silu, &gelu, &few].iter().map(|t| t.data.iter().map(|f| f.to_bits()).collect()).collect()
         };
-        let (narrow, best) = (run(true), run(false));
+        let (narrow, best) = (run(true), run(false)); // the second leaves the best copy on
         #[cfg(target_arch = "x86_64")]
         if !wide::has_avx2() {
             eprintln!("this CPU has no AVX2: both runs took the copy as built");
         }
         #[cfg(not(target_arch = "x86_64"))]
         eprintln!("not x86-64: one copy only, both runs took it");
-        let names = ["rms_norm", "Q4_K product", "Q8_0 product", "Q4_1 product", "attention", "add", "SiLU", "GELU", "F16 few rows"];
+        let names =
+            ["rms_norm", "Q4_K product + RoPE", "Q8_0 product + RoPE", "Q4_1 product", "attention", "add", "SiLU", "GELU", "F16 few rows"];
         for ((name, a), b) in names.iter().zip(&narrow).zip(&best) {
             assert!(a.iter().any(|&v| v != 0), "{name}: all zero");
             assert_eq!(a, b, "{name}: the AVX2 copy differs from the one as built");

@@ -40,9 +40,19 @@ unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Set by a test: run the copy as built even where the CPU has AVX2 (the two must agree).
+/// Set by a test ([`set_narrow`]): run the copy as built even where the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
-pub(super) static NARROW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static NARROW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Tests: make [`dispatch`] take the copy as built (`true`) or the best one again; where there is
+/// one copy only, nothing to do.
+#[cfg(test)]
+pub(super) fn set_narrow(narrow: bool) {
+    #[cfg(target_arch = "x86_64")]
+    NARROW.store(narrow, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = narrow;
+}
 
 /// Whether [`dispatch`] can take the AVX2 copy on this CPU.
 #[cfg(target_arch = "x86_64")]

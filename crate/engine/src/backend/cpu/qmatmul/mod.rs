@@ -571,7 +571,7 @@ unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Ker
         per_task /= 2;
     }
     let yp = SendPtr(y);
-    // `wide`: the write-back of each tile vectorizes (the kernel is chosen above, whatever this).
+    // Under `wide!` for the write-back of each tile (the kernel `kern` was chosen by the caller).
     (0..w.groups.div_ceil(per_task)).into_par_iter().for_each(|t| {
         wide!({
             let yp = yp;
