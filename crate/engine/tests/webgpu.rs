@@ -43,27 +43,52 @@ fn gpu() -> WebGpu {
 }
 
 /// Every kernel set the adapter can run: the GPU-shaped kernels with f16 workgroup tiles (when the
-/// adapter has shader-f16) and with f32 tiles, and the software-shaped kernels.
+/// adapter has shader-f16) and with f32 tiles, and the software-shaped kernels; each kernel set
+/// with subgroup reductions (when the adapter has subgroups) and without.
 fn gpu_variants() -> Vec<WebGpu> {
-    let gpu_kernels = |allow_f16| gpu_with(WebGpuOptions { allow_f16, kernels: KernelSet::Gpu, ..Default::default() });
-    let a = gpu_kernels(true);
-    let f16 = a.uses_f16();
+    let open = |kernels, allow_f16, allow_subgroups| gpu_with(WebGpuOptions { allow_f16, allow_subgroups, kernels, ..Default::default() });
+    let a = open(KernelSet::Gpu, true, true);
+    let (f16, subgroups) = (a.uses_f16(), a.uses_subgroups());
+    let info = a.adapter_info();
+    if subgroups {
+        eprintln!("subgroups: {} to {} invocations ({})", info.subgroup_min_size, info.subgroup_max_size, info.name);
+    } else {
+        eprintln!("subgroups: the adapter ({}) has none; only the kernels without them run", info.name);
+    }
     let mut v = vec![a];
     if f16 {
-        v.push(gpu_kernels(false));
+        v.push(open(KernelSet::Gpu, false, true));
     }
-    v.push(gpu_with(WebGpuOptions { kernels: KernelSet::Software, ..Default::default() }));
+    if subgroups {
+        v.push(open(KernelSet::Gpu, true, false));
+    }
+    v.push(open(KernelSet::Software, true, true));
+    if subgroups {
+        v.push(open(KernelSet::Software, true, false));
+    }
     v
 }
 
-fn kernels_of(g: &WebGpu) -> &'static str {
-    if g.uses_software_kernels() {
+/// The default device, and where it uses subgroups, the same without them.
+fn with_and_without_subgroups() -> Vec<WebGpu> {
+    let a = gpu();
+    let subgroups = a.uses_subgroups();
+    let mut v = vec![a];
+    if subgroups {
+        v.push(gpu_with(WebGpuOptions { allow_subgroups: false, ..Default::default() }));
+    }
+    v
+}
+
+fn kernels_of(g: &WebGpu) -> String {
+    let tiles = if g.uses_software_kernels() {
         "software kernels"
     } else if g.uses_f16() {
         "GPU kernels, f16 tiles"
     } else {
         "GPU kernels, f32 tiles"
-    }
+    };
+    format!("{tiles}{}", if g.uses_subgroups() { ", subgroups" } else { "" })
 }
 
 struct Rng(u64);
@@ -247,36 +272,42 @@ fn tensors_beyond_one_binding_are_split_by_rows() {
 #[test]
 fn embed_and_logits_match_cpu_for_every_weight_type() {
     let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
-    let mut g = gpu();
     let mut rng = Rng(99);
-    for dtype in TYPES {
-        let k = shapes_for(dtype)[1];
-        let n = 300;
-        let wb = random_weight(&mut rng, dtype, n, k);
-        let winfo = info("table", dtype, &[k, n], &wb);
-        let cw = cpu.load(&winfo, &wb).unwrap();
-        let gw = g.load(&winfo, &wb).unwrap();
-        for scale in [1.0f32, 29.93] {
-            let tokens = [5u32, 0, 299, 5, 123];
-            let want = cpu.embed(&cw, &tokens, scale).unwrap();
-            let got = g.embed(&gw, &tokens, scale).unwrap();
-            let got = read(&mut g, &got);
-            // Dequantization is bit-identical; the scale is one f32 multiply on both sides.
-            assert_eq!(got, want.data, "{dtype:?} embed × {scale}");
-        }
-        for softcap in [None, Some(30.0f32)] {
-            let x = rng.vec(3 * k, 1.0);
-            let ids = [17u32, 0, 299, 18];
-            let want = pollster::block_on(cpu.logits(&cpu_tensor(3, k, x.clone()), &cw, &ids, softcap)).unwrap();
-            let gx = g.tensor(3, k, &x).unwrap();
-            let got = pollster::block_on(g.logits(&gx, &gw, &ids, softcap)).unwrap();
-            assert_eq!(got.len(), 3);
-            for (a, b) in got.iter().flatten().zip(want.iter().flatten()) {
-                assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{dtype:?} logits (softcap {softcap:?}): {a} vs {b}");
+    for mut g in with_and_without_subgroups() {
+        for dtype in TYPES {
+            let k = shapes_for(dtype)[1];
+            let n = 300;
+            let wb = random_weight(&mut rng, dtype, n, k);
+            let winfo = info("table", dtype, &[k, n], &wb);
+            let cw = cpu.load(&winfo, &wb).unwrap();
+            let gw = g.load(&winfo, &wb).unwrap();
+            for scale in [1.0f32, 29.93] {
+                let tokens = [5u32, 0, 299, 5, 123];
+                let want = cpu.embed(&cw, &tokens, scale).unwrap();
+                let got = g.embed(&gw, &tokens, scale).unwrap();
+                let got = read(&mut g, &got);
+                // Dequantization is bit-identical; the scale is one f32 multiply on both sides.
+                assert_eq!(got, want.data, "{dtype:?} embed × {scale}");
+            }
+            for softcap in [None, Some(30.0f32)] {
+                let x = rng.vec(3 * k, 1.0);
+                let ids = [17u32, 0, 299, 18];
+                let want = pollster::block_on(cpu.logits(&cpu_tensor(3, k, x.clone()), &cw, &ids, softcap)).unwrap();
+                let gx = g.tensor(3, k, &x).unwrap();
+                let got = pollster::block_on(g.logits(&gx, &gw, &ids, softcap)).unwrap();
+                assert_eq!(got.len(), 3);
+                for (a, b) in got.iter().flatten().zip(want.iter().flatten()) {
+                    assert!(
+                        (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                        "{dtype:?} logits (softcap {softcap:?}, {}): {a} vs {b}",
+                        kernels_of(&g)
+                    );
+                }
             }
         }
     }
     // Out-of-range ids are errors, not garbage.
+    let mut g = gpu();
     let wb = random_weight(&mut rng, GgmlType::Q8_0, 10, 32);
     let gw = g.load(&info("t", GgmlType::Q8_0, &[32, 10], &wb), &wb).unwrap();
     assert!(g.embed(&gw, &[10], 1.0).is_err());
@@ -287,22 +318,24 @@ fn embed_and_logits_match_cpu_for_every_weight_type() {
 #[test]
 fn norms_rope_and_elementwise_match_cpu() {
     let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
-    let mut g = gpu();
     let mut rng = Rng(3);
     // RMSNorm: whole rows of odd widths, and per-head groups.
-    for (rows, cols, group) in [(5, 576, None), (3, 896, None), (7, 1536, None), (4, 256, Some(64)), (2, 512, Some(256))] {
-        let x = rng.vec(rows * cols, 4.0);
-        let w = rng.vec(group.unwrap_or(cols), 1.0);
-        let wbytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let wi = info("norm", GgmlType::F32, &[w.len()], &wbytes);
-        let (cw, gw) = (cpu.load(&wi, &wbytes).unwrap(), g.load(&wi, &wbytes).unwrap());
-        let want = cpu.rms_norm(&cpu_tensor(rows, cols, x.clone()), &cw, 1e-6, group);
-        let gx = g.tensor(rows, cols, &x).unwrap();
-        let got = g.rms_norm(&gx, &gw, 1e-6, group);
-        let got = read(&mut g, &got);
-        let scale: Vec<f32> = want.data.iter().map(|v| v.abs()).collect();
-        check_close(&format!("rms_norm {rows}×{cols} {group:?}"), &got, &want.data, &scale, 1e-5, 1e-6);
+    for mut g in with_and_without_subgroups() {
+        for (rows, cols, group) in [(5, 576, None), (3, 896, None), (7, 1536, None), (4, 256, Some(64)), (2, 512, Some(256))] {
+            let x = rng.vec(rows * cols, 4.0);
+            let w = rng.vec(group.unwrap_or(cols), 1.0);
+            let wbytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let wi = info("norm", GgmlType::F32, &[w.len()], &wbytes);
+            let (cw, gw) = (cpu.load(&wi, &wbytes).unwrap(), g.load(&wi, &wbytes).unwrap());
+            let want = cpu.rms_norm(&cpu_tensor(rows, cols, x.clone()), &cw, 1e-6, group);
+            let gx = g.tensor(rows, cols, &x).unwrap();
+            let got = g.rms_norm(&gx, &gw, 1e-6, group);
+            let got = read(&mut g, &got);
+            let scale: Vec<f32> = want.data.iter().map(|v| v.abs()).collect();
+            check_close(&format!("rms_norm {rows}×{cols} {group:?}, {}", kernels_of(&g)), &got, &want.data, &scale, 1e-5, 1e-6);
+        }
     }
+    let mut g = gpu();
     // RoPE, both layouts, positions far into the context.
     for (neox, hd, heads, base) in [(true, 64, 3, 1e6f32), (false, 64, 2, 1e4), (true, 256, 1, 1e4), (false, 128, 2, 5e5)] {
         let rows = 6;

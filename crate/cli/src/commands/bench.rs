@@ -75,6 +75,9 @@ pub struct Args {
     /// WebGPU: f32 workgroup tiles even where the adapter has shader-f16.
     #[arg(long)]
     no_f16: bool,
+    /// WebGPU: reductions without subgroup operations even where the adapter has them.
+    #[arg(long)]
+    no_subgroups: bool,
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
     #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
     kernels: GpuKernels,
@@ -384,6 +387,7 @@ pub fn run(a: Args) -> CliResult {
     let options = BackendOptions {
         threads,
         allow_f16: !a.no_f16,
+        allow_subgroups: !a.no_subgroups,
         kernels: a.kernels,
         cpu_kernels: a.cpu_kernels.clone(),
         ..a.judge.device.options()
@@ -550,6 +554,7 @@ mod tests {
             kernels: String::new(),
             precision: None,
             f16: false,
+            subgroups: false,
         }
     }
 

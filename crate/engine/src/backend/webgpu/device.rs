@@ -31,6 +31,8 @@ pub(super) struct Device {
     pub limits: wgpu::Limits,
     /// `shader-f16` is enabled (and allowed).
     pub f16: bool,
+    /// Subgroup operations are enabled (and allowed): natively, where the adapter has them.
+    pub subgroups: bool,
     /// Software-shaped kernels (see [`KernelSet`]).
     pub software: bool,
     /// The adapter is a CPU rasterizer, not a GPU.
@@ -72,7 +74,12 @@ impl Device {
         let fallback = report.is_some_and(|r| r.fallback);
         let software_adapter = crate::device::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
         let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
-        let required_features = if f16 { wgpu::Features::SHADER_F16 } else { wgpu::Features::empty() };
+        // wgpu keeps subgroups native-only: in a browser WGSL would need `enable subgroups;`, which
+        // naga does not parse yet.
+        let subgroups = options.allow_subgroups && !cfg!(target_arch = "wasm32") && adapter.features().contains(wgpu::Features::SUBGROUP);
+        let mut required_features = wgpu::Features::empty();
+        required_features.set(wgpu::Features::SHADER_F16, f16);
+        required_features.set(wgpu::Features::SUBGROUP, subgroups);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("rocketjudge"),
@@ -105,7 +112,7 @@ impl Device {
             KernelSet::Gpu => false,
             KernelSet::Software => true,
         };
-        Ok(Device { device, queue, info, limits, f16, software, software_adapter, status })
+        Ok(Device { device, queue, info, limits, f16, subgroups, software, software_adapter, status })
     }
 
     /// Destroy the device, as a driver reset would lose it.

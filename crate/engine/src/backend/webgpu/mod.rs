@@ -14,6 +14,10 @@
 //!   (f16 tiles where `shader-f16` exists, f32 otherwise, always f32 accumulation) for many rows, a
 //!   GEMV for few rows, flash-style attention over the f16 cache and the new keys with segment masks,
 //!   and RMSNorm, RoPE (host-computed tables), gated activations, adds, row selection, cache appends.
+//!   Natively, where the adapter has subgroup operations, the reductions (the GEMV's partial sums,
+//!   RMSNorm's sum of squares, the logits' dot products: `reduce.wgsl`, `gemv.wgsl`) add within a
+//!   subgroup in registers and meet in workgroup memory once; without them (and in browsers, where
+//!   wgpu does not offer them yet) a tree in workgroup memory does it.
 //!   Software adapters (lavapipe, SwiftShader: a CPU running invocations as SIMD lanes) get their
 //!   own matrix-product and attention kernels ([`KernelSet`]), several times faster there; the
 //!   tests check both sets against the CPU backend.
@@ -72,6 +76,8 @@ pub enum KernelSet {
 pub struct WebGpuOptions {
     /// Use f16 workgroup tiles in the matrix product when the adapter has `shader-f16`.
     pub allow_f16: bool,
+    /// Use subgroup operations in reductions when the adapter has them (natively only).
+    pub allow_subgroups: bool,
     /// Refuse to upload more than this many bytes of weights (WebGPU cannot tell how much memory a
     /// device has; a caller that knows can say so and get a clear error instead of an allocation
     /// failure).
@@ -93,6 +99,7 @@ impl Default for WebGpuOptions {
     fn default() -> Self {
         WebGpuOptions {
             allow_f16: true,
+            allow_subgroups: true,
             memory_budget: None,
             gemv_max_rows: 16,
             low_power: false,
@@ -146,6 +153,11 @@ impl WebGpu {
     /// Whether matrix-product tiles are f16 in workgroup memory (GPU kernels only).
     pub fn uses_f16(&self) -> bool {
         self.dev.f16 && !self.dev.software
+    }
+
+    /// Whether reductions (GEMV, norms, logits) use subgroup operations.
+    pub fn uses_subgroups(&self) -> bool {
+        self.dev.subgroups
     }
 
     /// Whether the software-shaped kernels are in use.
@@ -212,7 +224,7 @@ impl Backend for WebGpu {
     fn describe(&self) -> String {
         let info = &self.dev.info;
         format!(
-            "webgpu: {} ({:?}, {:?}; {})",
+            "webgpu: {} ({:?}, {:?}; {}{})",
             info.name,
             info.backend,
             info.device_type,
@@ -222,7 +234,8 @@ impl Backend for WebGpu {
                 "f16 workgroup tiles"
             } else {
                 "f32 workgroup tiles"
-            }
+            },
+            if self.dev.subgroups { ", subgroups" } else { "" }
         )
     }
 

@@ -15,11 +15,13 @@ struct Params {
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
-var<workgroup> red: array<f32, 64>;
+const WG: u32 = 64u;
 
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
+// Reduction: reduce.wgsl.
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, lane: Lane) {
+    let tid = lane.tid;
     // Ids beyond the per-dimension workgroup limit (a whole vocabulary) fold into z.
     let i = wid.z * nwg.x + wid.x;
     let r = wid.y;
@@ -31,20 +33,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     var s = 0.0;
-    for (var k8 = tid; k8 < P.k_padded / 8u; k8 += 64u) {
+    for (var k8 = tid; k8 < P.k_padded / 8u; k8 += WG) {
         let w = dq8(id - P.part_row0, k8);
         s += dot(w.a, xload4(r, 8u * k8)) + dot(w.b, xload4(r, 8u * k8 + 4u));
     }
-    red[tid] = s;
-    workgroupBarrier();
-    for (var st = 32u; st > 0u; st >>= 1u) {
-        if (tid < st) {
-            red[tid] += red[tid + st];
-        }
-        workgroupBarrier();
-    }
+    let total = workgroup_sum(s, lane);
     if (tid == 0u) {
-        var l = red[0];
+        var l = total;
         if (P.has_cap != 0u) {
             l = P.softcap * tanh_safe(l / P.softcap);
         }

@@ -12,11 +12,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 
 override WG: u32;
-var<workgroup> red: array<f32, WG>;
+
+// Reduction: reduce.wgsl.
 
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, lane: Lane) {
+    let tid = lane.tid;
     let grp = wid.x + wid.y * nwg.x;
     if (grp >= P.n_groups) {
         return;
@@ -27,15 +28,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let v = x[base + i];
         s += v * v;
     }
-    red[tid] = s;
-    workgroupBarrier();
-    for (var st = WG / 2u; st > 0u; st >>= 1u) {
-        if (tid < st) {
-            red[tid] += red[tid + st];
-        }
-        workgroupBarrier();
-    }
-    let inv = 1.0 / sqrt(red[0] / f32(P.group) + P.eps);
+    let inv = 1.0 / sqrt(workgroup_sum(s, lane) / f32(P.group) + P.eps);
     for (var i = tid; i < P.group; i += WG) {
         out[base + i] = x[base + i] * (inv * w[i]);
     }

@@ -8,7 +8,7 @@ use super::super::pool::{bufs, Tensor};
 use super::super::recorder::{Bind, Readback};
 use super::super::repack::Format;
 use super::super::weight::Weight;
-use super::{dq_section, planes, xload, Ctx, Kernel};
+use super::{dq_section, planes, reduce, xload, Ctx, Kernel};
 use crate::backend::policy;
 use crate::EngineError;
 
@@ -28,8 +28,8 @@ struct Params {
     has_cap: u32,
 }
 
-pub(super) fn source(fmt: Format, xvec: bool) -> String {
-    format!("{LOGITS}\n{}\n{}", xload(xvec), dq_section(fmt))
+pub(super) fn source(fmt: Format, xvec: bool, subgroups: bool) -> String {
+    format!("{LOGITS}\n{}\n{}\n{}", reduce(subgroups), xload(xvec), dq_section(fmt))
 }
 
 /// Record the logits kernel, submit, and start mapping the result.
@@ -66,7 +66,7 @@ pub(in super::super) fn record(
         let mut binds = vec![(1, Bind::Buf(xb.clone())), (2, idb.clone()), (3, Bind::Buf(ob.clone()))];
         binds.extend(planes(part));
         let [per_z, z, _] = cx.dev.grid(ids.len(), 1);
-        cx.dispatch(Kernel::Logits { fmt, xvec: x.cols % 4 == 0 }, &params, binds, [per_z, x.rows as u32, z]);
+        cx.dispatch(Kernel::Logits { fmt, xvec: x.cols % 4 == 0, subgroups: cx.dev.subgroups }, &params, binds, [per_z, x.rows as u32, z]);
     }
     Ok(cx.rec.start_readback(cx.dev, &ob, (x.rows * ids.len() * 4) as u64))
 }

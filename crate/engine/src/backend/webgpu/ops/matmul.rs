@@ -9,7 +9,7 @@ use super::super::recorder::Bind;
 use super::super::repack::Format;
 use super::super::weight::{Part, Weight};
 use super::super::WebGpuOptions;
-use super::{dq_section, planes, xload, Ctx, Kernel};
+use super::{dq_section, planes, with_section, xload, Ctx, Kernel};
 
 const MATMUL_IO: &str = include_str!("../kernels/matmul_io.wgsl");
 const GEMM: &str = include_str!("../kernels/gemm.wgsl");
@@ -73,22 +73,11 @@ struct PackParams {
 pub(in super::super) enum Variant {
     /// Tiled matrix product; `f16`: workgroup tiles in f16; `bk`: k-depth of a tile (16 or 32);
     /// `xvec`: activation rows are 16-byte aligned.
-    Gemm {
-        fmt: Format,
-        f16: bool,
-        bk: u32,
-        xvec: bool,
-    },
-    Gemv {
-        fmt: Format,
-        xvec: bool,
-    },
+    Gemm { fmt: Format, f16: bool, bk: u32, xvec: bool },
+    /// `subgroups`: a subgroup per (weight row, part of k), summing in registers.
+    Gemv { fmt: Format, xvec: bool, subgroups: bool },
     /// The product for software adapters: `mb` rows × `kc` columns of activations per dispatch.
-    Ubo {
-        fmt: Format,
-        mb: u32,
-        kc: u32,
-    },
+    Ubo { fmt: Format, mb: u32, kc: u32 },
     /// Activations into `[k-chunk][row][kc]` blocks for [`Variant::Ubo`].
     PackX,
 }
@@ -101,7 +90,10 @@ impl Variant {
                 let head = if f16 { "enable f16;\nalias tile_t = f16;\n" } else { "alias tile_t = f32;\n" };
                 format!("{head}{MATMUL_IO}\n{GEMM}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
-            Variant::Gemv { fmt, xvec } => format!("{MATMUL_IO}\n{GEMV}\n{}\n{}", xload(xvec), dq_section(fmt)),
+            Variant::Gemv { fmt, xvec, subgroups } => {
+                let gemv = with_section(GEMV, if subgroups { "SUBGROUP" } else { "PLAIN" });
+                format!("{MATMUL_IO}\n{gemv}\n{}\n{}", xload(xvec), dq_section(fmt))
+            }
             Variant::Ubo { fmt, mb, kc } => format!("{}\n{}", ubo_source(mb, kc), dq_section(fmt)),
             Variant::PackX => PACK_X.to_string(),
         }
@@ -152,7 +144,7 @@ fn choose(cx: &Ctx, options: &WebGpuOptions, fmt: Format, m: usize, k: usize) ->
         return Variant::Ubo { fmt, mb: 32, kc };
     }
     if m <= options.gemv_max_rows {
-        return Variant::Gemv { fmt, xvec };
+        return Variant::Gemv { fmt, xvec, subgroups: cx.dev.subgroups };
     }
     let bk = if cx.dev.f16 || cx.dev.limits.max_compute_workgroup_storage_size >= 2 * 64 * 9 * 16 { 32 } else { 16 };
     Variant::Gemm { fmt, f16: cx.dev.f16, bk, xvec }

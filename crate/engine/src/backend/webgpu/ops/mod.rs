@@ -26,6 +26,7 @@ use super::weight::Part;
 const COMMON: &str = include_str!("../kernels/common.wgsl");
 const DQ: &str = include_str!("../kernels/dq.wgsl");
 const XLOAD: &str = include_str!("../kernels/xload.wgsl");
+const REDUCE: &str = include_str!("../kernels/reduce.wgsl");
 
 /// Every pipeline the backend uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,7 +38,7 @@ pub(super) enum Kernel {
     Eltwise(eltwise::Variant),
     Rows(rows::Variant),
     Append,
-    Logits { fmt: Format, xvec: bool },
+    Logits { fmt: Format, xvec: bool, subgroups: bool },
 }
 
 impl Kernel {
@@ -46,12 +47,12 @@ impl Kernel {
         let body = match *self {
             Kernel::Matmul(v) => v.source(),
             Kernel::Attention(v) => v.source(),
-            Kernel::Norm(_) => norm::SOURCE.to_string(),
+            Kernel::Norm(v) => format!("{}\n{}", norm::SOURCE, reduce(v.subgroups)),
             Kernel::Rope => rope::SOURCE.to_string(),
             Kernel::Eltwise(v) => v.source().to_string(),
             Kernel::Rows(v) => v.source(),
             Kernel::Append => cache::SOURCE.to_string(),
-            Kernel::Logits { fmt, xvec } => logits::source(fmt, xvec),
+            Kernel::Logits { fmt, xvec, subgroups } => logits::source(fmt, xvec, subgroups),
         };
         // `enable` directives must come before any declaration.
         let (directives, body) = match body.strip_prefix("enable f16;\n") {
@@ -80,6 +81,19 @@ fn section<'a>(src: &'a str, name: &str) -> &'a str {
     let start = src.find(&tag).unwrap_or_else(|| panic!("WGSL section {name} is missing")) + tag.len();
     let end = src[start..].find("\n//#").map_or(src.len(), |e| start + e + 1);
     &src[start..end]
+}
+
+/// A file's text before its first section, then section `name`: a file whose kernel comes in
+/// variants that differ in more than an override can say.
+fn with_section(src: &str, name: &str) -> String {
+    let head = &src[..src.find("//#").unwrap_or(src.len())];
+    format!("{head}{}", section(src, name))
+}
+
+/// `workgroup_sum` and the `Lane` ids it takes: with subgroup operations where the device has them
+/// (natively; wgpu does not offer them in a browser yet), else a tree in workgroup memory.
+fn reduce(subgroups: bool) -> String {
+    with_section(REDUCE, if subgroups { "SUBGROUP" } else { "PLAIN" })
 }
 
 /// The `dq8` weight decoder of a device format (a type of bindings and code, not a value: chosen

@@ -20,10 +20,12 @@ struct Params {
     pad: u32,
 }
 
-/// Threads per group (the `WG` override): fewer for per-head groups.
+/// Threads per group (the `WG` override): fewer for per-head groups; `subgroups`: the sum of squares
+/// through subgroup operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(in super::super) struct Variant {
     pub wg: u32,
+    pub subgroups: bool,
 }
 
 pub(in super::super) fn record(cx: &mut Ctx, x: &Tensor, w: &Weight, eps: f32, group: Option<usize>) -> Tensor {
@@ -32,7 +34,7 @@ pub(in super::super) fn record(cx: &mut Ctx, x: &Tensor, w: &Weight, eps: f32, g
     let Some(wb) = cx.ok(w.vector("rms_norm")).cloned() else { return out };
     let Some([xb, ob]) = bufs([x, &out]) else { return out };
     let n_groups = x.rows * x.cols / g;
-    let variant = Variant { wg: if g <= 128 { 64 } else { 256 } };
+    let variant = Variant { wg: if g <= 128 { 64 } else { 256 }, subgroups: cx.dev.subgroups };
     // One workgroup per group, whatever its size.
     let groups = cx.dev.grid(n_groups, 1);
     let params = Params { n_groups: n_groups as u32, group: g as u32, eps, pad: 0 };
