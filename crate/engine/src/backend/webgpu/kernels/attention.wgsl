@@ -30,6 +30,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read> ranges: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 
+// Invocation ids: lane.wgsl.
+
 // Written in by the host as text, not overrides: NO below sizes the function-scope array `o`, and
 // a function-scope array's length must be a constant.
 const BQ: u32 = {{BQ}}u;
@@ -52,6 +54,11 @@ var<workgroup> row_l: array<f32, BQ>;
 var<workgroup> row_a: array<f32, BQ>;
 var<workgroup> wlo: u32;
 var<workgroup> whi: u32;
+
+// A score's weight under the running max `mx`; 0 for a masked key.
+fn weight(s: f32, mx: f32) -> f32 {
+    return select(0.0, exp(s - mx), s > VISIBLE);
+}
 
 fn load_k(j: u32, dp: u32, g: u32) -> u32 {
     if (j < P.prefix) {
@@ -78,7 +85,8 @@ fn load_v(j: u32, dp: u32, g: u32) -> u32 {
 }
 
 @compute @workgroup_size(128)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, lane: Lane) {
+    let tid = lane.tid;
     let q0 = wid.x * BQ;
     let h = wid.y;
     let g = h / P.group;
@@ -151,31 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         workgroupBarrier();
-        if (tid < BQ) {
-            let m_old = row_m[tid];
-            var mx = m_old;
-            for (var kk = 0u; kk < BK; kk++) {
-                let s = ss[tid * SS + kk];
-                if (s > VISIBLE) {
-                    mx = max(mx, s);
-                }
-            }
-            let alpha = exp(m_old - mx);
-            var l = row_l[tid] * alpha;
-            for (var kk = 0u; kk < BK; kk++) {
-                let s = ss[tid * SS + kk];
-                var p = 0.0;
-                if (s > VISIBLE) {
-                    p = exp(s - mx);
-                }
-                l += p;
-                // The weights meet the f16 values as f16 (llama.cpp rounds them the same way).
-                ss[tid * SS + kk] = round_f16(p);
-            }
-            row_m[tid] = mx;
-            row_l[tid] = l;
-            row_a[tid] = alpha;
-        }
+        softmax_tile(lane);
         for (var e = tid; e < BK * HD2; e += WG) {
             kvs[(e / HD2) * SP + e % HD2] = load_v(t0 + e / HD2, e % HD2, g);
         }
@@ -206,6 +190,65 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 out[at] = o[i].x * inv;
                 out[at + 1u] = o[i].y * inv;
             }
+        }
+    }
+}
+
+// `softmax_tile`: the online softmax's step for one key tile, per query row r — the new running max
+// over the tile's visible scores, the rescale `alpha` of what came before, the tile's weights in
+// place of its scores (rounded through f16: they meet the f16 values as f16, as llama.cpp rounds
+// them), and the running sum. An invocation per row, or a subgroup per row.
+//#PLAIN
+fn softmax_tile(lane: Lane) {
+    let r = lane.tid;
+    if (r < BQ) {
+        let m_old = row_m[r];
+        var mx = m_old;
+        for (var kk = 0u; kk < BK; kk++) {
+            let s = ss[r * SS + kk];
+            if (s > VISIBLE) {
+                mx = max(mx, s);
+            }
+        }
+        let alpha = exp(m_old - mx);
+        var l = row_l[r] * alpha;
+        for (var kk = 0u; kk < BK; kk++) {
+            let p = weight(ss[r * SS + kk], mx);
+            l += p;
+            ss[r * SS + kk] = round_f16(p);
+        }
+        row_m[r] = mx;
+        row_l[r] = l;
+        row_a[r] = alpha;
+    }
+}
+//#SUBGROUP
+// Rows sid, sid + nsg, …; the subgroup's active lanes split the tile's keys, a subgroup max and a
+// subgroup sum combine them.
+fn softmax_tile(lane: Lane) {
+    let rw = subgroup_rank();
+    for (var r = lane.sid; r < BQ; r += lane.nsg) {
+        let m_old = row_m[r];
+        var mx = m_old;
+        for (var kk = rw.x; kk < BK; kk += rw.y) {
+            let s = ss[r * SS + kk];
+            if (s > VISIBLE) {
+                mx = max(mx, s);
+            }
+        }
+        mx = subgroupMax(mx);
+        var l = 0.0;
+        for (var kk = rw.x; kk < BK; kk += rw.y) {
+            let p = weight(ss[r * SS + kk], mx);
+            l += p;
+            ss[r * SS + kk] = round_f16(p);
+        }
+        l = subgroupAdd(l);
+        if (rw.x == 0u) {
+            let alpha = exp(m_old - mx);
+            row_m[r] = mx;
+            row_l[r] = row_l[r] * alpha + l;
+            row_a[r] = alpha;
         }
     }
 }

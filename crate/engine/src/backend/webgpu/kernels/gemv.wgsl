@@ -4,7 +4,7 @@
 // (sections below): 32 lanes per row, or with subgroups, a subgroup per (row, part of k) that sums
 // its lanes in registers first.
 
-// Params and bindings: matmul_io.wgsl.
+// Params and bindings: matmul_io.wgsl; invocation ids: lane.wgsl.
 
 const NR: u32 = 8u;
 const LANES: u32 = 32u;
@@ -55,44 +55,40 @@ fn store(wg: u32, mbase: u32, tid: u32, parts: u32) {
 }
 //#PLAIN
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, lane: Lane) {
+    let tid = lane.tid;
     let wg = wid.x + wid.y * nwg.x;
     let mbase = wid.z * MB;
     let r = tid / LANES;
-    let lane = tid % LANES;
-    let acc = partial(wg * NR + r, mbase, lane, P.k_padded / 8u, LANES);
+    let l = tid % LANES;
+    let acc = partial(wg * NR + r, mbase, l, P.k_padded / 8u, LANES);
     for (var i = 0u; i < MB; i++) {
-        red[(i * NR + r) * LANES + lane] = acc[i];
+        red[(i * NR + r) * LANES + l] = acc[i];
     }
     workgroupBarrier();
     store(wg, mbase, tid, LANES);
 }
 //#SUBGROUP
 // Work units (row, part of k): as many parts per row as there are subgroups per row (1 to LANES),
-// each subgroup taking units sid, sid + nsg, … . A subgroup's lanes are counted and ranked among the
-// active ones, so neither its size nor its being full is assumed.
+// each subgroup taking units sid, sid + nsg, … .
 @compute @workgroup_size(WG)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) sid: u32,
-        @builtin(num_subgroups) nsg: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, lane: Lane) {
     let wg = wid.x + wid.y * nwg.x;
     let mbase = wid.z * MB;
-    let width = subgroupAdd(1u);
-    let rank = subgroupExclusiveAdd(1u);
-    let parts = clamp(nsg / NR, 1u, LANES);
+    let rw = subgroup_rank();
+    let parts = clamp(lane.nsg / NR, 1u, LANES);
     let k8n = P.k_padded / 8u;
-    for (var u = sid; u < NR * parts; u += nsg) {
+    for (var u = lane.sid; u < NR * parts; u += lane.nsg) {
         let r = u % NR;
         let p = u / NR;
-        let acc = partial(wg * NR + r, mbase, p * k8n / parts + rank, (p + 1u) * k8n / parts, width);
+        let acc = partial(wg * NR + r, mbase, p * k8n / parts + rw.x, (p + 1u) * k8n / parts, rw.y);
         for (var i = 0u; i < MB; i++) {
             let s = subgroupAdd(acc[i]);
-            if (rank == 0u) {
+            if (rw.x == 0u) {
                 red[(i * NR + r) * LANES + p] = s;
             }
         }
     }
     workgroupBarrier();
-    store(wg, mbase, tid, parts);
+    store(wg, mbase, lane.tid, parts);
 }

@@ -1,11 +1,7 @@
 // The sum of one value per invocation over a workgroup of `WG` invocations (a power of two), in
-// every invocation; kernels take their invocation ids as one `Lane`, the same parameter in both
-// sections. Call once per dispatch, in workgroup-uniform control flow.
+// every invocation, given the ids of lane.wgsl's section of the same name. Call once per dispatch,
+// in workgroup-uniform control flow.
 //#PLAIN
-struct Lane {
-    @builtin(local_invocation_index) tid: u32,
-}
-
 var<workgroup> red: array<f32, WG>;
 
 // A tree in workgroup memory: log2(WG) barriers.
@@ -21,12 +17,6 @@ fn workgroup_sum(s: f32, lane: Lane) -> f32 {
     return red[0];
 }
 //#SUBGROUP
-struct Lane {
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(subgroup_id) sid: u32,
-    @builtin(num_subgroups) nsg: u32,
-}
-
 // One slot per subgroup (there are at most WG).
 var<workgroup> red: array<f32, WG>;
 

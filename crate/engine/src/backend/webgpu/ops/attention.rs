@@ -8,7 +8,7 @@ use bytemuck::{Pod, Zeroable};
 use super::super::pool::{bufs, Tensor};
 use super::super::recorder::Bind;
 use super::cache::{self, Cache};
-use super::{Ctx, Kernel};
+use super::{lane, subgroup_section, Ctx, Kernel};
 use crate::backend::policy::{self, visible_keys};
 use crate::backend::{AttnLayout, AttnParams};
 
@@ -60,8 +60,9 @@ struct UboParams {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(in super::super) enum Variant {
-    /// Tiles of `bq` queries × `bk` keys of `hd2` f16 pairs.
-    Gpu { bq: u32, bk: u32, hd2: u32 },
+    /// Tiles of `bq` queries × `bk` keys of `hd2` f16 pairs; `subgroups`: a subgroup per row in
+    /// the softmax step.
+    Gpu { bq: u32, bk: u32, hd2: u32, subgroups: bool },
     /// Blocks of `kb` keys of `kvw` words, heads of `hd2` pairs.
     Ubo { hd2: u32, kvw: u32, kb: u32 },
 }
@@ -72,8 +73,10 @@ impl Variant {
     /// written into the text.
     pub fn source(&self) -> String {
         match *self {
-            Variant::Gpu { bq, bk, hd2 } => {
-                ATTENTION.replace("{{BQ}}", &bq.to_string()).replace("{{BK}}", &bk.to_string()).replace("{{HD2}}", &hd2.to_string())
+            Variant::Gpu { bq, bk, hd2, subgroups } => {
+                let text = subgroup_section(ATTENTION, subgroups);
+                let text = text.replace("{{BQ}}", &bq.to_string()).replace("{{BK}}", &bk.to_string()).replace("{{HD2}}", &hd2.to_string());
+                format!("{}\n{text}", lane(subgroups))
             }
             Variant::Ubo { hd2, kvw, kb } => ubo_source(hd2, kvw, kb),
         }
@@ -175,7 +178,12 @@ pub(in super::super) fn record(
         (6, rb),
         (7, Bind::Buf(ob)),
     ];
-    cx.dispatch(Kernel::Attention(Variant::Gpu { bq, bk, hd2 }), &params, binds, [nq.div_ceil(bq as usize) as u32, p.n_head as u32, 1]);
+    cx.dispatch(
+        Kernel::Attention(Variant::Gpu { bq, bk, hd2, subgroups: cx.dev.subgroups }),
+        &params,
+        binds,
+        [nq.div_ceil(bq as usize) as u32, p.n_head as u32, 1],
+    );
     out
 }
 

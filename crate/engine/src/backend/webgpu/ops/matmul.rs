@@ -9,7 +9,7 @@ use super::super::recorder::Bind;
 use super::super::repack::Format;
 use super::super::weight::{Part, Weight};
 use super::super::WebGpuOptions;
-use super::{dq_section, planes, with_section, xload, Ctx, Kernel};
+use super::{dq_section, lane, planes, subgroup_section, xload, Ctx, Kernel};
 
 const MATMUL_IO: &str = include_str!("../kernels/matmul_io.wgsl");
 const GEMM: &str = include_str!("../kernels/gemm.wgsl");
@@ -91,8 +91,8 @@ impl Variant {
                 format!("{head}{MATMUL_IO}\n{GEMM}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
             Variant::Gemv { fmt, xvec, subgroups } => {
-                let gemv = with_section(GEMV, if subgroups { "SUBGROUP" } else { "PLAIN" });
-                format!("{MATMUL_IO}\n{gemv}\n{}\n{}", xload(xvec), dq_section(fmt))
+                let gemv = subgroup_section(GEMV, subgroups);
+                format!("{MATMUL_IO}\n{}\n{gemv}\n{}\n{}", lane(subgroups), xload(xvec), dq_section(fmt))
             }
             Variant::Ubo { fmt, mb, kc } => format!("{}\n{}", ubo_source(mb, kc), dq_section(fmt)),
             Variant::PackX => PACK_X.to_string(),

@@ -26,6 +26,7 @@ use super::weight::Part;
 const COMMON: &str = include_str!("../kernels/common.wgsl");
 const DQ: &str = include_str!("../kernels/dq.wgsl");
 const XLOAD: &str = include_str!("../kernels/xload.wgsl");
+const LANE: &str = include_str!("../kernels/lane.wgsl");
 const REDUCE: &str = include_str!("../kernels/reduce.wgsl");
 
 /// Every pipeline the backend uses.
@@ -83,17 +84,23 @@ fn section<'a>(src: &'a str, name: &str) -> &'a str {
     &src[start..end]
 }
 
-/// A file's text before its first section, then section `name`: a file whose kernel comes in
-/// variants that differ in more than an override can say.
-fn with_section(src: &str, name: &str) -> String {
+/// A file's text before its first section, then its section with subgroup operations (`SUBGROUP`:
+/// natively where the device has them; wgpu does not offer them in a browser yet) or without
+/// (`PLAIN`): a kernel whose variants differ in more than an override can say.
+fn subgroup_section(src: &str, subgroups: bool) -> String {
     let head = &src[..src.find("//#").unwrap_or(src.len())];
-    format!("{head}{}", section(src, name))
+    format!("{head}{}", section(src, if subgroups { "SUBGROUP" } else { "PLAIN" }))
 }
 
-/// `workgroup_sum` and the `Lane` ids it takes: with subgroup operations where the device has them
-/// (natively; wgpu does not offer them in a browser yet), else a tree in workgroup memory.
+/// The `Lane` ids a kernel's entry point takes (`lane.wgsl`).
+fn lane(subgroups: bool) -> String {
+    subgroup_section(LANE, subgroups)
+}
+
+/// `workgroup_sum` (with subgroup operations, or a tree in workgroup memory) and the `Lane` ids it
+/// takes.
 fn reduce(subgroups: bool) -> String {
-    with_section(REDUCE, if subgroups { "SUBGROUP" } else { "PLAIN" })
+    format!("{}\n{}", lane(subgroups), subgroup_section(REDUCE, subgroups))
 }
 
 /// The `dq8` weight decoder of a device format (a type of bindings and code, not a value: chosen
