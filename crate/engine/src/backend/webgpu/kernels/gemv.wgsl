@@ -78,11 +78,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let rw = subgroup_rank();
     let parts = clamp(lane.nsg / NR, 1u, LANES);
     let k8n = P.k_padded / 8u;
+    // Only the rows m that exist are summed (one when decoding); `store` reads no others.
+    let mn = min(MB, P.m - mbase);
     for (var u = lane.sid; u < NR * parts; u += lane.nsg) {
         let r = u % NR;
         let p = u / NR;
         let acc = partial(wg * NR + r, mbase, p * k8n / parts + rw.x, (p + 1u) * k8n / parts, rw.y);
-        for (var i = 0u; i < MB; i++) {
+        for (var i = 0u; i < mn; i++) {
             let s = subgroupAdd(acc[i]);
             if (rw.x == 0u) {
                 red[(i * NR + r) * LANES + p] = s;
