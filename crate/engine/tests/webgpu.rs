@@ -42,41 +42,34 @@ fn gpu() -> WebGpu {
     gpu_with(WebGpuOptions::default())
 }
 
-/// Every kernel set the adapter can run: the GPU-shaped kernels with f16 workgroup tiles (when the
-/// adapter has shader-f16) and with f32 tiles, and the software-shaped kernels; each kernel set
-/// with subgroup reductions (when the adapter has subgroups) and without.
-fn gpu_variants() -> Vec<WebGpu> {
-    let open = |kernels, allow_f16, allow_subgroups| gpu_with(WebGpuOptions { allow_f16, allow_subgroups, kernels, ..Default::default() });
-    let a = open(KernelSet::Gpu, true, true);
-    let (f16, subgroups) = (a.uses_f16(), a.uses_subgroups());
-    let info = a.adapter_info();
-    if subgroups {
-        eprintln!("subgroups: {} to {} invocations ({})", info.subgroup_min_size, info.subgroup_max_size, info.name);
-    } else {
-        eprintln!("subgroups: the adapter ({}) has none; only the kernels without them run", info.name);
-    }
+/// A device with these kernels and f16 choice, and where it uses subgroups, the same without them.
+fn with_and_without_subgroups(kernels: KernelSet, allow_f16: bool) -> Vec<WebGpu> {
+    let open = |allow_subgroups| gpu_with(WebGpuOptions { allow_f16, allow_subgroups, kernels, ..Default::default() });
+    let a = open(true);
+    let subgroups = a.uses_subgroups();
     let mut v = vec![a];
-    if f16 {
-        v.push(open(KernelSet::Gpu, false, true));
-    }
     if subgroups {
-        v.push(open(KernelSet::Gpu, true, false));
-    }
-    v.push(open(KernelSet::Software, true, true));
-    if subgroups {
-        v.push(open(KernelSet::Software, true, false));
+        v.push(open(false));
     }
     v
 }
 
-/// The default device, and where it uses subgroups, the same without them.
-fn with_and_without_subgroups() -> Vec<WebGpu> {
-    let a = gpu();
-    let subgroups = a.uses_subgroups();
-    let mut v = vec![a];
-    if subgroups {
-        v.push(gpu_with(WebGpuOptions { allow_subgroups: false, ..Default::default() }));
+/// Every kernel set the adapter can run: the GPU-shaped kernels with f16 workgroup tiles (when the
+/// adapter has shader-f16) and with f32 tiles, and the software-shaped kernels; the GPU kernels with
+/// f16 tiles and the software ones each with subgroup reductions (when the adapter has subgroups)
+/// and without.
+fn gpu_variants() -> Vec<WebGpu> {
+    let mut v = with_and_without_subgroups(KernelSet::Gpu, true);
+    let info = v[0].adapter_info();
+    if v.len() > 1 {
+        eprintln!("subgroups: {} to {} invocations ({})", info.subgroup_min_size, info.subgroup_max_size, info.name);
+    } else {
+        eprintln!("subgroups: the adapter ({}) has none; only the kernels without them run", info.name);
     }
+    if v[0].uses_f16() {
+        v.push(gpu_with(WebGpuOptions { allow_f16: false, kernels: KernelSet::Gpu, ..Default::default() }));
+    }
+    v.extend(with_and_without_subgroups(KernelSet::Software, true));
     v
 }
 
@@ -273,7 +266,7 @@ fn tensors_beyond_one_binding_are_split_by_rows() {
 fn embed_and_logits_match_cpu_for_every_weight_type() {
     let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut rng = Rng(99);
-    for mut g in with_and_without_subgroups() {
+    for mut g in with_and_without_subgroups(KernelSet::Auto, true) {
         for dtype in TYPES {
             let k = shapes_for(dtype)[1];
             let n = 300;
@@ -320,7 +313,7 @@ fn norms_rope_and_elementwise_match_cpu() {
     let mut cpu = Cpu::with_precision(2, Precision::F32).unwrap();
     let mut rng = Rng(3);
     // RMSNorm: whole rows of odd widths, and per-head groups.
-    for mut g in with_and_without_subgroups() {
+    for mut g in with_and_without_subgroups(KernelSet::Auto, true) {
         for (rows, cols, group) in [(5, 576, None), (3, 896, None), (7, 1536, None), (4, 256, Some(64)), (2, 512, Some(256))] {
             let x = rng.vec(rows * cols, 4.0);
             let w = rng.vec(group.unwrap_or(cols), 1.0);
@@ -497,8 +490,9 @@ fn attention_matches_cpu_with_prefix_segments_windows_softcap_and_gqa() {
         case("no prefix, many segments", 64, 2, 1, 0, &[3, 1, 4, 1, 5, 9, 2, 6], false, None, None, false),
     ];
     // The GPU kernels' softmax step with subgroups (where the adapter has them) and without.
-    for (kernels, allow_subgroups) in [(KernelSet::Gpu, true), (KernelSet::Gpu, false), (KernelSet::Software, true)] {
-        let mut g = gpu_with(WebGpuOptions { kernels, allow_subgroups, ..Default::default() });
+    let mut devices = with_and_without_subgroups(KernelSet::Gpu, true);
+    devices.push(gpu_with(WebGpuOptions { kernels: KernelSet::Software, ..Default::default() }));
+    for mut g in devices {
         let mut worst = 0f32;
         for c in &cases {
             worst = worst.max(run_attention(&mut cpu, &mut g, &mut rng, c));
