@@ -4,7 +4,7 @@
 //#PLAIN
 var<workgroup> red: array<f32, WG>;
 
-// A tree in workgroup memory: log2(WG) barriers.
+// A tree in workgroup memory: log2(WG) + 1 barriers.
 fn workgroup_sum(s: f32, lane: Lane) -> f32 {
     red[lane.tid] = s;
     workgroupBarrier();
