@@ -94,12 +94,19 @@ pub trait Backend {
     fn rms_norm(&mut self, x: &Self::Tensor, w: &Self::Weight, eps: f32, group: Option<usize>) -> Self::Tensor;
     /// `x · Wᵀ (+ bias)`.
     fn matmul(&mut self, x: &Self::Tensor, w: &Self::Weight, bias: Option<&Self::Weight>) -> Self::Tensor;
+    /// [`Backend::matmul`] of the same `x` with each weight (and bias): Q, K and V, or the FFN's
+    /// gate and up. A backend may prepare `x` once for all of them (the CPU rounds it to 8 bits
+    /// once per rounding the weights need).
+    fn matmuls<const N: usize>(&mut self, x: &Self::Tensor, ws: [(&Self::Weight, Option<&Self::Weight>); N]) -> [Self::Tensor; N] {
+        ws.map(|(w, bias)| self.matmul(x, w, bias))
+    }
     /// Rotary position embedding applied in place to each `head_dim` group of each row.
     fn rope(&mut self, x: &mut Self::Tensor, positions: &[u32], head_dim: usize, rope: &Rope);
     /// `x + y`.
     fn add(&mut self, x: &Self::Tensor, y: &Self::Tensor) -> Self::Tensor;
-    /// `act(gate) * up`.
-    fn gated_activation(&mut self, gate: &Self::Tensor, up: &Self::Tensor, act: Activation) -> Self::Tensor;
+    /// `act(gate) * up`, written over `up` where the backend can (the FFN's largest activation:
+    /// a new one would be as many values to allocate and write).
+    fn gated_activation(&mut self, gate: &Self::Tensor, up: Self::Tensor, act: Activation) -> Self::Tensor;
     /// The given rows of `x`.
     fn select_rows(&mut self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;
     /// Append keys and values (one row per token) to the cache.

@@ -150,15 +150,18 @@ impl<B: Backend> Model<B> {
             let last = il + 1 == self.layers.len();
             let pruned = if last { out_rows } else { None };
             let h = b.rms_norm(&x, &w.attn_norm, c.rms_eps, None);
-            let mut q = match pruned {
+            let (mut q, mut k, v) = match pruned {
                 Some(rows) => {
                     let h_rows = b.select_rows(&h, rows);
-                    b.matmul(&h_rows, &w.wq, w.bq.as_ref())
+                    let q = b.matmul(&h_rows, &w.wq, w.bq.as_ref());
+                    let [k, v] = b.matmuls(&h, [(&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
+                    (q, k, v)
                 }
-                None => b.matmul(&h, &w.wq, w.bq.as_ref()),
+                None => {
+                    let [q, k, v] = b.matmuls(&h, [(&w.wq, w.bq.as_ref()), (&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
+                    (q, k, v)
+                }
             };
-            let mut k = b.matmul(&h, &w.wk, w.bk.as_ref());
-            let v = b.matmul(&h, &w.wv, w.bv.as_ref());
             if let (Some(qn), Some(kn)) = (&w.q_norm, &w.k_norm) {
                 q = b.rms_norm(&q, qn, c.rms_eps, Some(c.head_dim));
                 k = b.rms_norm(&k, kn, c.rms_eps, Some(c.head_dim));
@@ -183,9 +186,8 @@ impl<B: Backend> Model<B> {
             }
             x = b.add(&x, &o);
             let h = b.rms_norm(&x, &w.ffn_norm, c.rms_eps, None);
-            let gate = b.matmul(&h, &w.gate, None);
-            let up = b.matmul(&h, &w.up, None);
-            let f = b.gated_activation(&gate, &up, c.activation);
+            let [gate, up] = b.matmuls(&h, [(&w.gate, None), (&w.up, None)]);
+            let f = b.gated_activation(&gate, up, c.activation);
             let mut d = b.matmul(&f, &w.down, None);
             if let Some(pn) = &w.post_ffn_norm {
                 d = b.rms_norm(&d, pn, c.rms_eps, None);

@@ -165,6 +165,83 @@ impl Cpu {
         }
     }
 
+    /// `x · Wᵀ (+ bias)`; an integer product rounds `x` into `rounded`, or uses what it holds
+    /// when that was rounded for the same weight types ([`Backend::matmuls`]: one rounding for Q,
+    /// K and V).
+    fn matmul_sharing(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>, rounded: &mut Option<QActs>) -> Tensor {
+        let (m, k, n) = (x.rows, x.cols, w.rows);
+        let bias = match bias.map(Weight::vector).transpose() {
+            Ok(b) => b,
+            Err(msg) => {
+                self.ok(Err(format!("matmul bias: {msg}")));
+                return Tensor::zeros(m, n);
+            }
+        };
+        if !self.ok(policy::check_matmul((x.rows, x.cols), (w.rows, w.cols))) {
+            return Tensor::zeros(m, n);
+        }
+        if w.q.is_none() && w.bytes.is_empty() {
+            self.ok(Err("matmul: a vector given where a matrix is needed".into()));
+            return Tensor::zeros(m, n);
+        }
+        if let Some(q) = &w.q {
+            let (threads, kernels) = (self.threads, self.kernels);
+            return self.run(|| {
+                let kind = q.act_kind();
+                let a = match rounded {
+                    Some(a) if a.kind == kind => a,
+                    _ => rounded.insert(QActs::quantize(&x.data, m, k, kind)),
+                };
+                let mut y = Tensor { rows: m, cols: n, data: qmatmul::matmul_new(a, q, threads, kernels) };
+                add_bias(&mut y, bias);
+                y
+            });
+        }
+        let mut y = Tensor::zeros(m, n);
+        let rb = w.row_bytes();
+        if (1..=FEW_ROWS).contains(&m) {
+            // A few rows (a generated token): one pass over the weight, each of its rows expanded
+            // into a buffer that stays in the L1 cache and dotted with every activation row —
+            // expanding all of it for a GEMM costs more than the products.
+            let mut yt = vec![0f32; n * m];
+            self.run(|| {
+                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).for_each(|(out, wb)| {
+                    let mut wrow = vec![0f32; k];
+                    for (j, b) in wb.chunks_exact(rb).enumerate() {
+                        dequantize(w.dtype, b, &mut wrow);
+                        wide!({
+                            for (r, xrow) in x.data.chunks_exact(k).enumerate() {
+                                out[j * m + r] = dot(&wrow, xrow);
+                            }
+                        })
+                    }
+                });
+            });
+            for (r, yrow) in y.data.chunks_exact_mut(n).enumerate() {
+                yrow.iter_mut().enumerate().for_each(|(j, v)| *v = yt[j * m + r]);
+            }
+            add_bias(&mut y, bias);
+            return y;
+        }
+        // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
+        // one multi-threaded GEMM does the rest.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.resize(n * k, 0.0);
+        let threads = self.threads;
+        self.run(|| {
+            scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
+                let r0 = c * 16;
+                let rows = out.len() / k;
+                dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
+            });
+            // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
+            unsafe { gemm_nt(m, n, k, &x.data, &scratch, y.data.as_mut_ptr(), 0, n, threads) };
+            add_bias(&mut y, bias);
+        });
+        self.scratch = scratch;
+        y
+    }
+
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
     fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
@@ -359,15 +436,15 @@ fn silu(x: f32) -> f32 {
 /// `o = u · f(g)`, eight lanes at a time, the activation chosen outside the loop, so that it
 /// vectorizes with [`fast_exp`].
 #[inline(always)]
-fn gated(o: &mut [f32], g: &[f32], u: &[f32], f: impl Fn(f32) -> f32) {
-    let n = o.len() / 8 * 8;
-    for ((o, g), u) in o[..n].chunks_exact_mut(8).zip(g[..n].chunks_exact(8)).zip(u[..n].chunks_exact(8)) {
+fn gated(u: &mut [f32], g: &[f32], f: impl Fn(f32) -> f32) {
+    let n = u.len() / 8 * 8;
+    for (u, g) in u[..n].chunks_exact_mut(8).zip(g[..n].chunks_exact(8)) {
         for k in 0..8 {
-            o[k] = u[k] * f(g[k]);
+            u[k] *= f(g[k]);
         }
     }
-    for i in n..o.len() {
-        o[i] = u[i] * f(g[i]);
+    for i in n..u.len() {
+        u[i] *= f(g[i]);
     }
 }
 
@@ -506,73 +583,12 @@ impl Backend for Cpu {
     }
 
     fn matmul(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>) -> Tensor {
-        let (m, k, n) = (x.rows, x.cols, w.rows);
-        let mut y = Tensor::zeros(m, n);
-        let bias = match bias.map(Weight::vector).transpose() {
-            Ok(b) => b,
-            Err(msg) => {
-                self.ok(Err(format!("matmul bias: {msg}")));
-                return y;
-            }
-        };
-        if !self.ok(policy::check_matmul((x.rows, x.cols), (w.rows, w.cols))) {
-            return y;
-        }
-        if w.q.is_none() && w.bytes.is_empty() {
-            self.ok(Err("matmul: a vector given where a matrix is needed".into()));
-            return y;
-        }
-        if let Some(q) = &w.q {
-            let (threads, kernels) = (self.threads, self.kernels);
-            self.run(|| {
-                let a = QActs::quantize(&x.data, m, k, q.act_kind());
-                qmatmul::matmul(&a, q, &mut y.data, threads, kernels);
-                add_bias(&mut y, bias);
-            });
-            return y;
-        }
-        let rb = w.row_bytes();
-        if (1..=FEW_ROWS).contains(&m) {
-            // A few rows (a generated token): one pass over the weight, each of its rows expanded
-            // into a buffer that stays in the L1 cache and dotted with every activation row —
-            // expanding all of it for a GEMM costs more than the products.
-            let mut yt = vec![0f32; n * m];
-            self.run(|| {
-                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).for_each(|(out, wb)| {
-                    let mut wrow = vec![0f32; k];
-                    for (j, b) in wb.chunks_exact(rb).enumerate() {
-                        dequantize(w.dtype, b, &mut wrow);
-                        wide!({
-                            for (r, xrow) in x.data.chunks_exact(k).enumerate() {
-                                out[j * m + r] = dot(&wrow, xrow);
-                            }
-                        })
-                    }
-                });
-            });
-            for (r, yrow) in y.data.chunks_exact_mut(n).enumerate() {
-                yrow.iter_mut().enumerate().for_each(|(j, v)| *v = yt[j * m + r]);
-            }
-            add_bias(&mut y, bias);
-            return y;
-        }
-        // The weight is expanded to f32 once per product (in parallel, into a reused buffer), then
-        // one multi-threaded GEMM does the rest.
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.resize(n * k, 0.0);
-        let threads = self.threads;
-        self.run(|| {
-            scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
-                let r0 = c * 16;
-                let rows = out.len() / k;
-                dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
-            });
-            // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
-            unsafe { gemm_nt(m, n, k, &x.data, &scratch, y.data.as_mut_ptr(), 0, n, threads) };
-            add_bias(&mut y, bias);
-        });
-        self.scratch = scratch;
-        y
+        self.matmul_sharing(x, w, bias, &mut None)
+    }
+
+    fn matmuls<const N: usize>(&mut self, x: &Tensor, ws: [(&Weight, Option<&Weight>); N]) -> [Tensor; N] {
+        let mut rounded = None;
+        ws.map(|(w, bias)| self.matmul_sharing(x, w, bias, &mut rounded))
     }
 
     fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, rope: &Rope) {
@@ -615,22 +631,21 @@ impl Backend for Cpu {
         out
     }
 
-    fn gated_activation(&mut self, gate: &Tensor, up: &Tensor, act: Activation) -> Tensor {
+    fn gated_activation(&mut self, gate: &Tensor, mut up: Tensor, act: Activation) -> Tensor {
         if !self.ok(policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols))) {
-            return Tensor::zeros(up.rows, up.cols);
+            return up;
         }
-        let mut out = Tensor::zeros(up.rows, up.cols);
         self.run(|| {
-            out.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096).zip(up.data.par_chunks(4096))).for_each(|(o, (g, u))| {
+            up.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).for_each(|(u, g)| {
                 wide!({
                     match act {
-                        Activation::Silu => gated(o, g, u, silu),
-                        Activation::GeluTanh => gated(o, g, u, gelu_tanh),
+                        Activation::Silu => gated(u, g, silu),
+                        Activation::GeluTanh => gated(u, g, gelu_tanh),
                     }
                 })
             })
         });
-        out
+        up
     }
 
     fn select_rows(&mut self, x: &Tensor, rows: &[usize]) -> Tensor {
@@ -873,8 +888,8 @@ mod tests {
             let q_new = Tensor { rows: 4, cols: n, data: q.data[5 * n..].to_vec() };
             let a = cpu.attention(&q_new, &kv(&kk, 5..9), &kv(&v, 5..9), &cache, &layout, &p);
             let sum = cpu.add(&q, &kk);
-            let silu = cpu.gated_activation(&q, &v, Activation::Silu);
-            let gelu = cpu.gated_activation(&q, &v, Activation::GeluTanh);
+            let silu = cpu.gated_activation(&q, v.clone(), Activation::Silu);
+            let gelu = cpu.gated_activation(&q, v.clone(), Activation::GeluTanh);
             let few = cpu.matmul(&Tensor { rows: 3, cols: k, data: x[..3 * k].to_vec() }, &wf, None);
             cpu.check().unwrap();
             [&h, &q, &kk, &v, &a, &sum, &silu, &gelu, &few].iter().map(|t| t.data.iter().map(|f| f.to_bits()).collect()).collect()

@@ -284,8 +284,8 @@ impl Backend for WebGpu {
         eltwise::add(&mut self.cx(), x, y)
     }
 
-    fn gated_activation(&mut self, gate: &Tensor, up: &Tensor, act: Activation) -> Tensor {
-        eltwise::gated_activation(&mut self.cx(), gate, up, act)
+    fn gated_activation(&mut self, gate: &Tensor, up: Tensor, act: Activation) -> Tensor {
+        eltwise::gated_activation(&mut self.cx(), gate, &up, act)
     }
 
     fn select_rows(&mut self, x: &Tensor, rows: &[usize]) -> Tensor {

@@ -542,16 +542,41 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
 /// chunks of 2048 values, and for each chunk every tile of [`MR`] activation rows (in L1) meets
 /// every group of the task.
 pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Kernels) {
+    assert_eq!(y.len(), a.rows * w.rows);
+    // SAFETY: `y` holds m × n values (asserted above) and nothing else uses it meanwhile.
+    unsafe { matmul_into(a, w, y.as_mut_ptr(), threads, kernels) }
+}
+
+/// [`matmul`] into a new vector, whose values are written once: never zeroed first (for the
+/// large outputs of a prefill, the zeroing was a pass over memory as long as the product's).
+pub fn matmul_new(a: &QActs, w: &QWeight, threads: usize, kernels: Kernels) -> Vec<f32> {
+    let len = a.rows * w.rows;
+    let mut y = Vec::with_capacity(len);
+    // SAFETY: the capacity holds m × n values; `matmul_into` writes every one of them before the
+    // length covers them.
+    unsafe {
+        matmul_into(a, w, y.as_mut_ptr(), threads, kernels);
+        y.set_len(len);
+    }
+    y
+}
+
+/// [`matmul`] into `y`, which need not be initialized.
+///
+/// # Safety
+/// `y` points to `a.rows × w.rows` writable values that nothing else uses meanwhile.
+unsafe fn matmul_into(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kernels: Kernels) {
     let (m, n) = (a.rows, w.rows);
     assert_eq!(a.kind, w.act_kind(), "activations rounded for another weight type");
     assert_eq!(a.k, w.k);
-    assert_eq!(y.len(), m * n);
     if m == 0 || n == 0 {
         return;
     }
-    let yp = y.as_mut_ptr();
-    // SAFETY: `y` holds m × n values (asserted above) and nothing else uses it meanwhile.
-    let run = |kern: Kernel| unsafe { product(a, w, yp, threads, kern) };
+    if w.k == 0 {
+        std::ptr::write_bytes(y, 0, m * n);
+        return;
+    }
+    let run = |kern: Kernel| product(a, w, y, threads, kern);
     if kernels == Kernels::Best && race_product(m, run) {
         return;
     }
@@ -586,13 +611,16 @@ unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Ker
                         unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
                         let cols = GROUP.min(n - g * GROUP);
                         for (i, row) in out.iter().enumerate().take(mr) {
-                            // SAFETY: inside y; only this task writes these columns (the first K
-                            // chunk sets them, so `y` need not be zeroed first).
-                            let dst = unsafe { std::slice::from_raw_parts_mut(yp.0.add((r0 + i) * n + g * GROUP), cols) };
-                            if u0 == 0 {
-                                dst.copy_from_slice(&row[..cols]);
-                            } else {
-                                dst.iter_mut().zip(row).for_each(|(d, v)| *d += v);
+                            // SAFETY: inside y; only this task writes these columns. The first K
+                            // chunk sets them (`y` may be uninitialized until then), the others
+                            // add to them.
+                            unsafe {
+                                let dst = yp.0.add((r0 + i) * n + g * GROUP);
+                                if u0 == 0 {
+                                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst, cols);
+                                } else {
+                                    std::slice::from_raw_parts_mut(dst, cols).iter_mut().zip(row).for_each(|(d, v)| *d += v);
+                                }
                             }
                         }
                     }
