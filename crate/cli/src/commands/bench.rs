@@ -32,7 +32,8 @@ const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_
 /// Achieved FLOP/s count the weight products and attention (QKᵀ, PV) actually run; they are set
 /// against the device's peak: given with --peak-tflops; on the CPU, computed from its cores, clock
 /// and kernels (int8 kernels: the int8 peak, two 256-bit byte dot products a cycle per core; f32:
-/// two 256-bit FMA units); on a GPU, looked up from its name (NVIDIA H100 SXM and H200: 67 TFLOP/s,
+/// two 256-bit FMA units; AMD Zen and Zen+, which run 256-bit instructions as two 128-bit halves:
+/// one 128-bit byte dot product and two 128-bit FMAs a cycle); on a GPU, looked up from its name (NVIDIA H100 SXM and H200: 67 TFLOP/s,
 /// H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32 without tensor cores, which WGSL cannot use);
 /// else reported as unknown.
 #[derive(clap::Args)]
@@ -131,11 +132,14 @@ fn assumed_peak(info: &BackendInfo, flag: Option<f64>) -> (Option<f64>, String) 
 }
 
 /// What the peak of a CPU is computed from: its clock and its physical cores (Linux's
-/// `/proc/cpuinfo`; `None` where it does not say).
+/// `/proc/cpuinfo`; `None` where it does not say), and whether its SIMD units are 128 bits wide.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct CpuFacts {
     mhz: Option<f64>,
     cores: Option<usize>,
+    /// AMD Zen and Zen+ (family 23, models below 48): 256-bit instructions run as two 128-bit
+    /// halves, and the byte dot product (`vpmaddubsw`) has one unit.
+    halves: bool,
 }
 
 impl CpuFacts {
@@ -155,7 +159,12 @@ impl CpuFacts {
                 cores.insert((package.clone(), c));
             }
         }
-        CpuFacts { mhz, cores: (!cores.is_empty()).then_some(cores.len()) }
+        let first = |name: &str| cpuinfo.lines().find_map(|l| field(l, name));
+        let number = |name: &str| first(name).and_then(|v| v.parse::<u32>().ok());
+        let halves = first("vendor_id").as_deref() == Some("AuthenticAMD")
+            && number("cpu family") == Some(23)
+            && number("model").is_some_and(|m| m < 48);
+        CpuFacts { mhz, cores: (!cores.is_empty()).then_some(cores.len()), halves }
     }
 }
 
@@ -163,12 +172,16 @@ impl CpuFacts {
 /// threads occupy × operations per cycle × the clock. Integer kernels count int8 operations (a
 /// product and its addition are 2, as the FLOP counts of the weight products are): two 256-bit
 /// `vpdpbusd` or `vpmaddubsw` a cycle per core (64 byte products); the f32 path: two 256-bit FMA
-/// units (32 FLOP a cycle). Other kernels (scalar, NEON, wasm): unknown.
+/// units (32 FLOP a cycle). AMD Zen and Zen+ ([`CpuFacts::halves`]): one 128-bit `vpmaddubsw` a
+/// cycle (16 byte products) and two 128-bit FMA units (16 FLOP), as measured on an EPYC 7001 VM
+/// (README). Other kernels (scalar, NEON, wasm): unknown.
 fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, String)> {
-    let (per_cycle, unit, rate, why) = match kernels {
-        "int8 avx512-vnni" | "int8 avx-vnni" => (128.0, "int8 ops", "TOP/s", "two 256-bit vpdpbusd a cycle, 64 byte products"),
-        "int8 avx2" => (128.0, "int8 ops", "TOP/s", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
-        "f32" if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "TFLOP/s", "two 256-bit FMA units"),
+    let (per_cycle, unit, rate, why) = match (kernels, facts.halves) {
+        ("int8 avx512-vnni" | "int8 avx-vnni", _) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpdpbusd a cycle, 64 byte products"),
+        ("int8 avx2", false) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
+        ("int8 avx2", true) => (32.0, "int8 ops", "TOP/s", "AMD Zen/Zen+: one 128-bit vpmaddubsw a cycle, 16 byte products"),
+        ("f32", false) if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "TFLOP/s", "two 256-bit FMA units"),
+        ("f32", true) => (16.0, "FLOP", "TFLOP/s", "AMD Zen/Zen+: two 128-bit FMA units"),
         _ => return None,
     };
     let ghz = facts.mhz? / 1e3;
@@ -581,7 +594,7 @@ mod tests {
             info += &format!("processor\t: x\ncpu MHz\t\t: 2500.000\nphysical id\t: {p}\ncore id\t\t: {c}\n\n");
         }
         let facts = CpuFacts::parse(&info);
-        assert_eq!(facts, CpuFacts { mhz: Some(2500.0), cores: Some(4) });
+        assert_eq!(facts, CpuFacts { mhz: Some(2500.0), cores: Some(4), halves: false });
         // 2 threads: 2 cores × 128 int8 ops × 2.5 GHz; 8 threads still occupy only 4 cores.
         assert!((cpu_peak("int8 avx512-vnni", 2, &facts).unwrap().0 - 0.64).abs() < 1e-12);
         assert!((cpu_peak("int8 avx2", 8, &facts).unwrap().0 - 1.28).abs() < 1e-12);
@@ -594,5 +607,25 @@ mod tests {
         assert_eq!(cpu_peak("int8 avx2", 2, &CpuFacts::parse("processor\t: 0\n")), None);
         let (p, _) = cpu_peak("int8 avx2", 3, &CpuFacts::parse("cpu MHz\t: 1000\n")).unwrap();
         assert!((p - 0.384).abs() < 1e-12);
+    }
+
+    /// AMD Zen and Zen+ (family 23, models below 48) run 256-bit instructions as two halves: a
+    /// quarter of the int8 peak, half the f32 one. Zen 2 (model 49) and Intel keep the full peak.
+    #[test]
+    fn zen_and_zen_plus_have_a_128_bit_peak() {
+        let info = |vendor: &str, family: u32, model: u32| {
+            format!("processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\ncpu MHz\t\t: 2000.000\n")
+        };
+        let zen = CpuFacts::parse(&info("AuthenticAMD", 23, 1));
+        assert!(zen.halves);
+        assert!((cpu_peak("int8 avx2", 2, &zen).unwrap().0 - 0.128).abs() < 1e-12);
+        if cfg!(target_arch = "x86_64") {
+            assert!((cpu_peak("f32", 2, &zen).unwrap().0 - 0.064).abs() < 1e-12);
+        }
+        for (vendor, family, model) in [("AuthenticAMD", 23, 49), ("AuthenticAMD", 25, 1), ("GenuineIntel", 6, 1)] {
+            let facts = CpuFacts::parse(&info(vendor, family, model));
+            assert!(!facts.halves, "{vendor} family {family} model {model}");
+            assert!((cpu_peak("int8 avx2", 2, &facts).unwrap().0 - 0.512).abs() < 1e-12);
+        }
     }
 }
