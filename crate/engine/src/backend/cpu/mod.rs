@@ -186,16 +186,19 @@ impl Cpu {
         }
         if let Some(q) = &w.q {
             let (threads, kernels) = (self.threads, self.kernels);
-            return self.run(|| {
+            // Allocated here, not on the pool's thread: glibc gives each thread its own arena, and
+            // outputs taken from a worker's arena but freed here raised the peak memory.
+            let mut y = Tensor { rows: m, cols: n, data: Vec::with_capacity(m * n) };
+            self.run(|| {
                 let kind = q.act_kind();
                 let a = match rounded {
                     Some(a) if a.kind == kind => a,
                     _ => rounded.insert(QActs::quantize(&x.data, m, k, kind)),
                 };
-                let mut y = Tensor { rows: m, cols: n, data: qmatmul::matmul_new(a, q, threads, kernels) };
+                qmatmul::matmul_fill(a, q, &mut y.data, threads, kernels);
                 add_bias(&mut y, bias);
-                y
             });
+            return y;
         }
         let mut y = Tensor::zeros(m, n);
         let rb = w.row_bytes();

@@ -547,18 +547,19 @@ pub fn matmul(a: &QActs, w: &QWeight, y: &mut [f32], threads: usize, kernels: Ke
     unsafe { matmul_into(a, w, y.as_mut_ptr(), threads, kernels) }
 }
 
-/// [`matmul`] into a new vector, whose values are written once: never zeroed first (for the
-/// large outputs of a prefill, the zeroing was a pass over memory as long as the product's).
-pub fn matmul_new(a: &QActs, w: &QWeight, threads: usize, kernels: Kernels) -> Vec<f32> {
+/// [`matmul`] into `y`'s capacity (what it held is dropped; it grows if it must): the values are
+/// written once, never zeroed first (for the large outputs of a prefill, the zeroing was a pass
+/// over memory as long as the product's).
+pub fn matmul_fill(a: &QActs, w: &QWeight, y: &mut Vec<f32>, threads: usize, kernels: Kernels) {
     let len = a.rows * w.rows;
-    let mut y = Vec::with_capacity(len);
+    y.clear();
+    y.reserve(len);
     // SAFETY: the capacity holds m × n values; `matmul_into` writes every one of them before the
     // length covers them.
     unsafe {
         matmul_into(a, w, y.as_mut_ptr(), threads, kernels);
         y.set_len(len);
     }
-    y
 }
 
 /// [`matmul`] into `y`, which need not be initialized.
