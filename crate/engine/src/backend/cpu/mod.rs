@@ -436,8 +436,8 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + fast_exp(-x))
 }
 
-/// `o = u · f(g)`, eight lanes at a time, the activation chosen outside the loop, so that it
-/// vectorizes with [`fast_exp`].
+/// `u = u · f(g)` in place, eight lanes at a time, the activation chosen outside the loop, so
+/// that it vectorizes with [`fast_exp`].
 #[inline(always)]
 fn gated(u: &mut [f32], g: &[f32], f: impl Fn(f32) -> f32) {
     let n = u.len() / 8 * 8;
