@@ -33,9 +33,9 @@ const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_
 /// against the device's peak: given with --peak-tflops; on the CPU, computed from its cores, clock
 /// and kernels (int8 kernels: the int8 peak, two 256-bit byte dot products a cycle per core; f32:
 /// two 256-bit FMA units; AMD Zen and Zen+, which run 256-bit instructions as two 128-bit halves:
-/// one 128-bit byte dot product and two 128-bit FMAs a cycle); on a GPU, looked up from its name (NVIDIA H100 SXM and H200: 67 TFLOP/s,
-/// H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32 without tensor cores, which WGSL cannot use);
-/// else reported as unknown.
+/// one 128-bit byte dot product and two 128-bit FMAs a cycle); on a GPU, looked up from its name
+/// (NVIDIA H100 SXM and H200: 67 TFLOP/s, H100 PCIe: 51, H100/H200 NVL: 60, A100: 19.5 — FP32
+/// without tensor cores, which WGSL cannot use); else reported as unknown.
 #[derive(clap::Args)]
 pub struct Args {
     #[arg(long)]
@@ -181,7 +181,7 @@ fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, Str
         ("int8 avx2", false) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
         ("int8 avx2", true) => (32.0, "int8 ops", "TOP/s", "AMD Zen/Zen+: one 128-bit vpmaddubsw a cycle, 16 byte products"),
         ("f32", false) if cfg!(target_arch = "x86_64") => (32.0, "FLOP", "TFLOP/s", "two 256-bit FMA units"),
-        ("f32", true) => (16.0, "FLOP", "TFLOP/s", "AMD Zen/Zen+: two 128-bit FMA units"),
+        ("f32", true) if cfg!(target_arch = "x86_64") => (16.0, "FLOP", "TFLOP/s", "AMD Zen/Zen+: two 128-bit FMA units"),
         _ => return None,
     };
     let ghz = facts.mhz? / 1e3;
