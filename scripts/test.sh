@@ -14,14 +14,24 @@ setup_cluster_tools
 fetch_llama_testdata
 setup_wasm
 setup_node
-build_cli
+setup_nextest
+
+# One native build serves every step below: the tests, and the CLI they run (target/release/rocketjudge,
+# which also fetches the models). Every cargo call takes the same packages and features, so none
+# rebuilds what another built; no line tables (the release profile keeps them for profiling only).
+export CARGO_PROFILE_RELEASE_DEBUG=0
+build=(--release --locked --workspace --features rocketjudge/webgpu)
+log "building the tests and the CLI (release, WebGPU backend included)"
+cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-log "cargo test (core, engine, CLI; release, WebGPU backend included)"
-cargo test --release --locked --workspace --features rocketjudge/webgpu 2>&1
+log "the Rust tests of core, engine and CLI (cargo-nextest: one per core at a time, settings in .config/nextest.toml)"
+cargo nextest run "${build[@]}" 2>&1
+log "the Rust doc tests"
+cargo test "${build[@]}" --doc 2>&1
 
 log "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
-LP_NATIVE_VECTOR_WIDTH=128 cargo test --release --locked -p rocketjudge-engine --features webgpu --test webgpu -- \
+LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
   matmul_matches embed_and_logits norms_rope tensors_beyond attention_matches 2>&1
 
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
