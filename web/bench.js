@@ -84,25 +84,32 @@ async function runOurs(source, backend, workload, repeat, precision) {
  * text prompts; the workload is cut between words so that it tokenizes to the same ids:
  * llama-server's own token counts are kept to show it). Its settings that matter are tried first on a
  * short piece (a pilot): the page's thread count against one thread (its extra threads have added
- * little in some browsers), flash attention on and off; the fastest runs the workload. Its batch
- * holds the whole prompt. `setCompat(null)`: wllama never fetches its Safari build from a CDN.
+ * little in some browsers), flash attention on and off; the fastest runs the workload. A software
+ * adapter's small workload only shows that both engines run: there wllama runs once, at the page's
+ * thread count with flash attention on, without a pilot (each try loads the model and compiles its
+ * shaders again, minutes on a software adapter). Its batch holds the whole prompt.
+ * `setCompat(null)`: wllama never fetches its Safari build from a CDN.
  */
-async function runWllama(blob, backend, tokens, repeat, decodeTokens) {
+async function runWllama(blob, backend, tokens, repeat, decodeTokens, tiny) {
   const { Wllama } = await import('./vendor/wllama/index.js');
   const version = (
     await fetch(new URL('./vendor/wllama/VERSION', import.meta.url))
       .then((r) => (r.ok ? r.text() : ''))
       .catch(() => '')
   ).trim();
-  const configs = [...new Set([threads, 1])].flatMap((t) =>
-    [true, false].map((flashAttn) => ({ threads: t, flashAttn })),
-  );
+  const configs = tiny
+    ? []
+    : [...new Set([threads, 1])].flatMap((t) => [true, false].map((flashAttn) => ({ threads: t, flashAttn })));
   const pilot = [];
   for (const c of configs) {
     const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true, 0);
     pilot.push({ ...c, prefixTokensPerSec: r.prefixTokensPerSec });
   }
-  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a));
+  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a), {
+    threads,
+    flashAttn: true,
+    prefixTokensPerSec: -Infinity,
+  });
   const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false, decodeTokens);
   // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
   const build = 'Memory64, JSPI, SIMD128 without relaxed SIMD';
@@ -254,7 +261,7 @@ async function run(opts) {
         };
         if (ours.skipped) row.skipped = ours.skipped;
         else if (params.get('wllama') !== 'off')
-          row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat, workload.decodeTokens);
+          row.wllama = await runWllama(ours.blob, backend, ours.tokens, opts.repeat, workload.decodeTokens, tiny);
       } catch (e) {
         console.error(e);
         row.skipped = `failed on ${backend}: ${e.message || e}`;
@@ -376,7 +383,7 @@ function renderResult(report) {
     h(
       'p',
       { class: 'hint' },
-      `wllama runs with the settings that were fastest on a short piece first: this page's thread count or one, flash attention on or off (its pilot is in the JSON below). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Decode: ${DECODE} tokens (${TINY.decodeTokens} on a software adapter) generated greedily on top of the prefix, one forward each (wllama: a completion of that many + 1 tokens against one of 1, end of generation ignored). Memory: our engine's WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.`,
+      `wllama runs with the settings that were fastest on a short piece first: this page's thread count or one, flash attention on or off (its pilot is in the JSON below; on a software adapter it runs once, at this page's thread count with flash attention on). Ratios: prefix throughput (higher is better for rocketjudge) and seconds per graded response (lower is better). Medians of the timed rounds after one warm-up. Decode: ${DECODE} tokens (${TINY.decodeTokens} on a software adapter) generated greedily on top of the prefix, one forward each (wllama: a completion of that many + 1 tokens against one of 1, end of generation ignored). Memory: our engine's WebAssembly memory after the run (its peak: wasm memory only grows; 32-bit wasm stops at 4 GiB) and the JavaScript heap of its worker where the browser reports it.`,
     ),
     report.error ? h('p', { class: 'notice error' }, report.error) : null,
   );

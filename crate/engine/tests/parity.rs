@@ -79,7 +79,9 @@ fn check_model_with(name: &str, check_scratch: bool, precision: Precision) {
                 gf["fixture"],
                 ours.p_yes
             );
-            if check_scratch {
+            // The from-scratch path on each fixture's last item: the path does not depend on which
+            // item it grades, and each costs a whole prefill (the batched path shares one).
+            if check_scratch && i + 1 == items.len() {
                 let tokens: Vec<u32> = prepared.prefix.iter().chain(&prepared.suffixes[i]).copied().collect();
                 let scratch = pollster::block_on(judge.grade_from_scratch(&tokens)).unwrap();
                 // Our from-scratch path is another setting of ours: it too lands within the band.

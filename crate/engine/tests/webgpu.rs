@@ -643,14 +643,15 @@ fn random_weight_architectures_webgpu_match_cpu() {
 }
 
 /// Greedy generation on WebGPU continues as llama.cpp does (the rule of `tests/generate.rs`): the
-/// first 24 tokens of the `short` fixture with the 0.5B, whose vocabulary of 151,936 ids is more
-/// workgroups than one grid dimension allows (the logits fold into a second).
+/// first 8 tokens of the `short` fixture with the 0.5B, whose vocabulary of 151,936 ids is more
+/// workgroups than one grid dimension allows (the logits fold into a second). Few tokens: on lavapipe
+/// each whole-vocabulary forward takes seconds.
 #[test]
 fn greedy_generation_on_webgpu_continues_as_llama_cpp() {
     let _guard = common::model_lock();
     let t = Instant::now();
     let mut judge = load_judge(&common::model_path("qwen2.5-coder-0.5b"), gpu(), None);
-    let (compared, equal) = common::check_greedy(&mut judge, "qwen2.5-coder-0.5b", 24, Some(&["short"]));
+    let (compared, equal) = common::check_greedy(&mut judge, "qwen2.5-coder-0.5b", 8, Some(&["short"]));
     eprintln!("WebGPU greedy: {equal} of {compared} tokens equal llama.cpp's ({:.1} s)", t.elapsed().as_secs_f64());
     assert!(compared > 0);
 }
