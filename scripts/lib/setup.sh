@@ -2,7 +2,8 @@
 # says what it does, so the scripts work on a fresh machine and cost little on a prepared one.
 # shellcheck shell=bash
 
-log() { printf '== %s\n' "$*" >&2; }
+# Each step's line carries the clock, so a log says where the minutes went.
+log() { printf '== %s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
