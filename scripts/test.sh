@@ -14,7 +14,6 @@ setup_cluster_tools
 fetch_llama_testdata
 setup_wasm
 setup_node
-setup_nextest
 
 # One native build serves every step below: the tests, and the CLI they run (target/release/rocketjudge,
 # which also fetches the models). Every cargo call takes the same packages and features, so none
@@ -25,10 +24,8 @@ log "building the tests and the CLI (release, WebGPU backend included)"
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-log "the Rust tests of core, engine and CLI (cargo-nextest: one per core at a time, settings in .config/nextest.toml)"
-cargo nextest run "${build[@]}" 2>&1
-log "the Rust doc tests"
-cargo test "${build[@]}" --doc 2>&1
+log "cargo test (core, engine, CLI)"
+cargo test "${build[@]}" 2>&1
 
 log "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \

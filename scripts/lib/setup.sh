@@ -133,15 +133,6 @@ setup_node() {
   fi
 }
 
-# cargo-nextest, which runs the Rust tests (scripts/test.sh): machines of this kind ship it; built once
-# where missing.
-setup_nextest() {
-  if ! command -v cargo-nextest >/dev/null 2>&1; then
-    log "installing cargo-nextest (cargo install; a few minutes, once)"
-    cargo install cargo-nextest --locked >&2
-  fi
-}
-
 # The native CLI (release), used to fetch models and serve the app.
 build_cli() {
   log "building rocketjudge (release)"
