@@ -87,7 +87,7 @@ async function runOurs(source, backend, workload, repeat, precision) {
  * little in some browsers), flash attention on and off; the fastest runs the workload. A software
  * adapter's small workload only shows that both engines run: there wllama runs once, at the page's
  * thread count with flash attention on, without a pilot (each try loads the model and compiles its
- * shaders again, minutes on a software adapter). Its batch holds the whole prompt.
+ * shaders again). Its batch holds the whole prompt.
  * `setCompat(null)`: wllama never fetches its Safari build from a CDN.
  */
 async function runWllama(blob, backend, tokens, repeat, decodeTokens, tiny) {
@@ -105,11 +105,9 @@ async function runWllama(blob, backend, tokens, repeat, decodeTokens, tiny) {
     const r = await wllamaRounds(Wllama, blob, backend, tokens, c, 1, true, 0);
     pilot.push({ ...c, prefixTokensPerSec: r.prefixTokensPerSec });
   }
-  const best = pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a), {
-    threads,
-    flashAttn: true,
-    prefixTokensPerSec: -Infinity,
-  });
+  const best = pilot.length
+    ? pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a))
+    : { threads, flashAttn: true };
   const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false, decodeTokens);
   // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
   const build = 'Memory64, JSPI, SIMD128 without relaxed SIMD';
