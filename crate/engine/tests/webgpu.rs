@@ -282,19 +282,28 @@ fn embed_and_logits_match_cpu_for_every_weight_type() {
                 // Dequantization is bit-identical; the scale is one f32 multiply on both sides.
                 assert_eq!(got, want.data, "{dtype:?} embed × {scale}");
             }
-            for softcap in [None, Some(30.0f32)] {
+            // Chosen ids (a workgroup each), and the whole vocabulary in order without a soft-cap (the
+            // head's product).
+            let whole: Vec<u32> = (0..n as u32).collect();
+            let chosen = [17u32, 0, 299, 18];
+            for (ids, softcap) in [(&chosen[..], None), (&chosen[..], Some(30.0f32)), (&whole[..], None)] {
                 let x = rng.vec(3 * k, 1.0);
-                let ids = [17u32, 0, 299, 18];
-                let want = pollster::block_on(cpu.logits(&cpu_tensor(3, k, x.clone()), &cw, &ids, softcap)).unwrap();
+                let want = pollster::block_on(cpu.logits(&cpu_tensor(3, k, x.clone()), &cw, ids, softcap)).unwrap();
                 let gx = g.tensor(3, k, &x).unwrap();
-                let got = pollster::block_on(g.logits(&gx, &gw, &ids, softcap)).unwrap();
+                let got = pollster::block_on(g.logits(&gx, &gw, ids, softcap)).unwrap();
                 assert_eq!(got.len(), 3);
-                for (a, b) in got.iter().flatten().zip(want.iter().flatten()) {
-                    assert!(
-                        (a - b).abs() <= 1e-4 * b.abs().max(1.0),
-                        "{dtype:?} logits (softcap {softcap:?}, {}): {a} vs {b}",
-                        kernels_of(&g)
-                    );
+                assert!(got.iter().all(|r| r.len() == ids.len()));
+                // Relative to the value, and to its row's largest (a small logit can be the sum of large
+                // products: on the whole vocabulary of Q4_K, -0.3329 against -0.3328 in a row up to 463).
+                for (a_row, b_row) in got.iter().zip(&want) {
+                    let row_scale = b_row.iter().fold(0f32, |m, b| m.max(b.abs()));
+                    for (a, b) in a_row.iter().zip(b_row) {
+                        assert!(
+                            (a - b).abs() <= 1e-4 * b.abs().max(1.0) + 1e-5 * row_scale,
+                            "{dtype:?} logits (softcap {softcap:?}, {}): {a} vs {b}",
+                            kernels_of(&g)
+                        );
+                    }
                 }
             }
         }

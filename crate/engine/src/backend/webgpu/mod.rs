@@ -312,7 +312,8 @@ impl Backend for WebGpu {
         ids: &[u32],
         softcap: Option<f32>,
     ) -> impl std::future::Future<Output = Result<Vec<Vec<f32>>, EngineError>> {
-        let started = logits::record(&mut self.cx(), x, head, ids, softcap);
+        let (options, dummy) = (self.options.clone(), self.dummy.clone());
+        let started = logits::record(&mut self.cx(), (&options, &dummy), x, head, ids, softcap);
         let (device, status) = (self.dev.device.clone(), self.dev.status.clone());
         let (rows, n_ids) = (x.rows, ids.len());
         async move {

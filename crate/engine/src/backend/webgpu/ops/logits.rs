@@ -1,6 +1,8 @@
 //! Logits of chosen vocabulary rows (`logits.wgsl`): one workgroup per (id, row), only the rows that
 //! are read, then the optional final soft-cap; the result is the forward's one read-back. A whole
-//! vocabulary (generation, perplexity) is more ids than one grid dimension holds: they fold into z.
+//! vocabulary in order (generation, perplexity) is the head's product instead (`matmul`: many rows
+//! a workgroup — a workgroup per id costs a software adapter seconds a token); with a soft-cap, or
+//! more ids than one grid dimension holds, they fold into z.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -8,7 +10,8 @@ use super::super::pool::{bufs, Tensor};
 use super::super::recorder::{Bind, Readback};
 use super::super::repack::Format;
 use super::super::weight::Weight;
-use super::{dq_section, planes, reduce, xload, Ctx, Kernel};
+use super::super::WebGpuOptions;
+use super::{dq_section, matmul, planes, reduce, xload, Ctx, Kernel};
 use crate::backend::policy;
 use crate::EngineError;
 
@@ -35,6 +38,7 @@ pub(super) fn source(fmt: Format, xvec: bool, subgroups: bool) -> String {
 /// Record the logits kernel, submit, and start mapping the result.
 pub(in super::super) fn record(
     cx: &mut Ctx,
+    (options, dummy): (&WebGpuOptions, &wgpu::Buffer),
     x: &Tensor,
     head: &Weight,
     ids: &[u32],
@@ -47,6 +51,14 @@ pub(in super::super) fn record(
     }
     let (fmt, kp, parts) = head.matrix("logits").map_err(|m| policy::misuse_error(&m))?;
     let out = cx.alloc(x.rows, ids.len());
+    if softcap.is_none() && ids.len() == head.rows && ids.iter().enumerate().all(|(i, &id)| id as usize == i) {
+        matmul::record(cx, options, dummy, x, head, None, &out);
+        cx.dev.check()?;
+        let Some([ob]) = bufs([&out]) else {
+            return Err(EngineError::Backend("logits: no device buffers".into()));
+        };
+        return Ok(cx.rec.start_readback(cx.dev, &ob, (x.rows * ids.len() * 4) as u64));
+    }
     let Some([xb, ob]) = bufs([x, &out]) else {
         cx.dev.check()?;
         return Err(EngineError::Backend("logits: no device buffers".into()));
