@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{inputs, judge_inputs, THREE_MODELS};
+use common::{inputs, judge_inputs, THREE_MODELS_TWO_QUERIES};
 
 /// (model, session ids): short MT-Bench demo answers, so the whole test stays near a minute or two.
 const SUBSET: &[(&str, &[&str])] =
@@ -315,8 +315,8 @@ fn assert_same(what: &str, want: &BTreeMap<String, JudgmentFile>, got: &BTreeMap
 #[test]
 fn killed_runs_and_killed_parents_never_leave_a_response_twice() {
     let dir = tempfile::tempdir().unwrap();
-    let (queries, responses) = inputs(dir.path(), THREE_MODELS);
-    let total: usize = THREE_MODELS.iter().map(|(_, ids)| ids.len()).sum();
+    let (queries, responses) = inputs(dir.path(), THREE_MODELS_TWO_QUERIES);
+    let total: usize = THREE_MODELS_TWO_QUERIES.iter().map(|(_, ids)| ids.len()).sum();
     for cmd in ["grade", "direct"] {
         let logs = dir.path().join(format!("logs-{cmd}"));
         std::fs::create_dir(&logs).unwrap();

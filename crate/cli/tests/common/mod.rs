@@ -19,6 +19,11 @@ pub const THREE_MODELS: &[(&str, &[&str])] = &[
     ("vicuna-13b-v1.3", &["101_turn1", "111_turn1", "131_turn1"]),
 ];
 
+/// The same three models on two queries (101 and 131: six responses, ~60 % of THREE_MODELS's
+/// tokens), for the tests that grade their inputs many times over.
+pub const THREE_MODELS_TWO_QUERIES: &[(&str, &[&str])] =
+    &[("gpt-4", &["101_turn1", "131_turn1"]), ("llama-13b", &["101_turn1", "131_turn1"]), ("vicuna-13b-v1.3", &["101_turn1", "131_turn1"])];
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
