@@ -106,17 +106,40 @@ export async function shot(page, name) {
 }
 
 /** Load the fixture benchmark and responses through the page's file inputs. */
-export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b']) {
-  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
-  await page.waitForFunction(() => document.querySelector('#bench').innerText.includes('3 queries'));
+export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], dir = FIX) {
+  const queries = join(dir, 'queries.jsonl');
+  const n = readFileSync(queries, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim()).length;
+  await page.setInputFiles('#bench-files', queries);
+  await page.waitForFunction((k) => document.querySelector('#bench').innerText.includes(`${k} queries`), n);
   await page.setInputFiles(
     '#response-files',
-    models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    models.map((m) => join(dir, 'responses', `${m}.jsonl`)),
   );
   await page.waitForFunction(
     (n) => document.querySelectorAll('#responses table.models tbody tr').length === n,
     models.length,
   );
+}
+
+/**
+ * The browser fixture cut to `sessions` (queries and every model's responses to them) in a folder of
+ * its own, for `loadFixtures` and the native CLI: fewer prompts where a check needs no more.
+ */
+export function fixtureSubset(sessions) {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-fixture-'));
+  mkdirSync(join(dir, 'responses'));
+  const keep = (path) =>
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && sessions.includes(JSON.parse(l).session_id))
+      .map((l) => `${l}\n`)
+      .join('');
+  writeFileSync(join(dir, 'queries.jsonl'), keep(join(FIX, 'queries.jsonl')));
+  for (const f of readdirSync(join(FIX, 'responses')))
+    writeFileSync(join(dir, 'responses', f), keep(join(FIX, 'responses', f)));
+  return dir;
 }
 
 export async function loadJudge(page, model, backend, precision = 'int8') {
@@ -184,11 +207,11 @@ export function gradeNatively(judge, queries, responses, precision = 'int8') {
 }
 
 /** `gradeNatively` on the fixture responses of `models`. */
-export function nativeGrades(judge, models, precision = 'int8') {
+export function nativeGrades(judge, models, precision = 'int8', dir = FIX) {
   return gradeNatively(
     judge,
-    join(FIX, 'queries.jsonl'),
-    models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    join(dir, 'queries.jsonl'),
+    models.map((m) => join(dir, 'responses', `${m}.jsonl`)),
     precision,
   );
 }
