@@ -2,8 +2,14 @@
 # says what it does, so the scripts work on a fresh machine and cost little on a prepared one.
 # shellcheck shell=bash
 
-# Each step's line carries the clock, so a log says where the minutes went.
-log() { printf '== %s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# Each step's line carries the clock and the CPU seconds the script's finished commands have used so
+# far (/proc: the shell's children, reaped), so a log says where the minutes went and how busy the
+# cores were between two lines.
+log() {
+  local cpu
+  cpu=$(awk -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" '{printf "%d", ($16 + $17) / hz}' "/proc/$$/stat" 2>/dev/null || echo '?')
+  printf '== %s cpu %ss: %s\n' "$(date +%H:%M:%S)" "$cpu" "$*" >&2
+}
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
