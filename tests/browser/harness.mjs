@@ -105,7 +105,7 @@ export async function shot(page, name) {
   await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 }
 
-/** Load the fixture benchmark and responses through the page's file inputs. */
+/** Load the fixture benchmark and responses (of `dir`: FIX or a `fixtureSubset`) through the page's file inputs. */
 export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], dir = FIX) {
   const queries = join(dir, 'queries.jsonl');
   const n = readFileSync(queries, 'utf8')

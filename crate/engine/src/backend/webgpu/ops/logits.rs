@@ -1,8 +1,8 @@
 //! Logits of chosen vocabulary rows (`logits.wgsl`): one workgroup per (id, row), only the rows that
 //! are read, then the optional final soft-cap; the result is the forward's one read-back. A whole
-//! vocabulary in order (generation, perplexity) is the head's product instead (`matmul`: many rows
-//! a workgroup — a workgroup per id costs a software adapter seconds a token); with a soft-cap, or
-//! more ids than one grid dimension holds, they fold into z.
+//! vocabulary in order without a soft-cap (generation, perplexity) is the head's product instead
+//! (`matmul`: many rows a workgroup). Otherwise a workgroup per id, and ids beyond one grid
+//! dimension fold into z.
 
 use bytemuck::{Pod, Zeroable};
 
