@@ -22,6 +22,7 @@ import {
   FIX,
   OUT,
   ROOT,
+  jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
@@ -37,11 +38,6 @@ let browser;
 let native;
 let nativeInt8;
 
-const jsonl = (path) =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 const key = (j) => `${j.model_test}|${j.session_id}`;
 
 before(async () => {

@@ -7,10 +7,21 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, copyFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, copyFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, cli, fixtureSubset, OUT } from './harness.mjs';
+import {
+  startServer,
+  launch,
+  newPage,
+  shot,
+  loadFixtures,
+  loadJudge,
+  cli,
+  fixtureSubset,
+  OUT,
+  jsonl,
+} from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b'];
@@ -19,11 +30,6 @@ const FIX = fixtureSubset(['101_turn1', '104_turn1']);
 let server;
 let browser;
 
-const jsonl = (path) =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 const inputs = [
   '--queries',
   join(FIX, 'queries.jsonl'),

@@ -7,7 +7,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -21,6 +21,7 @@ import {
   int8Band,
   ROOT,
   OUT,
+  jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
@@ -30,11 +31,6 @@ const SESSIONS = ['101_turn1', '111_turn1'];
 let server;
 let browser;
 
-const jsonl = (path) =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 const models = readdirSync(GPT4)
   .filter((f) => f.endsWith('.jsonl') && f !== 'gpt-4_single.jsonl')
   .map((f) => f.replace(/\.jsonl$/, ''))

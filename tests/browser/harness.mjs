@@ -105,12 +105,19 @@ export async function shot(page, name) {
   await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 }
 
+/** The non-blank lines of a JSONL file, as written. */
+export const jsonlLines = (path) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
+
+/** The records of a JSONL file. */
+export const jsonl = (path) => jsonlLines(path).map((l) => JSON.parse(l));
+
 /** Load the fixture benchmark and responses (of `dir`: FIX or a `fixtureSubset`) through the page's file inputs. */
 export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], dir = FIX) {
   const queries = join(dir, 'queries.jsonl');
-  const n = readFileSync(queries, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim()).length;
+  const n = jsonlLines(queries).length;
   await page.setInputFiles('#bench-files', queries);
   await page.waitForFunction((k) => document.querySelector('#bench').innerText.includes(`${k} queries`), n);
   await page.setInputFiles(
@@ -131,9 +138,8 @@ export function fixtureSubset(sessions) {
   const dir = mkdtempSync(join(tmpdir(), 'rj-fixture-'));
   mkdirSync(join(dir, 'responses'));
   const keep = (path) =>
-    readFileSync(path, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() && sessions.includes(JSON.parse(l).session_id))
+    jsonlLines(path)
+      .filter((l) => sessions.includes(JSON.parse(l).session_id))
       .map((l) => `${l}\n`)
       .join('');
   writeFileSync(join(dir, 'queries.jsonl'), keep(join(FIX, 'queries.jsonl')));
@@ -195,10 +201,7 @@ export function gradeNatively(judge, queries, responses, precision = 'int8') {
   ]);
   const grades = new Map();
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
-    for (const l of readFileSync(join(dir, f), 'utf8')
-      .split('\n')
-      .filter((x) => x.trim())) {
-      const j = JSON.parse(l);
+    for (const j of jsonl(join(dir, f))) {
       grades.set(`${j.model_test}|${j.session_id}`, j.norm_probability);
     }
   }

@@ -24,6 +24,7 @@ import {
   nativeGrades,
   int8Band,
   compareGrades,
+  jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
@@ -142,10 +143,7 @@ test('served by a plain static server: cross-origin isolated by the service work
     );
   await gradeAll(page);
   await shot(page, 'static-site-graded');
-  const judgments = readFileSync(await exportFile(page, 'export-judgments', 'static-site-judgments.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
+  const judgments = jsonl(await exportFile(page, 'export-judgments', 'static-site-judgments.jsonl'));
   // The threaded int8 engine runs here too (isolated by the service worker), within the int8 band of the CLI's.
   assert.match(info, /cpu \(\d+ threads?, int8 wasm relaxed-simd (16-bit runs|32-bit dot)\)/);
   const band = int8Band(JUDGE);

@@ -9,7 +9,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
@@ -24,6 +24,7 @@ import {
   ROOT,
   FIX,
   packagedSource,
+  jsonl,
 } from './harness.mjs';
 
 const PARITY = join(ROOT, 'tests/fixtures/parity');
@@ -49,11 +50,6 @@ const PLAN = [
 const LOSS_JUDGE = 'smollm2-135m';
 const LOSS_LAYERS = 1;
 
-const jsonl = (path) =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
 const key = (j) => `${j.model_test}|${j.session_id}`;
 const logit = (p) => Math.log(p) - Math.log1p(-p);
 
