@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{inputs, judge_inputs, THREE_MODELS_TWO_QUERIES};
+use common::{inputs, judge_inputs, THREE_MODELS_ONE_QUERY, THREE_MODELS_TWO_QUERIES};
 use serde_json::Value;
 
 fn bin() -> Command {
@@ -299,9 +299,9 @@ fn pairwise_comparisons_feed_every_aggregation() {
 #[test]
 fn direct_levels_perplexity_checklist_and_decodings() {
     let dir = tempfile::tempdir().unwrap();
-    // Sixteen runs over the same responses: six of them.
-    let (q, r) = inputs(dir.path(), THREE_MODELS_TWO_QUERIES);
-    let n: usize = THREE_MODELS_TWO_QUERIES.iter().map(|(_, ids)| ids.len()).sum();
+    // Sixteen runs over the same responses: three of them.
+    let (q, r) = inputs(dir.path(), THREE_MODELS_ONE_QUERY);
+    let n: usize = THREE_MODELS_ONE_QUERY.iter().map(|(_, ids)| ids.len()).sum();
     let rows_of = |out: &Path| -> BTreeMap<(String, String), Value> {
         common::jsonl_files(out)
             .keys()
@@ -415,7 +415,7 @@ fn direct_levels_perplexity_checklist_and_decodings() {
     };
     let mut spreads: Vec<f64> = base_rows.values().map(|v| spread(&digits(v))).collect();
     spreads.sort_by(f64::total_cmp);
-    // Between the middle two: half the responses on either side.
+    // Between two neighbouring spreads in the middle: responses on either side.
     let k = (spreads[n / 2 - 1] + spreads[n / 2]) / 2.0;
     let selective = dir.path().join("selective");
     ok(direct(&q, &r, &selective, &["--checklist", "selective", "--selective-k", &k.to_string()]));

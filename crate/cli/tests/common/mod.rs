@@ -24,6 +24,11 @@ pub const THREE_MODELS: &[(&str, &[&str])] = &[
 pub const THREE_MODELS_TWO_QUERIES: &[(&str, &[&str])] =
     &[("gpt-4", &["101_turn1", "131_turn1"]), ("llama-13b", &["101_turn1", "131_turn1"]), ("vicuna-13b-v1.3", &["101_turn1", "131_turn1"])];
 
+/// The three models' answers to 101 alone (three different answers), for the test that grades its
+/// inputs sixteen times over.
+pub const THREE_MODELS_ONE_QUERY: &[(&str, &[&str])] =
+    &[("gpt-4", &["101_turn1"]), ("llama-13b", &["101_turn1"]), ("vicuna-13b-v1.3", &["101_turn1"])];
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
