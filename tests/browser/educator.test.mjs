@@ -31,10 +31,13 @@ const SESSIONS = ['101_turn1', '111_turn1'];
 let server;
 let browser;
 
-const models = readdirSync(GPT4)
+const bundled = readdirSync(GPT4)
   .filter((f) => f.endsWith('.jsonl') && f !== 'gpt-4_single.jsonl')
   .map((f) => f.replace(/\.jsonl$/, ''))
   .sort();
+// The models graded: gemma-SFT's two answers are five times as long as the others' (70 % of these
+// ten answers' text, and the probes would regrade its longest), so it is loaded and left ungraded.
+const models = bundled.filter((m) => m !== 'gemma-SFT');
 
 before(async () => {
   server = await startServer();
@@ -69,11 +72,11 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
   await page.click('#load-gpt4-judged');
   await page.waitForFunction(
     (n) => document.querySelectorAll('#responses table.models tbody tr').length === n,
-    models.length,
+    bundled.length,
   );
   await loadJudge(page, JUDGE, 'cpu');
 
-  // Grade two turns of every model (the page's Grade button would grade all 80 responses).
+  // Grade two queries of those models (the page's Grade button would grade all 80 responses).
   const queries = new Map(jsonl(join(ROOT, 'benchmarks/mt-bench/queries.jsonl')).map((q) => [q.session_id, q]));
   const jobs = models.flatMap((m) =>
     jsonl(join(GPT4, `${m}.jsonl`))
