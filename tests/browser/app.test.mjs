@@ -23,6 +23,7 @@ import {
   OUT,
   ROOT,
   jsonl,
+  gradeKey,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
@@ -37,8 +38,6 @@ let browser;
 // that float order moves int8 results by: harness.int8Band).
 let native;
 let nativeInt8;
-
-const key = (j) => `${j.model_test}|${j.session_id}`;
 
 before(async () => {
   server = await startServer();
@@ -328,7 +327,7 @@ test('resume after reload (int8, the default): grades are kept, the rest is grad
   assert.match(label, new RegExp(`Grade ${8 - kept} response`), label);
   await gradeAll(page);
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-resumed.jsonl'));
-  assert.equal(new Set(judgments.map(key)).size, 8);
+  assert.equal(new Set(judgments.map(gradeKey)).size, 8);
   const { worst, mean } = compareToNativeInt8(judgments);
   console.log(`cpu (wasm, int8) vs native int8: max |Δp| = ${worst.toFixed(4)}, mean ${mean.toFixed(4)}`);
   // What is left is the worker's answer by core's rule (as `rocketjudge grade` resumes): nothing now;

@@ -178,6 +178,9 @@ export async function exportFile(page, buttonId, name) {
   return path;
 }
 
+/** The key of a response's grades in the maps `gradeNatively` makes and `compareGrades` reads: `model|session`. */
+export const gradeKey = (j) => `${j.model_test}|${j.session_id}`;
+
 /**
  * `rocketjudge grade` on the CPU (`precision` int8 or f32) of `queries` and `responses` (files or
  * folders): Map model|session -> norm_probability, with the output folder as `.dir`.
@@ -202,7 +205,7 @@ export function gradeNatively(judge, queries, responses, precision = 'int8') {
   const grades = new Map();
   for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
     for (const j of jsonl(join(dir, f))) {
-      grades.set(`${j.model_test}|${j.session_id}`, j.norm_probability);
+      grades.set(gradeKey(j), j.norm_probability);
     }
   }
   grades.dir = dir;
@@ -239,7 +242,7 @@ export function compareGrades(judgments, native) {
   let sum = 0;
   let n = 0;
   for (const j of judgments) {
-    const want = native.get(`${j.model_test}|${j.session_id}`);
+    const want = native.get(gradeKey(j));
     if (!want) throw new Error(`unexpected judgment ${j.model_test} ${j.session_id}`);
     if (want.length !== j.norm_probability.length)
       throw new Error(`${j.model_test} ${j.session_id}: ${j.norm_probability.length} items, ${want.length} natively`);

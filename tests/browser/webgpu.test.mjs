@@ -25,6 +25,7 @@ import {
   FIX,
   packagedSource,
   jsonl,
+  gradeKey,
 } from './harness.mjs';
 
 const PARITY = join(ROOT, 'tests/fixtures/parity');
@@ -50,7 +51,6 @@ const PLAN = [
 const LOSS_JUDGE = 'smollm2-135m';
 const LOSS_LAYERS = 1;
 
-const key = (j) => `${j.model_test}|${j.session_id}`;
 const logit = (p) => Math.log(p) - Math.log1p(-p);
 
 let server;
@@ -76,18 +76,18 @@ function compare(what, judgments, want) {
   let worstMargin = 0;
   assert.equal(judgments.length, want.size, `${what}: every response graded once`);
   for (const j of judgments) {
-    const w = want.get(key(j));
-    assert.ok(w, `${what}: unexpected judgment ${key(j)}`);
-    assert.equal(j.norm_probability.length, w.length, `${what} ${key(j)}: items`);
+    const w = want.get(gradeKey(j));
+    assert.ok(w, `${what}: unexpected judgment ${gradeKey(j)}`);
+    assert.equal(j.norm_probability.length, w.length, `${what} ${gradeKey(j)}: items`);
     j.norm_probability.forEach((p, i) => {
-      assert.ok(typeof p === 'number' && Number.isFinite(p), `${what} ${key(j)} item ${i}: ${p}`);
+      assert.ok(typeof p === 'number' && Number.isFinite(p), `${what} ${gradeKey(j)} item ${i}: ${p}`);
       const d = Math.abs(p - w[i]);
       const dm = p > 0 && p < 1 && w[i] > 0 && w[i] < 1 ? Math.abs(logit(p) - logit(w[i])) : 0;
       worst = Math.max(worst, d);
       worstMargin = Math.max(worstMargin, dm);
       assert.ok(
         d <= 0.01 && dm <= 0.04,
-        `${what} ${key(j)} item ${i}: WebGPU p(Yes) ${p} vs CPU ${w[i]} (margin Δ ${dm.toFixed(4)})`,
+        `${what} ${gradeKey(j)} item ${i}: WebGPU p(Yes) ${p} vs CPU ${w[i]} (margin Δ ${dm.toFixed(4)})`,
       );
     });
   }
@@ -208,7 +208,7 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
       against = 'native CPU';
     } else {
       assert.equal(cpu.info.backendKind, 'cpu');
-      want = new Map(cpu.judgments.map((j) => [key(j), j.norm_probability]));
+      want = new Map(cpu.judgments.map((j) => [gradeKey(j), j.norm_probability]));
       against = 'CPU (wasm)';
     }
     const { worst, worstMargin } = compare(model, gpu.judgments, want);
@@ -244,7 +244,7 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
     await page.goto(`${server.origin}/?demo=0`);
     const [cpu] = await gradeInWorker(page, sourceOf(LOSS_JUDGE), jobs, [{ backend: 'cpu', debugLayers: LOSS_LAYERS }]);
     await context.close();
-    return new Map(cpu.judgments.map((j) => [key(j), j.norm_probability]));
+    return new Map(cpu.judgments.map((j) => [gradeKey(j), j.norm_probability]));
   })();
 
   const { context, page, log } = await newPage(browser, server.origin);
