@@ -4,8 +4,6 @@
 //! stored as scales plus packed integers. Checked against gguf-py's numpy dequantizers
 //! (`scripts/golden/quant_golden.py`).
 
-use half::f16;
-
 /// The tensor types GGUF judge models use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[repr(u32)]
@@ -105,11 +103,6 @@ fn bf16_bits_to_f32(h: u16) -> f32 {
     f32::from_bits((h as u32) << 16)
 }
 
-#[inline]
-fn f16_at(b: &[u8], i: usize) -> f32 {
-    f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
-}
-
 /// Q4_K / Q5_K: the 6-bit scale and min of sub-block `j` (ggml's `get_scale_min_k4`).
 #[inline]
 fn scale_min_k4(j: usize, q: &[u8]) -> (f32, f32) {
@@ -136,13 +129,32 @@ fn halves(src: &[u8], out: &mut [f32], value: impl Fn(u16) -> f32) {
     }
 }
 
+/// Run `f` on each block of `src` and its `BS` elements of `out`, both as arrays of their fixed
+/// sizes: no bounds check is left inside a block, so the per-element loops vectorize.
+#[inline(always)]
+fn blocks<const BB: usize, const BS: usize>(src: &[u8], out: &mut [f32], f: impl Fn(&[u8; BB], &mut [f32; BS])) {
+    for (y, b) in out.chunks_exact_mut(BS).zip(src.chunks_exact(BB)) {
+        f(b.try_into().unwrap(), y.try_into().unwrap());
+    }
+}
+
+/// An f16 stored little-endian at `b[i..i + 2]`, by the `half` crate (F16C where the CPU has it):
+/// per block, [`f16_bits_to_f32`] made the dequantization of 5-bit blocks twice as slow.
+#[inline(always)]
+fn f16_at(b: &[u8], i: usize) -> f32 {
+    half::f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+}
+
 /// Dequantize `out.len()` elements from `src` (whole blocks). Panics if `src` is shorter than
 /// `dtype.row_bytes(out.len())`; callers pass slices they have sized from the tensor info.
+///
+/// Always inlined: the CPU backend calls it inside its AVX2 copies (`wide!`), where its loops
+/// vectorize 8 lanes wide (f32 products of few rows spend most of their time here).
+#[inline(always)]
 pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
     let n = out.len();
     assert_eq!(n % dtype.block_size(), 0, "dequantize: {n} elements is not whole {dtype:?} blocks");
     assert!(src.len() >= dtype.row_bytes(n), "dequantize: {} bytes for {n} {dtype:?} elements", src.len());
-    let bb = dtype.block_bytes();
     match dtype {
         GgmlType::F32 => {
             for (o, c) in out.iter_mut().zip(src.chunks_exact(4)) {
@@ -151,84 +163,100 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
         }
         GgmlType::F16 => halves(src, out, f16_bits_to_f32),
         GgmlType::BF16 => halves(src, out, bf16_bits_to_f32),
-        GgmlType::Q4_0 => {
-            for (y, b) in out.chunks_exact_mut(32).zip(src.chunks_exact(bb)) {
+        GgmlType::Q4_0 => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 18], y: &mut [f32; 32]| {
                 let d = f16_at(b, 0);
-                for j in 0..16 {
-                    y[j] = ((b[2 + j] & 0xF) as i32 - 8) as f32 * d;
-                    y[j + 16] = ((b[2 + j] >> 4) as i32 - 8) as f32 * d;
+                let v = nibbles(b[2..18].try_into().unwrap());
+                for j in 0..32 {
+                    y[j] = (v[j] as i32 - 8) as f32 * d;
                 }
-            }
-        }
-        GgmlType::Q4_1 => {
-            for (y, b) in out.chunks_exact_mut(32).zip(src.chunks_exact(bb)) {
+            },
+        ),
+        GgmlType::Q4_1 => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 20], y: &mut [f32; 32]| {
                 let (d, m) = (f16_at(b, 0), f16_at(b, 2));
-                for j in 0..16 {
-                    y[j] = (b[4 + j] & 0xF) as f32 * d + m;
-                    y[j + 16] = (b[4 + j] >> 4) as f32 * d + m;
+                let v = nibbles(b[4..20].try_into().unwrap());
+                for j in 0..32 {
+                    y[j] = v[j] as f32 * d + m;
                 }
-            }
-        }
-        GgmlType::Q5_0 | GgmlType::Q5_1 => {
-            let has_min = dtype == GgmlType::Q5_1;
-            let qs_at = if has_min { 8 } else { 6 };
-            for (y, b) in out.chunks_exact_mut(32).zip(src.chunks_exact(bb)) {
+            },
+        ),
+        GgmlType::Q5_0 => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 22], y: &mut [f32; 32]| {
                 let d = f16_at(b, 0);
-                let m = if has_min { f16_at(b, 2) } else { 0.0 };
-                let qh_at = qs_at - 4;
-                let qh = u32::from_le_bytes(b[qh_at..qh_at + 4].try_into().unwrap());
-                for j in 0..16 {
-                    let lo = (b[qs_at + j] & 0xF) as u32 | ((qh >> j) & 1) << 4;
-                    let hi = (b[qs_at + j] >> 4) as u32 | ((qh >> (j + 16)) & 1) << 4;
-                    if has_min {
-                        y[j] = lo as f32 * d + m;
-                        y[j + 16] = hi as f32 * d + m;
-                    } else {
-                        y[j] = (lo as i32 - 16) as f32 * d;
-                        y[j + 16] = (hi as i32 - 16) as f32 * d;
-                    }
+                let v = fifth_bits(b[2..6].try_into().unwrap(), nibbles(b[6..22].try_into().unwrap()));
+                for j in 0..32 {
+                    y[j] = (v[j] as i32 - 16) as f32 * d;
                 }
-            }
-        }
-        GgmlType::Q8_0 => {
-            for (y, b) in out.chunks_exact_mut(32).zip(src.chunks_exact(bb)) {
+            },
+        ),
+        GgmlType::Q5_1 => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 24], y: &mut [f32; 32]| {
+                let (d, m) = (f16_at(b, 0), f16_at(b, 2));
+                let v = fifth_bits(b[4..8].try_into().unwrap(), nibbles(b[8..24].try_into().unwrap()));
+                for j in 0..32 {
+                    y[j] = v[j] as f32 * d + m;
+                }
+            },
+        ),
+        GgmlType::Q8_0 => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 34], y: &mut [f32; 32]| {
                 let d = f16_at(b, 0);
                 for j in 0..32 {
                     y[j] = (b[2 + j] as i8) as f32 * d;
                 }
-            }
-        }
-        GgmlType::Q4K => {
-            for (y, b) in out.chunks_exact_mut(256).zip(src.chunks_exact(bb)) {
+            },
+        ),
+        GgmlType::Q4K => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 144], y: &mut [f32; 256]| {
                 let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
                 let scales = &b[4..16];
-                let qs = &b[16..144];
                 for c in 0..4 {
                     let (sc1, m1) = scale_min_k4(2 * c, scales);
                     let (sc2, m2) = scale_min_k4(2 * c + 1, scales);
                     let (d1, m1, d2, m2) = (d * sc1, dmin * m1, d * sc2, dmin * m2);
-                    let q = &qs[32 * c..32 * c + 32];
-                    let yy = &mut y[64 * c..64 * c + 64];
+                    let q: &[u8; 32] = b[16 + 32 * c..48 + 32 * c].try_into().unwrap();
+                    let yy: &mut [f32; 64] = (&mut y[64 * c..64 * c + 64]).try_into().unwrap();
                     for l in 0..32 {
                         yy[l] = d1 * (q[l] & 0xF) as f32 - m1;
                         yy[l + 32] = d2 * (q[l] >> 4) as f32 - m2;
                     }
                 }
-            }
-        }
-        GgmlType::Q5K => {
-            for (y, b) in out.chunks_exact_mut(256).zip(src.chunks_exact(bb)) {
+            },
+        ),
+        GgmlType::Q5K => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 176], y: &mut [f32; 256]| {
                 let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
                 let scales = &b[4..16];
-                let qh = &b[16..48];
-                let qs = &b[48..176];
+                let qh: &[u8; 32] = b[16..48].try_into().unwrap();
                 for c in 0..4 {
                     let (sc1, m1) = scale_min_k4(2 * c, scales);
                     let (sc2, m2) = scale_min_k4(2 * c + 1, scales);
                     let (d1, m1, d2, m2) = (d * sc1, dmin * m1, d * sc2, dmin * m2);
                     let (u1, u2) = (1u8 << (2 * c), 2u8 << (2 * c));
-                    let q = &qs[32 * c..32 * c + 32];
-                    let yy = &mut y[64 * c..64 * c + 64];
+                    let q: &[u8; 32] = b[48 + 32 * c..80 + 32 * c].try_into().unwrap();
+                    let yy: &mut [f32; 64] = (&mut y[64 * c..64 * c + 64]).try_into().unwrap();
                     for l in 0..32 {
                         let h1 = if qh[l] & u1 != 0 { 16.0 } else { 0.0 };
                         let h2 = if qh[l] & u2 != 0 { 16.0 } else { 0.0 };
@@ -236,17 +264,19 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                         yy[l + 32] = d2 * ((q[l] >> 4) as f32 + h2) - m2;
                     }
                 }
-            }
-        }
-        GgmlType::Q6K => {
-            for (y, b) in out.chunks_exact_mut(256).zip(src.chunks_exact(bb)) {
-                let ql = &b[0..128];
-                let qh = &b[128..192];
-                let sc = &b[192..208];
+            },
+        ),
+        GgmlType::Q6K => blocks(
+            src,
+            out,
+            #[inline(always)]
+            |b: &[u8; 210], y: &mut [f32; 256]| {
                 let d = f16_at(b, 208);
                 for half in 0..2 {
-                    let (ql, qh, sc) = (&ql[64 * half..], &qh[32 * half..], &sc[8 * half..]);
-                    let yy = &mut y[128 * half..128 * half + 128];
+                    let ql: &[u8; 64] = b[64 * half..64 * half + 64].try_into().unwrap();
+                    let qh: &[u8; 32] = b[128 + 32 * half..160 + 32 * half].try_into().unwrap();
+                    let sc: &[u8; 8] = b[192 + 8 * half..200 + 8 * half].try_into().unwrap();
+                    let yy: &mut [f32; 128] = (&mut y[128 * half..128 * half + 128]).try_into().unwrap();
                     for l in 0..32 {
                         let is = l / 16;
                         let q1 = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) as i32 - 32;
@@ -259,14 +289,61 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                         yy[l + 96] = d * (sc[is + 6] as i8) as f32 * q4 as f32;
                     }
                 }
-            }
-        }
+            },
+        ),
     }
+}
+
+/// The 32 levels of a 4-bit block: the low nibbles of its 16 bytes, then the high ones. In byte
+/// lanes of their own, so that these and the conversion to f32 vectorize apart.
+#[inline(always)]
+fn nibbles(qs: &[u8; 16]) -> [u8; 32] {
+    let mut v = [0u8; 32];
+    // Two loops: one writing both halves stored element by element.
+    for j in 0..16 {
+        v[j] = qs[j] & 0xF;
+    }
+    for j in 0..16 {
+        v[j + 16] = qs[j] >> 4;
+    }
+    v
+}
+
+/// 16 in byte `8i + j` of entry `b` where bit `j` of `b` is set: eight fifth bits at once.
+static FIFTH_BITS: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if (b >> j) & 1 == 1 {
+                table[b] |= 16 << (8 * j);
+            }
+            j += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// Q5_0 / Q5_1: 4-bit levels with their fifth bits (`qh`, bit j for level j) added, by table: a
+/// shift by each level's own position kept the loop from vectorizing.
+#[inline(always)]
+fn fifth_bits(qh: &[u8; 4], mut v: [u8; 32]) -> [u8; 32] {
+    let mut high = [0u8; 32];
+    for (i, &b) in qh.iter().enumerate() {
+        high[8 * i..8 * i + 8].copy_from_slice(&FIFTH_BITS[b as usize].to_le_bytes());
+    }
+    for j in 0..32 {
+        v[j] |= high[j];
+    }
+    v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
     #[test]
     fn q8_0_by_hand() {

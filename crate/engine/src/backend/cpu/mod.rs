@@ -210,14 +210,14 @@ impl Cpu {
             self.run(|| {
                 yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).for_each(|(out, wb)| {
                     let mut wrow = vec![0f32; k];
-                    for (j, b) in wb.chunks_exact(rb).enumerate() {
-                        dequantize(w.dtype, b, &mut wrow);
-                        wide!({
+                    wide!({
+                        for (j, b) in wb.chunks_exact(rb).enumerate() {
+                            dequantize(w.dtype, b, &mut wrow);
                             for (r, xrow) in x.data.chunks_exact(k).enumerate() {
                                 out[j * m + r] = dot(&wrow, xrow);
                             }
-                        })
-                    }
+                        }
+                    })
                 });
             });
             for (r, yrow) in y.data.chunks_exact_mut(n).enumerate() {
@@ -235,7 +235,7 @@ impl Cpu {
             scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
                 let r0 = c * 16;
                 let rows = out.len() / k;
-                dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out);
+                wide!({ dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out) });
             });
             // SAFETY: y is m×n, x is m×k, scratch is n×k, all row-major and non-overlapping.
             unsafe { gemm_nt(m, n, k, &x.data, &scratch, y.data.as_mut_ptr(), 0, n, threads) };
