@@ -12,6 +12,7 @@ use rocketjudge_core::formats::{self, fastchat, jsonl, Benchmark, Judgment, Line
 use rocketjudge_core::pairwise::{self, PairJudgment};
 use rocketjudge_core::reasoned;
 use rocketjudge_core::score::scores_from_judgments;
+use rocketjudge_core::FormatError;
 
 /// Input problems severe enough to stop (exit code 3).
 #[derive(Debug)]
@@ -252,6 +253,14 @@ impl GradingInputs {
     ) -> Result<Self> {
         let qname = queries.display().to_string();
         let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &read(queries)?)?);
+        // Nothing to grade is a mistake in the command, not a run that grades nothing and succeeds.
+        let nothing = |files: &[&str], what: &str| -> anyhow::Error {
+            let holds = if files.len() == 1 { "the file holds" } else { "none of these files holds" };
+            FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} a record (one JSON object per line expected)")).into()
+        };
+        if bench.is_empty() {
+            return Err(nothing(&[&qname], "queries"));
+        }
         if let Some(c) = checklists {
             let cname = c.display().to_string();
             problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &read(c)?)?));
@@ -267,6 +276,10 @@ impl GradingInputs {
                 problems.extend(bench.check_responses(&name, &rows));
                 files.push((name, rows));
             }
+        }
+        if files.iter().all(|(_, rows)| rows.is_empty()) {
+            let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
+            return Err(nothing(&names, "responses"));
         }
         let bad = problems.iter().filter(|p| p.severity == Severity::Error).map(|p| p.session_id.clone()).collect();
         if problems.iter().any(|p| p.severity == Severity::Error) && !allow_problems {

@@ -463,6 +463,30 @@ fn every_malformed_record_names_file_line_and_field() {
     eprintln!("{} malformed JSONL files, {runs} runs of rocketjudge: each named file, line and field, exit code 3", cases.len());
 }
 
+/// Nothing to grade is refused, not run: a queries file, or every response file, with no records
+/// (blank lines only) stops `grade`, `direct` and `reason` with exit code 3 and a message naming the
+/// file, before a judge is looked for.
+#[test]
+fn inputs_without_records_are_refused_naming_the_file() {
+    let mut failures = Vec::new();
+    for (input, says) in [(Input::Queries, "no queries"), (Input::Responses, "no responses")] {
+        let inputs = Inputs::new();
+        let file = inputs.target(input);
+        std::fs::write(&file, "\n\n").unwrap();
+        for command in ["grade", "direct", "reason"] {
+            let mut args = inputs.commands(input).remove(0);
+            args[0] = command.to_string();
+            let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            let err = String::from_utf8_lossy(&o.stderr);
+            let named = format!("{}: {says}", file.display());
+            if o.status.code() != Some(3) || !err.contains(&named) {
+                failures.push(format!("{command}, {says}: exit code {:?}, want 3 and `{named}`: {err}", o.status.code()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The line limit is exact: a record of exactly `MAX_LINE_BYTES` is read, one byte more is refused.
 #[test]
 fn the_line_limit_is_exact() {

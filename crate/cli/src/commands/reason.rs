@@ -73,7 +73,16 @@ pub fn run(a: Args) -> CliResult {
     .map_err(|e| anyhow::anyhow!("--protocol {}: {e} (--samples, --temperature, --reply-tokens)", a.protocol))?;
     let inputs =
         inputs::GradingInputs::read(&a.io.queries, a.io.checklists.as_deref(), &a.io.responses, false, a.protocol.needs_checklist())
-            .with_context(|| format!("`--protocol {}` lists each query's checklist (give --checklists)", a.protocol))?;
+            .map_err(|e| {
+                // The hint where a checklist is what is missing, not on every input problem.
+                let checklists =
+                    e.downcast_ref::<inputs::InputProblems>().is_some_and(|p| p.0.iter().any(|p| p.message.contains("checklist")));
+                if checklists {
+                    e.context(format!("`--protocol {}` lists each query's checklist (give --checklists)", a.protocol))
+                } else {
+                    e
+                }
+            })?;
     let work = inputs.work();
     let mut out = OutputFolder::lock(&a.io.out, None)?;
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge.device, a.io.judge.max_tokens)?;
