@@ -225,6 +225,13 @@ pub struct GradingArgs {
     pub judge: crate::judges::JudgeArgs,
 }
 
+/// Input files that hold no record of `what` (blank lines only): nothing to grade is a mistake in the
+/// command, not a run that does nothing and succeeds (exit code 3, naming the files).
+pub fn no_records(files: &[&str], what: &str) -> anyhow::Error {
+    let holds = if files.len() == 1 { "the file holds" } else { "none of these files holds" };
+    FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} a record (one JSON object per line expected)")).into()
+}
+
 /// Queries (with checklists) and response files, checked against each other.
 pub struct GradingInputs {
     pub bench: Benchmark,
@@ -253,13 +260,8 @@ impl GradingInputs {
     ) -> Result<Self> {
         let qname = queries.display().to_string();
         let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &read(queries)?)?);
-        // Nothing to grade is a mistake in the command, not a run that grades nothing and succeeds.
-        let nothing = |files: &[&str], what: &str| -> anyhow::Error {
-            let holds = if files.len() == 1 { "the file holds" } else { "none of these files holds" };
-            FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} a record (one JSON object per line expected)")).into()
-        };
         if bench.is_empty() {
-            return Err(nothing(&[&qname], "queries"));
+            return Err(no_records(&[&qname], "queries"));
         }
         if let Some(c) = checklists {
             let cname = c.display().to_string();
@@ -279,7 +281,7 @@ impl GradingInputs {
         }
         if files.iter().all(|(_, rows)| rows.is_empty()) {
             let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
-            return Err(nothing(&names, "responses"));
+            return Err(no_records(&names, "responses"));
         }
         let bad = problems.iter().filter(|p| p.severity == Severity::Error).map(|p| p.session_id.clone()).collect();
         if problems.iter().any(|p| p.severity == Severity::Error) && !allow_problems {

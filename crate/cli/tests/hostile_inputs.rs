@@ -464,8 +464,8 @@ fn every_malformed_record_names_file_line_and_field() {
 }
 
 /// Nothing to grade is refused, not run: a queries file, or every response file, with no records
-/// (blank lines only) stops `grade`, `direct` and `reason` with exit code 3 and a message naming the
-/// file, before a judge is looked for.
+/// (blank lines only) stops `grade`, `direct` and `reason` (and an empty queries file `checklist
+/// create`) with exit code 3 and a message naming the file, before a judge is looked for.
 #[test]
 fn inputs_without_records_are_refused_naming_the_file() {
     let mut failures = Vec::new();
@@ -473,9 +473,25 @@ fn inputs_without_records_are_refused_naming_the_file() {
         let inputs = Inputs::new();
         let file = inputs.target(input);
         std::fs::write(&file, "\n\n").unwrap();
-        for command in ["grade", "direct", "reason"] {
+        let commands: &[&str] =
+            if input == Input::Queries { &["grade", "direct", "reason", "checklist"] } else { &["grade", "direct", "reason"] };
+        for &command in commands {
             let mut args = inputs.commands(input).remove(0);
             args[0] = command.to_string();
+            if command == "checklist" {
+                args = [
+                    "checklist",
+                    "create",
+                    "--model",
+                    &inputs.s("no-such-model.gguf"),
+                    "--queries",
+                    &inputs.s("q.jsonl"),
+                    "--out",
+                    &inputs.s("c-out.jsonl"),
+                ]
+                .map(String::from)
+                .to_vec();
+            }
             let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
             let err = String::from_utf8_lossy(&o.stderr);
             let named = format!("{}: {says}", file.display());

@@ -117,6 +117,9 @@ enum Writer {
 fn create(a: CreateArgs) -> CliResult {
     let name = a.queries.display().to_string();
     let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
+    if queries.is_empty() {
+        return Err(inputs::no_records(&[&name], "queries"));
+    }
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
     let resumed = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?;
