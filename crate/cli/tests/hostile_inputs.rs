@@ -465,7 +465,8 @@ fn every_malformed_record_names_file_line_and_field() {
 
 /// Nothing to grade is refused, not run: a queries file, or every response file, with no records
 /// (blank lines only) stops `grade`, `direct` and `reason` (and an empty queries file `checklist
-/// create`) with exit code 3 and a message naming the file, before a judge is looked for.
+/// create`) with exit code 3 and a message naming the file, before a judge is looked for; judgments
+/// files with none stop `score`.
 #[test]
 fn inputs_without_records_are_refused_naming_the_file() {
     let mut failures = Vec::new();
@@ -499,6 +500,19 @@ fn inputs_without_records_are_refused_naming_the_file() {
                 failures.push(format!("{command}, {says}: exit code {:?}, want 3 and `{named}`: {err}", o.status.code()));
             }
         }
+    }
+    // `score` on judgments that hold none (it wrote "scores of 0 models" before).
+    let inputs = Inputs::new();
+    let file = inputs.target(Input::Judgments);
+    std::fs::write(&file, "\n").unwrap();
+    std::fs::write(inputs.p("j/n.jsonl"), "").unwrap();
+    let o = run(&["score", "--judgments", &inputs.s("j"), "--out", &inputs.s("scores")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() != Some(3)
+        || !err.contains(&format!("{}, {}: no judgments", file.display(), inputs.s("j/n.jsonl")))
+        || inputs.p("scores").exists()
+    {
+        failures.push(format!("score, no judgments: exit code {:?}, want 3, both files named and nothing written: {err}", o.status.code()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
