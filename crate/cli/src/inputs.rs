@@ -232,6 +232,14 @@ pub fn no_records(files: &[&str], what: &str) -> anyhow::Error {
     FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} a record (one JSON object per line expected)")).into()
 }
 
+/// [`no_records`] when every file read holds none.
+pub fn ensure_records<T>(files: &[(String, Vec<T>)], what: &str) -> Result<()> {
+    if files.iter().all(|(_, rows)| rows.is_empty()) {
+        return Err(no_records(&files.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>(), what));
+    }
+    Ok(())
+}
+
 /// Queries (with checklists) and response files, checked against each other.
 pub struct GradingInputs {
     pub bench: Benchmark,
@@ -279,10 +287,7 @@ impl GradingInputs {
                 files.push((name, rows));
             }
         }
-        if files.iter().all(|(_, rows)| rows.is_empty()) {
-            let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
-            return Err(no_records(&names, "responses"));
-        }
+        ensure_records(&files, "responses")?;
         let bad = problems.iter().filter(|p| p.severity == Severity::Error).map(|p| p.session_id.clone()).collect();
         if problems.iter().any(|p| p.severity == Severity::Error) && !allow_problems {
             report(problems)?;

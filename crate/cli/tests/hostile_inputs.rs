@@ -477,22 +477,15 @@ fn inputs_without_records_are_refused_naming_the_file() {
         let commands: &[&str] =
             if input == Input::Queries { &["grade", "direct", "reason", "checklist"] } else { &["grade", "direct", "reason"] };
         for &command in commands {
-            let mut args = inputs.commands(input).remove(0);
-            args[0] = command.to_string();
-            if command == "checklist" {
-                args = [
-                    "checklist",
-                    "create",
-                    "--model",
-                    &inputs.s("no-such-model.gguf"),
-                    "--queries",
-                    &inputs.s("q.jsonl"),
-                    "--out",
-                    &inputs.s("c-out.jsonl"),
-                ]
-                .map(String::from)
-                .to_vec();
-            }
+            // `grade`'s arguments under the command's name; `checklist create` reads queries only.
+            let args = if command == "checklist" {
+                let (model, queries, out) = (inputs.s("no-such-model.gguf"), inputs.s("q.jsonl"), inputs.s("c-out.jsonl"));
+                ["checklist", "create", "--model", &model, "--queries", &queries, "--out", &out].map(String::from).to_vec()
+            } else {
+                let mut a = inputs.commands(input).remove(0);
+                a[0] = command.to_string();
+                a
+            };
             let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
             let err = String::from_utf8_lossy(&o.stderr);
             let named = format!("{}: {says}", file.display());

@@ -84,10 +84,7 @@ struct Row<'a> {
 
 pub fn run(a: Args) -> CliResult {
     let files = inputs::judgments(&a.judgments)?;
-    if files.iter().all(|(_, rows)| rows.is_empty()) {
-        let names: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
-        return Err(inputs::no_records(&names, "judgments"));
-    }
+    inputs::ensure_records(&files, "judgments")?;
     let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
     let is_train = |(_, j): &(&str, &Lined<Judgment>)| train.contains(j.value.model_test.as_str());
     let known: HashSet<&str> = inputs::records(&files).map(|(_, j)| j.value.model_test.as_str()).collect();

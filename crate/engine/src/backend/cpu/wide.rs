@@ -1,6 +1,6 @@
 //! The element-wise loops (norms, SiLU, softmax, f16 rounding, activation rounding, the products'
-//! write-back, the f32 products' dequantization) compiled twice on x86-64: as built (SSE2, 4 lanes — what every x86-64 CPU has) and
-//! with AVX2 and FMA (8 lanes), chosen at run time. The integer kernels choose theirs the same way
+//! write-back, the f32 products' dequantization) compiled twice on x86-64: as built (SSE2, 4 lanes —
+//! what every x86-64 CPU has) and with AVX2 and FMA (8 lanes), chosen at run time. The integer kernels choose theirs the same way
 //! (`qmatmul::x86`); these loops are plain Rust that LLVM vectorizes for the features it may use.
 //!
 //! Same values either way: the loops are written lane by lane with fixed accumulation orders, Rust
