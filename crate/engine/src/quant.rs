@@ -90,7 +90,7 @@ impl GgmlType {
 /// two exponent biases apart) rebiases normals and subnormals alike; infinity and NaN keep f32's
 /// all-ones exponent.
 #[inline]
-fn f16_bits_to_f32(h: u16) -> f32 {
+pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
     let magnitude = (h & 0x7FFF) as u32;
     let finite = f32::from_bits(magnitude << 13) * f32::from_bits(0x7780_0000);
     let v = if magnitude >= 0x7C00 { f32::from_bits((magnitude << 13) | 0x7F80_0000) } else { finite };

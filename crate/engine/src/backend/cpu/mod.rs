@@ -1,5 +1,6 @@
 //! The CPU backend: weight products on integer dot products (by default) or f32, attention tiled by
-//! query block and head, all on a rayon pool of the requested size.
+//! query block and head or, for a decoded token, per query row ([`attention`]), all on a rayon pool
+//! of the requested size.
 //!
 //! - **Integer** ([`Precision::Int8`], the default): quantized weights are repacked at load and
 //!   multiplied with activations rounded to 8 bits per block exactly as llama.cpp rounds them
@@ -10,11 +11,11 @@
 //!
 //! F16, BF16 and F32 weights always take the f32 path.
 
+mod attention;
 pub mod qmatmul;
 mod wide;
 
 use half::f16;
-use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::policy::{self, visible_keys};
@@ -673,134 +674,18 @@ impl Backend for Cpu {
     }
 
     fn attention(&mut self, q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, layout: &AttnLayout, p: &AttnParams) -> Tensor {
-        let hd = p.head_dim;
         let nq = layout.query_rows.len();
         if !self.ok(policy::check_attention((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), cache.kv_dim, layout, p)) {
-            return Tensor::zeros(nq, p.n_head * hd);
+            return Tensor::zeros(nq, p.n_head * p.head_dim);
         }
-        let group = p.n_head / p.n_head_kv;
-        let kv_dim = p.n_head_kv * hd;
-        let prefix = cache.len;
-        let n_new = k.rows;
-        let n_keys = prefix + n_new;
-        let visible = visible_keys(layout, p.window, prefix);
-        // Keys and values per KV head as contiguous f32, rounded through f16 like llama.cpp's KV cache.
-        let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
-        // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
+        let visible = visible_keys(layout, p.window, cache.len);
         self.run(|| {
-            kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(|(row, (dk, dv))| {
-                wide!({
-                    let (g, j) = (row / n_keys, row % n_keys);
-                    if j < prefix {
-                        let at = j * kv_dim + g * hd;
-                        cache.k[at..at + hd].convert_to_f32_slice(dk);
-                        cache.v[at..at + hd].convert_to_f32_slice(dv);
-                    } else {
-                        let at = (j - prefix) * kv_dim + g * hd;
-                        dk.copy_from_slice(&k.data[at..at + hd]);
-                        dv.copy_from_slice(&v.data[at..at + hd]);
-                        round_f16_slice(dk);
-                        round_f16_slice(dv);
-                    }
-                })
-            })
-        });
-        let mut out = Tensor::zeros(nq, p.n_head * hd);
-        const QB: usize = 32;
-        let op = SendPtr(out.data.as_mut_ptr());
-        let out_cols = out.cols;
-        let (pre, post) = p.pre_post_scale();
-        let (kf, vf) = (&kf, &vf);
-        let visible = &visible;
-        self.run(|| {
-            (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
-                || (Vec::<f32>::new(), Vec::<f32>::new()),
-                |(qs, scores), task| {
-                    wide!({
-                        let h = task % p.n_head;
-                        let qb = task / p.n_head;
-                        let g = h / group;
-                        // Visible key ranges per row: prefix keys [a, prefix) and own-segment keys
-                        // [b, e); the block computes scores for the union [lo, hi).
-                        let ranges: Vec<(usize, usize, usize)> =
-                            visible[qb * QB..((qb + 1) * QB).min(nq)].iter().map(|&[a, _, b, e]| (a, b, e)).collect();
-                        let m = ranges.len();
-                        let lo = ranges.iter().map(|x| if x.0 < prefix { x.0 } else { x.1 }).min().unwrap();
-                        let hi = ranges.iter().map(|x| x.2).max().unwrap();
-                        let nk = hi - lo;
-                        qs.clear();
-                        for i in 0..m {
-                            let qrow = &q.data[(qb * QB + i) * q.cols + h * hd..][..hd];
-                            qs.extend(qrow.iter().map(|x| x * pre));
-                        }
-                        round_f16_slice(qs);
-                        scores.resize(m * nk, 0.0);
-                        let kg = &kf[g * n_keys * hd..][..n_keys * hd];
-                        let vg = &vf[g * n_keys * hd..][..n_keys * hd];
-                        // SAFETY: buffers sized above.
-                        unsafe { gemm_nt(m, nk, hd, qs, &kg[lo * hd..hi * hd], scores.as_mut_ptr(), 0, nk, 1) };
-                        for (i, &(a, b, e)) in ranges.iter().enumerate() {
-                            let srow = &mut scores[i * nk..(i + 1) * nk];
-                            // Two visible runs: prefix keys [a, prefix) and own-segment keys [b, e).
-                            let runs = [(a.max(lo), prefix.max(lo)), (b.max(lo), e)];
-                            let runs = runs.map(|(x, y)| (x - lo, y.max(x) - lo));
-                            let mut max = f32::NEG_INFINITY;
-                            for &(x, y) in &runs {
-                                let run = &mut srow[x..y];
-                                if post != 1.0 {
-                                    run.iter_mut().for_each(|s| *s *= post);
-                                }
-                                if let Some(c) = p.softcap {
-                                    // c·tanh(s/c), with tanh(u) = 1 − 2/(e^{2u} + 1).
-                                    run.iter_mut().for_each(|s| *s = c * (1.0 - 2.0 / (fast_exp(2.0 * *s / c) + 1.0)));
-                                }
-                                max = max.max(max_of(run));
-                            }
-                            let mut sum = 0.0;
-                            for &(x, y) in &runs {
-                                sum += exp_sum(&mut srow[x..y], max);
-                            }
-                            let inv = 1.0 / sum;
-                            let mut prev = 0;
-                            for &(x, y) in &runs {
-                                srow[prev..x].fill(0.0);
-                                srow[x..y].iter_mut().for_each(|s| *s *= inv);
-                                prev = y;
-                            }
-                            srow[prev..].fill(0.0);
-                            // The probabilities meet the f16 values as f16.
-                            round_f16_slice(srow);
-                        }
-                        let op = op;
-                        // SAFETY: each task writes its own (query block, head) tile of `out`.
-                        unsafe {
-                            gemm::gemm(
-                                m,
-                                hd,
-                                nk,
-                                op.0.add(qb * QB * out_cols + h * hd),
-                                1,
-                                out_cols as isize,
-                                false,
-                                scores.as_ptr(),
-                                1,
-                                nk as isize,
-                                vg[lo * hd..].as_ptr(),
-                                1,
-                                hd as isize,
-                                0.0f32,
-                                1.0f32,
-                                false,
-                                false,
-                                false,
-                                gemm::Parallelism::None,
-                            )
-                        };
-                    })
-                },
-            )
-        });
-        out
+            if nq <= attention::FEW_QUERIES {
+                attention::per_query(q, k, v, cache, &visible, p)
+            } else {
+                attention::tiled(q, k, v, cache, &visible, p)
+            }
+        })
     }
 
     fn logits(
@@ -849,8 +734,8 @@ mod tests {
 
     /// Every step `wide!` compiles twice gives the same bits in both copies (AVX2 where this CPU has
     /// it, and as built): norms, RoPE, the three activation roundings with integer products, the
-    /// attention over a cached prefix and a new chunk, the residual add, both gated activations and
-    /// a float weight's few-rows product. Activations with ties of ±max, zeros and large values.
+    /// attention over a cached prefix and a new chunk (both paths), the residual add, both gated
+    /// activations and a float weight's few-rows product. Activations with ties of ±max, zeros and large values.
     #[test]
     fn same_values_on_every_width() {
         let (n, k, hd) = (48, 256, 16);
@@ -878,7 +763,8 @@ mod tests {
             cpu.rope(&mut kk, &positions, hd, &rope);
             let p =
                 AttnParams { n_head: n / hd, n_head_kv: 1, head_dim: hd, scale: 0.2, scale_q_first: false, softcap: None, window: None };
-            // A 5-token prefix in the cache, then 4 new tokens attending to it and to themselves.
+            // A 3-token prefix in the cache, then 6 new tokens attending to it and to themselves
+            // (the tiled path), and the last of them alone (the per-query path, as in decoding).
             // One KV head: the first `hd` columns of the K and V products.
             let kv = |t: &Tensor, r: std::ops::Range<usize>| Tensor {
                 rows: r.len(),
@@ -886,16 +772,23 @@ mod tests {
                 data: r.flat_map(|i| t.row(i)[..hd].to_vec()).collect(),
             };
             let mut cache = cpu.new_cache(16, hd).unwrap();
-            cpu.append_cache(&mut cache, &kv(&kk, 0..5), &kv(&v, 0..5)).unwrap();
-            let layout = AttnLayout { positions: (5..9).collect(), segments: vec![0; 4], query_rows: (0..4).collect() };
-            let q_new = Tensor { rows: 4, cols: n, data: q.data[5 * n..].to_vec() };
-            let a = cpu.attention(&q_new, &kv(&kk, 5..9), &kv(&v, 5..9), &cache, &layout, &p);
+            cpu.append_cache(&mut cache, &kv(&kk, 0..3), &kv(&v, 0..3)).unwrap();
+            let mut layout = AttnLayout { positions: (3..9).collect(), segments: vec![0; 6], query_rows: (0..6).collect() };
+            let q_new = Tensor { rows: 6, cols: n, data: q.data[3 * n..].to_vec() };
+            let (k_new, v_new) = (kv(&kk, 3..9), kv(&v, 3..9));
+            let tiled = cpu.attention(&q_new, &k_new, &v_new, &cache, &layout, &p);
+            layout.query_rows = vec![5];
+            let q_last = Tensor { rows: 1, cols: n, data: q.data[8 * n..].to_vec() };
+            let per_query = cpu.attention(&q_last, &k_new, &v_new, &cache, &layout, &p);
             let sum = cpu.add(&q, &kk);
             let silu = cpu.gated_activation(&q, v.clone(), Activation::Silu);
             let gelu = cpu.gated_activation(&q, v.clone(), Activation::GeluTanh);
             let few = cpu.matmul(&Tensor { rows: 3, cols: k, data: x[..3 * k].to_vec() }, &wf, None);
             cpu.check().unwrap();
-            [&h, &q, &kk, &v, &a, &sum, &silu, &gelu, &few].iter().map(|t| t.data.iter().map(|f| f.to_bits()).collect()).collect()
+            [&h, &q, &kk, &v, &tiled, &per_query, &sum, &silu, &gelu, &few]
+                .iter()
+                .map(|t| t.data.iter().map(|f| f.to_bits()).collect())
+                .collect()
         };
         let (narrow, best) = (run(true), run(false)); // the second leaves the best copy on
         #[cfg(target_arch = "x86_64")]
@@ -904,8 +797,18 @@ mod tests {
         }
         #[cfg(not(target_arch = "x86_64"))]
         eprintln!("not x86-64: one copy only, both runs took it");
-        let names =
-            ["rms_norm", "Q4_K product + RoPE", "Q8_0 product + RoPE", "Q4_1 product", "attention", "add", "SiLU", "GELU", "F16 few rows"];
+        let names = [
+            "rms_norm",
+            "Q4_K product + RoPE",
+            "Q8_0 product + RoPE",
+            "Q4_1 product",
+            "attention, tiled",
+            "attention, per query",
+            "add",
+            "SiLU",
+            "GELU",
+            "F16 few rows",
+        ];
         for ((name, a), b) in names.iter().zip(&narrow).zip(&best) {
             assert!(a.iter().any(|&v| v != 0), "{name}: all zero");
             assert_eq!(a, b, "{name}: the AVX2 copy differs from the one as built");
