@@ -278,8 +278,8 @@ fn weighted_sums(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32]
 /// Attention of a few query rows: see the module docs. Three parallel steps over tasks of (query
 /// row, KV head, chunk of [`KEY_CHUNK`] visible keys): the scores of every head of the group, the
 /// softmax per row and head, the probabilities times the values per chunk; then each row and
-/// head sums its chunks in order. A group's heads go [`HB`] at a time (`nb` blocks), padded with
-/// heads of zero queries and zero probabilities.
+/// head sums its chunks in order. A group's heads go [`HB`] at a time (`nb` blocks), the last
+/// padded with heads of zero queries whose results are dropped.
 pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: &[[usize; 4]], p: &AttnParams) -> Tensor {
     let (hd, n_kv) = (p.head_dim, p.n_head_kv);
     let group = p.n_head / n_kv;
@@ -380,7 +380,8 @@ mod tests {
     /// The two paths compute the same attention (to float rounding: their sums are ordered
     /// differently) on one to four query rows: decoding after a long cached prefix (over several
     /// key chunks), the pruned last layer of a judge's items, sliding windows, soft caps, Q scaled
-    /// first, grouped KV heads and head sizes 64, 96 and 256. And the per-query path gives the same
+    /// first, grouped KV heads (up to 18 to a KV head: three passes of [`HB`]) and head sizes 20,
+    /// 64, 96 and 256. And the per-query path gives the same
     /// bits on one thread and on three.
     #[test]
     fn per_query_rows_match_the_tiled_path() {
@@ -413,6 +414,8 @@ mod tests {
             case(256, 4, 1, 700, &[3, 1, 8, 2][..], Some(512), None, true),
             case(64, 2, 1, 260, &[1][..], Some(100), Some(50.0), true),
             case(64, 4, 2, 40, &[20, 1, 1][..], Some(8), None, false),
+            case(64, 18, 1, 300, &[1][..], None, None, false),
+            case(20, 3, 1, 150, &[2, 1][..], None, None, false),
         ];
         let mut seed = 7u64;
         let mut rand = |n: usize, scale: f32| -> Vec<f32> {
