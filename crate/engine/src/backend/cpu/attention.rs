@@ -16,7 +16,6 @@
 //! path gives the same bits on every thread count, on SSE2 and AVX2, and in the tab.
 
 use half::f16;
-use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
 use super::wide::{self, wide};
@@ -74,17 +73,8 @@ pub(super) fn tiled(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: 
     kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(|(row, (dk, dv))| {
         wide!({
             let (g, j) = (row / n_keys, row % n_keys);
-            if j < prefix {
-                let at = j * kv_dim + g * hd;
-                cache.k[at..at + hd].convert_to_f32_slice(dk);
-                cache.v[at..at + hd].convert_to_f32_slice(dv);
-            } else {
-                let at = (j - prefix) * kv_dim + g * hd;
-                dk.copy_from_slice(&k.data[at..at + hd]);
-                dv.copy_from_slice(&v.data[at..at + hd]);
-                round_f16_slice(dk);
-                round_f16_slice(dv);
-            }
+            kv_row(&cache.k, &k.data, j, prefix, kv_dim, g, dk);
+            kv_row(&cache.v, &v.data, j, prefix, kv_dim, g, dv);
         })
     });
     let mut out = Tensor::zeros(nq, p.n_head * hd);
