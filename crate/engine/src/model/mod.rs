@@ -143,6 +143,25 @@ impl<B: Backend> Model<B> {
         store: bool,
         out_rows: Option<&[usize]>,
     ) -> Result<Option<B::Tensor>, EngineError> {
+        if tokens.len() > SHORT_PASS {
+            return self.layers(b, caches, tokens, positions, segments, store, out_rows);
+        }
+        // SAFETY: the pass holds the model, the caches and the token lists, plain data (no lock
+        // guard, no thread-local), and this thread waits for it.
+        unsafe { b.enter(|b| self.layers(b, caches, tokens, positions, segments, store, out_rows)) }
+    }
+
+    /// [`Model::forward`] on the thread it is called on.
+    fn layers(
+        &self,
+        b: &mut B,
+        caches: &mut [B::Cache],
+        tokens: &[u32],
+        positions: &[u32],
+        segments: &[u32],
+        store: bool,
+        out_rows: Option<&[usize]>,
+    ) -> Result<Option<B::Tensor>, EngineError> {
         let c = &self.config;
         let all: Vec<usize> = (0..tokens.len()).collect();
         let mut x = b.embed(&self.embed, tokens, c.embed_scale.unwrap_or(1.0))?;
@@ -210,6 +229,12 @@ impl<B: Backend> Model<B> {
         b.logits(x, self.output.as_ref().unwrap_or(&self.embed), ids, self.config.final_softcap).await
     }
 }
+
+/// Rows up to which a forward pass runs inside [`Backend::enter`]. A decoded token's operations are
+/// short, and starting each one was a tenth of its time on the CPU; a prefill's are long, and
+/// entered, all its tensors would come from one thread's allocator arena (the 0.5B's peak memory
+/// +15 MiB).
+const SHORT_PASS: usize = 16;
 
 /// Loads tensors by name, checking shapes and reporting progress.
 struct Loader<'a, B: Backend, S: TensorSource> {

@@ -15,6 +15,8 @@ mod attention;
 pub mod qmatmul;
 mod wide;
 
+use std::sync::Arc;
+
 use half::f16;
 use rayon::prelude::*;
 
@@ -92,7 +94,7 @@ pub enum Precision {
 pub struct Cpu {
     /// Our own pool of `threads` workers; `None` on wasm32, where the pool is rayon's global one
     /// (Web Workers started by the page when it is cross-origin isolated, else none: one thread).
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
     threads: usize,
     precision: Precision,
     kernels: Kernels,
@@ -133,7 +135,7 @@ impl Cpu {
         } else {
             let threads = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
             match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-                Ok(p) => (Some(p), threads),
+                Ok(p) => (Some(Arc::new(p)), threads),
                 Err(_) => (None, 1),
             }
         };
@@ -254,6 +256,11 @@ impl Cpu {
         }
     }
 }
+
+/// What [`Backend::enter`] hands to a pool thread, whose caller vouches for it (see there).
+struct Handed<T>(T);
+// SAFETY: the value is used by one thread at a time: the pool's, while the caller waits.
+unsafe impl<T> Send for Handed<T> {}
 
 /// A raw pointer that may cross threads: each task writes a disjoint region.
 #[derive(Clone, Copy)]
@@ -507,6 +514,30 @@ fn sum_squares(xs: &[f32]) -> f32 {
 }
 
 impl Backend for Cpu {
+    unsafe fn enter<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let pool = self.pool.clone();
+        // Already on a pool thread, or no other thread to start.
+        let here = match &pool {
+            Some(p) => p.current_thread_index().is_some(),
+            None => self.threads <= 1 || rayon::current_thread_index().is_some(),
+        };
+        if here {
+            return f(self);
+        }
+        let job = Handed((self, f));
+        let run = move || {
+            // The whole `job` moves in (a closure would otherwise capture its unwrapped fields).
+            let job = job;
+            let (b, f) = job.0;
+            Handed(f(b))
+        };
+        match pool {
+            Some(p) => p.install(run).0,
+            // wasm32: the page's pool, which a scope's body runs on.
+            None => rayon::scope(|_| run()).0,
+        }
+    }
+
     type Tensor = Tensor;
     type Weight = Weight;
     type Cache = Cache;
@@ -813,6 +844,34 @@ mod tests {
             assert!(a.iter().any(|&v| v != 0), "{name}: all zero");
             assert_eq!(a, b, "{name}: the AVX2 copy differs from the one as built");
         }
+    }
+
+    /// [`Backend::enter`] runs its closure on a thread of the pool, where the operations inside run
+    /// without crossing threads and give the same values as from outside; entered again from
+    /// there, it stays.
+    #[test]
+    fn entered_operations_run_on_the_pool_and_give_the_same_values() {
+        let (n, k) = (40, 256);
+        let bytes = qmatmul::random_weight(GgmlType::Q4K, n, k, 11);
+        let mut cpu = Cpu::new(2).unwrap();
+        let info =
+            TensorInfo { name: "w".into(), dims: vec![k as u64, n as u64], dtype: GgmlType::Q4K, offset: 0, n_bytes: bytes.len() as u64 };
+        let w = cpu.load(&info, &bytes).unwrap();
+        let x = Tensor { rows: 3, cols: k, data: qmatmul::random_acts(3, k, 2) };
+        let outside = cpu.matmul(&x, &w, None);
+        let caller = std::thread::current().id();
+        // SAFETY: the closures hold references to plain data only.
+        let (thread, index, again, inside) = unsafe {
+            cpu.enter(|b| {
+                let index = b.pool.as_ref().unwrap().current_thread_index();
+                let again = b.enter(|_| std::thread::current().id());
+                (std::thread::current().id(), index, again, b.matmul(&x, &w, None))
+            })
+        };
+        assert_ne!(thread, caller);
+        assert!(index.is_some(), "not on the pool");
+        assert_eq!(again, thread, "entered again, it moved");
+        assert_eq!(inside.data, outside.data);
     }
 
     #[test]
