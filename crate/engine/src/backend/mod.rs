@@ -79,7 +79,7 @@ pub trait Backend {
 
     /// Run `f` (a forward pass) where this backend's operations start fastest. The CPU backend runs
     /// it on a thread of its pool: from outside the pool, every operation's parallel part would be
-    /// a crossing of threads and back (~11 µs each on a 2-core VM, ~350 operations to a decoded
+    /// a crossing of threads and back (~11 µs each on a 2-core VM, ~360 operations to a decoded
     /// token of the 0.5B); from inside, the other threads take their share from the caller's
     /// queue. Others run `f` here.
     ///

@@ -143,80 +143,69 @@ impl<B: Backend> Model<B> {
         store: bool,
         out_rows: Option<&[usize]>,
     ) -> Result<Option<B::Tensor>, EngineError> {
+        let pass = |b: &mut B, caches: &mut [B::Cache]| -> Result<Option<B::Tensor>, EngineError> {
+            let c = &self.config;
+            let all: Vec<usize> = (0..tokens.len()).collect();
+            let mut x = b.embed(&self.embed, tokens, c.embed_scale.unwrap_or(1.0))?;
+            for (il, w) in self.layers.iter().enumerate() {
+                let last = il + 1 == self.layers.len();
+                let pruned = if last { out_rows } else { None };
+                let h = b.rms_norm(&x, &w.attn_norm, c.rms_eps, None);
+                let (mut q, mut k, v) = match pruned {
+                    Some(rows) => {
+                        let h_rows = b.select_rows(&h, rows);
+                        let q = b.matmul(&h_rows, &w.wq, w.bq.as_ref());
+                        let [k, v] = b.matmuls(&h, [(&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
+                        (q, k, v)
+                    }
+                    None => {
+                        let [q, k, v] = b.matmuls(&h, [(&w.wq, w.bq.as_ref()), (&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
+                        (q, k, v)
+                    }
+                };
+                if let (Some(qn), Some(kn)) = (&w.q_norm, &w.k_norm) {
+                    q = b.rms_norm(&q, qn, c.rms_eps, Some(c.head_dim));
+                    k = b.rms_norm(&k, kn, c.rms_eps, Some(c.head_dim));
+                }
+                let query_rows: Vec<usize> = pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
+                let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
+                let base = if c.is_local(il) { c.rope_base_local } else { c.rope_base };
+                let rope = Rope { base, scale: c.rope_scale, neox: c.rope_neox, freq_factors: self.rope_factors.as_deref() };
+                b.rope(&mut q, &q_pos, c.head_dim, &rope);
+                b.rope(&mut k, positions, c.head_dim, &rope);
+                let layout = AttnLayout { positions: positions.to_vec(), segments: segments.to_vec(), query_rows };
+                let a = b.attention(&q, &k, &v, &caches[il], &layout, &self.attn_params(il));
+                if store {
+                    b.append_cache(&mut caches[il], &k, &v)?;
+                }
+                let mut o = b.matmul(&a, &w.wo, None);
+                if let Some(pn) = &w.post_attn_norm {
+                    o = b.rms_norm(&o, pn, c.rms_eps, None);
+                }
+                if let Some(rows) = pruned {
+                    x = b.select_rows(&x, rows);
+                }
+                x = b.add(&x, &o);
+                let h = b.rms_norm(&x, &w.ffn_norm, c.rms_eps, None);
+                let [gate, up] = b.matmuls(&h, [(&w.gate, None), (&w.up, None)]);
+                let f = b.gated_activation(&gate, up, c.activation);
+                let mut d = b.matmul(&f, &w.down, None);
+                if let Some(pn) = &w.post_ffn_norm {
+                    d = b.rms_norm(&d, pn, c.rms_eps, None);
+                }
+                x = b.add(&x, &d);
+            }
+            if out_rows.is_none() {
+                return Ok(None);
+            }
+            Ok(Some(b.rms_norm(&x, &self.output_norm, c.rms_eps, None)))
+        };
         if tokens.len() > SHORT_PASS {
-            return self.layers(b, caches, tokens, positions, segments, store, out_rows);
+            return pass(b, caches);
         }
         // SAFETY: the pass holds the model, the caches and the token lists, plain data (no lock
         // guard, no thread-local), and this thread waits for it.
-        unsafe { b.enter(|b| self.layers(b, caches, tokens, positions, segments, store, out_rows)) }
-    }
-
-    /// [`Model::forward`] on the thread it is called on.
-    fn layers(
-        &self,
-        b: &mut B,
-        caches: &mut [B::Cache],
-        tokens: &[u32],
-        positions: &[u32],
-        segments: &[u32],
-        store: bool,
-        out_rows: Option<&[usize]>,
-    ) -> Result<Option<B::Tensor>, EngineError> {
-        let c = &self.config;
-        let all: Vec<usize> = (0..tokens.len()).collect();
-        let mut x = b.embed(&self.embed, tokens, c.embed_scale.unwrap_or(1.0))?;
-        for (il, w) in self.layers.iter().enumerate() {
-            let last = il + 1 == self.layers.len();
-            let pruned = if last { out_rows } else { None };
-            let h = b.rms_norm(&x, &w.attn_norm, c.rms_eps, None);
-            let (mut q, mut k, v) = match pruned {
-                Some(rows) => {
-                    let h_rows = b.select_rows(&h, rows);
-                    let q = b.matmul(&h_rows, &w.wq, w.bq.as_ref());
-                    let [k, v] = b.matmuls(&h, [(&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
-                    (q, k, v)
-                }
-                None => {
-                    let [q, k, v] = b.matmuls(&h, [(&w.wq, w.bq.as_ref()), (&w.wk, w.bk.as_ref()), (&w.wv, w.bv.as_ref())]);
-                    (q, k, v)
-                }
-            };
-            if let (Some(qn), Some(kn)) = (&w.q_norm, &w.k_norm) {
-                q = b.rms_norm(&q, qn, c.rms_eps, Some(c.head_dim));
-                k = b.rms_norm(&k, kn, c.rms_eps, Some(c.head_dim));
-            }
-            let query_rows: Vec<usize> = pruned.map(<[usize]>::to_vec).unwrap_or_else(|| all.clone());
-            let q_pos: Vec<u32> = query_rows.iter().map(|&r| positions[r]).collect();
-            let base = if c.is_local(il) { c.rope_base_local } else { c.rope_base };
-            let rope = Rope { base, scale: c.rope_scale, neox: c.rope_neox, freq_factors: self.rope_factors.as_deref() };
-            b.rope(&mut q, &q_pos, c.head_dim, &rope);
-            b.rope(&mut k, positions, c.head_dim, &rope);
-            let layout = AttnLayout { positions: positions.to_vec(), segments: segments.to_vec(), query_rows };
-            let a = b.attention(&q, &k, &v, &caches[il], &layout, &self.attn_params(il));
-            if store {
-                b.append_cache(&mut caches[il], &k, &v)?;
-            }
-            let mut o = b.matmul(&a, &w.wo, None);
-            if let Some(pn) = &w.post_attn_norm {
-                o = b.rms_norm(&o, pn, c.rms_eps, None);
-            }
-            if let Some(rows) = pruned {
-                x = b.select_rows(&x, rows);
-            }
-            x = b.add(&x, &o);
-            let h = b.rms_norm(&x, &w.ffn_norm, c.rms_eps, None);
-            let [gate, up] = b.matmuls(&h, [(&w.gate, None), (&w.up, None)]);
-            let f = b.gated_activation(&gate, up, c.activation);
-            let mut d = b.matmul(&f, &w.down, None);
-            if let Some(pn) = &w.post_ffn_norm {
-                d = b.rms_norm(&d, pn, c.rms_eps, None);
-            }
-            x = b.add(&x, &d);
-        }
-        if out_rows.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(b.rms_norm(&x, &self.output_norm, c.rms_eps, None)))
+        unsafe { b.enter(|b| pass(b, caches)) }
     }
 
     /// Every id of the output head, for whole-vocabulary logits (generation, perplexity).
