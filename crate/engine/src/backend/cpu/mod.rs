@@ -514,6 +514,10 @@ fn sum_squares(xs: &[f32]) -> f32 {
 }
 
 impl Backend for Cpu {
+    type Tensor = Tensor;
+    type Weight = Weight;
+    type Cache = Cache;
+
     unsafe fn enter<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         let pool = self.pool.clone();
         // Already on a pool thread, or no other thread to start.
@@ -537,10 +541,6 @@ impl Backend for Cpu {
             None => rayon::scope(|_| run()).0,
         }
     }
-
-    type Tensor = Tensor;
-    type Weight = Weight;
-    type Cache = Cache;
 
     fn describe(&self) -> String {
         format!("cpu ({} thread{}, {})", self.threads, if self.threads == 1 { "" } else { "s" }, self.kernel_name())
