@@ -4,7 +4,7 @@
 //
 //   node scripts/bench/browser-bench.mjs --origin http://127.0.0.1:PORT --model qwen2.5-coder-0.5b \
 //     [--threads N] [--backends cpu,webgpu] [--prefix 1500] [--items 8] [--suffix 40] [--repeat 2]
-//     [--kernels NAME] [--no-wllama] [--json]
+//     [--decode 64] [--kernels NAME] [--no-wllama] [--json]
 
 import { parseArgs } from 'node:util';
 import { launchChromium } from '../lib/chromium.mjs';
@@ -19,6 +19,7 @@ const { values: a } = parseArgs({
     items: { type: 'string', default: '8' },
     suffix: { type: 'string', default: '40' },
     repeat: { type: 'string', default: '2' },
+    decode: { type: 'string' },
     precision: { type: 'string', default: 'int8' },
     kernels: { type: 'string' },
     'no-wllama': { type: 'boolean', default: false },
@@ -50,6 +51,7 @@ try {
   });
   if (a.threads) q.set('threads', a.threads);
   if (a.kernels) q.set('kernels', a.kernels);
+  if (a.decode) q.set('decode', a.decode);
   if (a['no-wllama']) q.set('wllama', 'off');
   if (process.env.ROCKETJUDGE_BENCH_DEBUG) q.set('wllamaLog', '1');
   let last = '';

@@ -306,7 +306,7 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   await context.close();
 });
 
-test('resume after reload (int8, the default): grades are kept, the rest is graded, nothing is doubled', async () => {
+test('resume after a reload to one thread (int8, the default): grades are kept, the rest is graded, nothing is doubled', async () => {
   const { context, page } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0&debug=1`);
   await loadFixtures(page, MODELS, GRADED);
@@ -316,8 +316,15 @@ test('resume after reload (int8, the default): grades are kept, the rest is grad
     timeout: 600_000,
     polling: 500,
   });
-  await page.reload();
+  // The thread selector reloads the page in the middle of grading. One thread chosen on an isolated
+  // page still runs the threaded build (without its pool), for its relaxed-SIMD kernels.
+  await Promise.all([page.waitForEvent('load'), page.selectOption('#threads-select', '1')]);
   await page.waitForSelector('#responses table.models');
+  await page.waitForSelector('#threads-info');
+  assert.match(
+    await page.locator('#threads-info').innerText(),
+    /CPU engine: 1 thread \(one thread chosen\), int8 wasm relaxed-simd/,
+  );
   const kept = await page.$$eval('#responses table.models tbody tr', (rows) =>
     rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0),
   );

@@ -11,7 +11,10 @@ import { readFileSync } from 'node:fs';
 test('threads need an isolated page and relaxed SIMD; otherwise one thread, saying why', () => {
   const ok = { isolated: true, relaxedSimd: true };
   assert.deepEqual(choosePlan(4, ok), { dir: 'pkg-threads', threads: 4, why: '4 threads' });
-  assert.deepEqual(choosePlan(1, ok), { dir: 'pkg', threads: 1, why: 'one thread chosen' });
+  // One thread: the threaded build without a pool, for its relaxed-SIMD kernels, where it can run.
+  assert.deepEqual(choosePlan(1, ok), { dir: 'pkg-threads', threads: 1, why: 'one thread chosen' });
+  assert.equal(choosePlan(1, { isolated: false, relaxedSimd: true }).dir, 'pkg');
+  assert.equal(choosePlan(1, { isolated: true, relaxedSimd: false }).dir, 'pkg');
   const notIsolated = choosePlan(4, { isolated: false, relaxedSimd: true });
   assert.equal(notIsolated.threads, 1);
   assert.match(notIsolated.why, /not cross-origin isolated/);

@@ -71,9 +71,14 @@ function hasRelaxedSimd() {
   }
 }
 
-/** The build and thread count for `wanted` threads, and why. */
+/**
+ * The build and thread count for `wanted` threads, and why. One thread chosen still takes the
+ * threaded build where it can run, without a pool: its relaxed-SIMD dot products are what make the
+ * CPU engine fast, and pkg/ has plain SIMD only.
+ */
 export function choosePlan(wanted, { isolated, relaxedSimd }) {
-  if (wanted <= 1) return { dir: 'pkg', threads: 1, why: 'one thread chosen' };
+  if (wanted <= 1)
+    return { dir: isolated && relaxedSimd ? 'pkg-threads' : 'pkg', threads: 1, why: 'one thread chosen' };
   if (!isolated) {
     return {
       dir: 'pkg',
