@@ -40,6 +40,7 @@ enum Command {
     Score(commands::score::Args),
     Calibrate(commands::calibrate::Args),
     Meta(commands::meta::Args),
+    /// Export judgments in other tools' formats (Chatbot Arena's battles).
     #[command(subcommand)]
     Export(commands::export::Export),
     /// Checklists: create them with a strong model, or print the creation prompt.

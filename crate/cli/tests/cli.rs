@@ -424,6 +424,14 @@ fn every_command_has_help() {
         let h = stdout(&run(c));
         assert!(h.contains("Usage:"), "{h}");
     }
+    // The top-level list says what each command does: no name without a line.
+    let top = stdout(&run(&["--help"]));
+    let listed: Vec<&str> =
+        top.lines().skip_while(|l| *l != "Commands:").skip(1).take_while(|l| !l.is_empty()).filter(|l| !l.starts_with("   ")).collect();
+    assert!(listed.len() >= 15, "{top}");
+    for line in listed {
+        assert!(line.trim().split_once(' ').is_some_and(|(_, what)| !what.trim().is_empty()), "no description: {line:?}");
+    }
 }
 
 #[test]
