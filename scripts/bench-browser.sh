@@ -4,7 +4,7 @@
 # Prints prefix tokens/s, seconds per graded response and the ratios, for the CPU and WebGPU.
 #
 #   scripts/bench-browser.sh [--model qwen2.5-coder-0.5b] [--threads N] [--backends cpu,webgpu]
-#                            [--prefix 1500] [--items 8] [--suffix 40] [--repeat 2] [--json]
+#                            [--prefix 1500] [--items 8] [--suffix 40] [--decode 64] [--repeat 2] [--json]
 #
 # WebGPU runs on SwiftShader here (a small workload: only that both engines run); on a machine with a
 # GPU, ROCKETJUDGE_WEBGPU_ADAPTER=hardware lets Chromium use it. Native speed: `rocketjudge bench`.
