@@ -77,8 +77,9 @@ function hasRelaxedSimd() {
  * CPU engine fast, and pkg/ has plain SIMD only.
  */
 export function choosePlan(wanted, { isolated, relaxedSimd }) {
-  if (wanted <= 1)
-    return { dir: isolated && relaxedSimd ? 'pkg-threads' : 'pkg', threads: 1, why: 'one thread chosen' };
+  const chosen = wanted > 1 ? `${wanted} threads` : 'one thread chosen';
+  if (isolated && relaxedSimd) return { dir: 'pkg-threads', threads: wanted, why: chosen };
+  if (wanted <= 1) return { dir: 'pkg', threads: 1, why: chosen };
   if (!isolated) {
     return {
       dir: 'pkg',
@@ -86,14 +87,11 @@ export function choosePlan(wanted, { isolated, relaxedSimd }) {
       why: 'the page is not cross-origin isolated, so it cannot share memory between threads',
     };
   }
-  if (!relaxedSimd) {
-    return {
-      dir: 'pkg',
-      threads: 1,
-      why: 'this browser lacks WebAssembly relaxed SIMD, which the threaded engine is built with',
-    };
-  }
-  return { dir: 'pkg-threads', threads: wanted, why: `${wanted} threads` };
+  return {
+    dir: 'pkg',
+    threads: 1,
+    why: 'this browser lacks WebAssembly relaxed SIMD, which the threaded engine is built with',
+  };
 }
 
 async function loadWasm() {
