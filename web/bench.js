@@ -26,7 +26,7 @@ const threads = Math.max(1, Math.min(num('threads', wantedThreads()), 64));
 // this small workload, only to show that both engines work there.
 // Tokens generated greedily on top of the prefix, one forward each (decode speed).
 const DECODE = Math.max(0, num('decode', 64));
-const TINY = { prefixTokens: 32, items: 2, suffixTokens: 4, decodeTokens: Math.min(DECODE, 2) };
+const TINY = { prefixTokens: 16, items: 2, suffixTokens: 4, decodeTokens: Math.min(DECODE, 2) };
 
 const engine = new EngineClient(new URL('./worker/main.js', import.meta.url));
 let manifest = [];

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot } from './harness.mjs';
+import { startServer, launch, newPage, shot, ROOT } from './harness.mjs';
 
 let server;
 let browser;
@@ -67,7 +67,10 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     // wllama at its best: the installed release, its settings from a pilot of the page's thread
     // count and one thread, flash attention on and off (the fastest runs the workload); on the
     // software adapter's small workload no pilot: the page's thread count, flash attention on.
-    assert.equal(wllama.version, JSON.parse(readFileSync('node_modules/@wllama/wllama/package.json', 'utf8')).version);
+    assert.equal(
+      wllama.version,
+      JSON.parse(readFileSync(join(ROOT, 'node_modules/@wllama/wllama/package.json'), 'utf8')).version,
+    );
     const threads = report.threads;
     if (row.reduced) {
       assert.deepEqual(wllama.pilot, []);
