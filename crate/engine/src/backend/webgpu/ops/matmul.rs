@@ -141,7 +141,11 @@ fn choose(cx: &Ctx, options: &WebGpuOptions, fmt: Format, m: usize, k: usize) ->
     if cx.dev.software {
         // WebGPU guarantees uniform bindings of 64 KiB: 32 rows × 512 columns.
         let kc = ((cx.dev.limits.max_uniform_buffer_binding_size / 4 / 32) as u32).min(512) / 8 * 8;
-        return Variant::Ubo { fmt, mb: 32, kc };
+        // The kernel computes all `mb` of its unrolled rows whatever the product's row count, so
+        // `mb` follows that count up to 32 (a power of two: few variants). At 32 always, a decoded
+        // token's products did 32 times their work.
+        let mb = (m.clamp(1, 32) as u32).next_power_of_two();
+        return Variant::Ubo { fmt, mb, kc };
     }
     if m <= options.gemv_max_rows {
         return Variant::Gemv { fmt, xvec, subgroups: cx.dev.subgroups };
