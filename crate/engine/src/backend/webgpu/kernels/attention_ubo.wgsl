@@ -4,6 +4,8 @@
 // dispatch per block of KB keys, read through uniform bindings (the f16 cache, or the new rows
 // pre-rounded to f16, laid out alike); the online-softmax state (max, sum, output) of each row
 // carries over from block to block in `state`, and the last block writes the normalized output.
+// Heads wider than 128 keep q out of registers (`ops/attention.rs`, `Q_IN_REGISTERS`): the first
+// block rounds it to f16 pairs into `qh`, where every block reads it.
 
 struct Params {
     nq: u32,
@@ -24,6 +26,7 @@ struct Params {
 @group(0) @binding(2) var<uniform> ku: array<vec4<u32>, {{KV4}}>;
 @group(0) @binding(3) var<uniform> vu: array<vec4<u32>, {{KV4}}>;
 @group(0) @binding(4) var<storage, read_write> state: array<f32>;
+{{QH}}
 @group(0) @binding(6) var<storage, read> ranges: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;
 

@@ -83,16 +83,41 @@ impl Variant {
     }
 }
 
+/// The widest head, in f16 pairs, whose query row `attention_ubo.wgsl` keeps in registers beside its
+/// output; a wider head's row is rounded into a buffer once and read from there for every key.
+/// SwiftShader's compiler (Chromium's software WebGPU) takes time that grows faster than the
+/// registers: with q and the output held, heads of 64, 128 and 256 dimensions took it 4.6, 10.7 and
+/// 45–51 s (the 0.5B, the 1.5B, Gemma 3); Gemma 3 with q in a buffer 5.5–8.3 s. Reading q from the
+/// buffer costs Gemma 3 on lavapipe 14 % of its prefill and 25 % of its decoding speed (SwiftShader:
+/// prefill as fast, decoding 12 % slower), so narrower heads keep it in registers.
+const Q_IN_REGISTERS: u32 = 64;
+
 fn ubo_source(hd2: u32, kvw: u32, kb: u32) -> String {
+    let q_in_registers = hd2 <= Q_IN_REGISTERS;
     let mut t = [(); 7].map(|_| String::new());
     let [qdecl, oload, score, rescale, pv, store, osave] = &mut t;
+    let qh = if q_in_registers {
+        "// (binding 5, the query rows as f16 pairs: heads wider than the registers hold)"
+    } else {
+        qdecl.push_str(concat!(
+            "    let qs = (qr * P.n_head + h) * HD2;\n",
+            "    if ((P.flags & FIRST) != 0u && live) {\n",
+            "        for (var d = 0u; d < HD2; d++) {\n",
+            "            qh[qs + d] = pack_f16(q[qat + 2u * d] * P.pre, q[qat + 2u * d + 1u] * P.pre);\n",
+            "        }\n",
+            "    }\n"
+        ));
+        "@group(0) @binding(5) var<storage, read_write> qh: array<u32>;"
+    };
     for d in 0..hd2 {
         let (a, b) = (2 * d, 2 * d + 1);
-        qdecl.push_str(&format!(
-            "    let q{d} = unpack2x16float(pack_f16(q[qat + {a}u] * P.pre, q[qat + {b}u] * P.pre));\n    var o{d} = vec2<f32>(0.0);\n"
-        ));
+        if q_in_registers {
+            qdecl.push_str(&format!("    let q{d} = unpack2x16float(pack_f16(q[qat + {a}u] * P.pre, q[qat + {b}u] * P.pre));\n"));
+        }
+        qdecl.push_str(&format!("    var o{d} = vec2<f32>(0.0);\n"));
         oload.push_str(&format!("        o{d} = vec2<f32>(state[st + {}u], state[st + {}u]);\n", 2 + a, 2 + b));
-        score.push_str(&format!("                acc += dot(q{d}, unpack2x16float(kw(kb + {d}u)));\n"));
+        let qd = if q_in_registers { format!("q{d}") } else { format!("unpack2x16float(qh[qs + {d}u])") };
+        score.push_str(&format!("                acc += dot({qd}, unpack2x16float(kw(kb + {d}u)));\n"));
         rescale.push_str(&format!("        o{d} = o{d} * alpha;\n"));
         pv.push_str(&format!("                o{d} += pr * unpack2x16float(vw(vb + {d}u));\n"));
         store.push_str(&format!("            out[qat + {a}u] = o{d}.x * inv;\n            out[qat + {b}u] = o{d}.y * inv;\n"));
@@ -101,6 +126,7 @@ fn ubo_source(hd2: u32, kvw: u32, kb: u32) -> String {
     ATTENTION_UBO
         .replace("{{HD2}}", &hd2.to_string())
         .replace("{{KV4}}", &(kb * kvw).div_ceil(4).to_string())
+        .replace("{{QH}}", qh)
         .replace("{{QDECL}}", qdecl)
         .replace("{{OLOAD}}", oload)
         .replace("{{SCORE}}", score)
@@ -207,6 +233,12 @@ fn ubo(cx: &mut Ctx, [qb, kb, vb, ob]: [&wgpu::Buffer; 4], rb: &Bind, cache: &Ca
     let (kt, vt) = (cx.alloc(n_new + kb_keys, kvw), cx.alloc(n_new + kb_keys, kvw));
     let state = cx.alloc(nq * n_head, 2 * hd2 as usize + 2);
     let Some([ktb, vtb, sb]) = bufs([&kt, &vt, &state]) else { return };
+    // The query rows as f16 pairs, for heads too wide to keep them in registers.
+    let qh = (hd2 > Q_IN_REGISTERS).then(|| cx.alloc(nq * n_head, hd2 as usize));
+    let qhb = qh.as_ref().and_then(|t| t.buffer().cloned());
+    if qh.is_some() && qhb.is_none() {
+        return;
+    }
     cache::record_append(cx, kb, vb, &ktb, &vtb, n_new * kvw, 0);
     let prefix = cache.len;
     // Blocks of (keys, values, first key index, first row in that buffer, count) that some
@@ -250,19 +282,16 @@ fn ubo(cx: &mut Ctx, [qb, kb, vb, ob]: [&wgpu::Buffer; 4], rb: &Bind, cache: &Ca
             flags,
         };
         let offset = (r0 * kvw * 4) as u64;
-        cx.dispatch(
-            Kernel::Attention(variant),
-            &params,
-            vec![
-                (1, Bind::Buf(qb.clone())),
-                (2, Bind::Range(kbuf, offset, binding)),
-                (3, Bind::Range(vbuf, offset, binding)),
-                (4, Bind::Buf(sb.clone())),
-                (6, rb.clone()),
-                (7, Bind::Buf(ob.clone())),
-            ],
-            [nq.div_ceil(UBO_QUERIES) as u32, n_head as u32, 1],
-        );
+        let mut binds = vec![
+            (1, Bind::Buf(qb.clone())),
+            (2, Bind::Range(kbuf, offset, binding)),
+            (3, Bind::Range(vbuf, offset, binding)),
+            (4, Bind::Buf(sb.clone())),
+            (6, rb.clone()),
+            (7, Bind::Buf(ob.clone())),
+        ];
+        binds.extend(qhb.clone().map(|b| (5, Bind::Buf(b))));
+        cx.dispatch(Kernel::Attention(variant), &params, binds, [nq.div_ceil(UBO_QUERIES) as u32, n_head as u32, 1]);
     }
 }
 
