@@ -92,8 +92,14 @@ impl Variant {
 /// prefill as fast, decoding 12 % slower), so narrower heads keep it in registers.
 const Q_IN_REGISTERS: u32 = 64;
 
+/// Whether `attention_ubo.wgsl` keeps a head of `hd2` pairs' query row in registers (see
+/// [`Q_IN_REGISTERS`]); otherwise it needs the `qh` buffer.
+fn q_in_registers(hd2: u32) -> bool {
+    hd2 <= Q_IN_REGISTERS
+}
+
 fn ubo_source(hd2: u32, kvw: u32, kb: u32) -> String {
-    let q_in_registers = hd2 <= Q_IN_REGISTERS;
+    let q_in_registers = q_in_registers(hd2);
     let mut t = [(); 7].map(|_| String::new());
     let [qdecl, oload, score, rescale, pv, store, osave] = &mut t;
     let qh = if q_in_registers {
@@ -234,7 +240,7 @@ fn ubo(cx: &mut Ctx, [qb, kb, vb, ob]: [&wgpu::Buffer; 4], rb: &Bind, cache: &Ca
     let state = cx.alloc(nq * n_head, 2 * hd2 as usize + 2);
     let Some([ktb, vtb, sb]) = bufs([&kt, &vt, &state]) else { return };
     // The query rows as f16 pairs, for heads too wide to keep them in registers.
-    let qh = (hd2 > Q_IN_REGISTERS).then(|| cx.alloc(nq * n_head, hd2 as usize));
+    let qh = (!q_in_registers(hd2)).then(|| cx.alloc(nq * n_head, hd2 as usize));
     let qhb = qh.as_ref().and_then(|t| t.buffer().cloned());
     if qh.is_some() && qhb.is_none() {
         return;
