@@ -12,6 +12,8 @@
 //! F16, BF16 and F32 weights always take the f32 path.
 
 mod attention;
+#[cfg(target_arch = "wasm32")]
+mod f32nt;
 pub mod qmatmul;
 mod wide;
 
@@ -276,6 +278,10 @@ unsafe impl Sync for SendPtr {}
 /// other writers of those columns.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize, threads: usize) {
+    #[cfg(target_arch = "wasm32")]
+    if f32nt::takes(k) {
+        return f32nt::gemm_nt(m, n, k, x, w, y, col0, ldy, threads);
+    }
     gemm::gemm(
         m,
         n,
