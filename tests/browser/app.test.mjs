@@ -96,15 +96,20 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
     await page.locator('#threads-info').innerText(),
     new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, int8 wasm relaxed-simd`),
   );
-  // The wasm module's SIMD kernels equal the scalar reference for every weight type.
-  // Both relaxed-simd kernels (the engine races them on the first products), 8 types × 3 shapes each.
+  // The wasm module's SIMD kernels equal the scalar reference for every weight type: both
+  // relaxed-simd kernels (the engine races them on the first products), 8 types × 3 shapes each;
+  // and its f32 products (x·wᵀ, a·b: its own simd128 tiles) equal f64 sums, 4 shapes each.
   const selfTest = await page.evaluate(() => globalThis.__rocketjudgeEngine.core('kernelSelfTest'));
   assert.deepEqual([...new Set(selfTest.map((t) => t.kernel))].sort(), [
+    'f32 a·b',
+    'f32 x·wᵀ',
     'int8 wasm relaxed-simd 16-bit runs',
     'int8 wasm relaxed-simd 32-bit dot',
   ]);
-  assert.equal(selfTest.length, 48);
+  assert.equal(selfTest.length, 56);
   for (const t of selfTest) assert.ok(t.max_rel_error <= 1e-5, JSON.stringify(t));
+  const f32Worst = Math.max(...selfTest.filter((t) => t.dtype === 'F32').map((t) => t.max_rel_error));
+  console.log(`wasm f32 products vs f64 sums: max relative error ${f32Worst.toExponential(2)}`);
   await shot(page, 'cpu-graded');
   const board = await leaderboard(page);
   assert.equal(board.length, 4);

@@ -29,11 +29,12 @@ pub fn cpu_kernel_race() -> Result<JsValue, JsValue> {
     to_js(&race.map(|r| r.iter().map(|&(kernel, median_ratio)| Entrant { kernel, median_ratio }).collect::<Vec<_>>()))
 }
 
-/// The CPU engine's SIMD kernels against the scalar reference, for every weight type:
-/// `[{kernel, dtype, shape, maxRelError}]` (tests and diagnostics).
+/// The CPU engine's SIMD kernels against the scalar reference, for every weight type, then its f32
+/// products against f64 sums: `[{kernel, dtype, shape, maxRelError}]` (tests and diagnostics).
 #[wasm_bindgen(js_name = kernelSelfTest)]
 pub fn kernel_self_test() -> Result<JsValue, JsValue> {
-    to_js(&rocketjudge_engine::backend::cpu::qmatmul::self_test())
+    use rocketjudge_engine::backend::cpu;
+    to_js(&[cpu::qmatmul::self_test(), cpu::f32_self_test()].concat())
 }
 
 /// Bytes of this module's linear memory: its peak, since wasm memory only grows (the CPU engine's

@@ -19,7 +19,7 @@ use half::f16;
 use rayon::prelude::*;
 
 use super::wide::{self, wide};
-use super::{exp_sum, fast_exp, gemm_nt, max_of, round_f16, round_f16_slice, Cache, SendPtr, Tensor};
+use super::{exp_sum, fast_exp, gemm_nn, gemm_nt, max_of, round_f16, round_f16_slice, Cache, SendPtr, Tensor};
 use crate::backend::AttnParams;
 
 /// Query rows up to which the backend takes [`per_query`].
@@ -124,27 +124,7 @@ pub(super) fn tiled(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: 
                 let op = op;
                 // SAFETY: each task writes its own (query block, head) tile of `out`.
                 unsafe {
-                    gemm::gemm(
-                        m,
-                        hd,
-                        nk,
-                        op.0.add(qb * QB * out_cols + h * hd),
-                        1,
-                        out_cols as isize,
-                        false,
-                        scores.as_ptr(),
-                        1,
-                        nk as isize,
-                        vg[lo * hd..].as_ptr(),
-                        1,
-                        hd as isize,
-                        0.0f32,
-                        1.0f32,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    )
+                    gemm_nn(m, hd, nk, scores.as_ptr(), nk, vg[lo * hd..].as_ptr(), hd, op.0.add(qb * QB * out_cols + h * hd), out_cols)
                 };
             })
         },

@@ -13,7 +13,7 @@
 
 mod attention;
 #[cfg(target_arch = "wasm32")]
-mod f32nt;
+mod f32wasm;
 pub mod qmatmul;
 mod wide;
 
@@ -279,8 +279,8 @@ unsafe impl Sync for SendPtr {}
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize, threads: usize) {
     #[cfg(target_arch = "wasm32")]
-    if f32nt::takes(k) {
-        return f32nt::gemm_nt(m, n, k, x, w, y, col0, ldy, threads);
+    if f32wasm::takes_nt(k) {
+        return f32wasm::nt(m, n, k, x, w, y, col0, ldy, threads);
     }
     gemm::gemm(
         m,
@@ -303,6 +303,70 @@ unsafe fn gemm_nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f3
         false,
         if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None },
     );
+}
+
+/// `y[m, n] = a[m, k] · b[k, n]`, row-major with row strides `lda`, `ldb` and `ldy`, on one
+/// thread; `y` is written, whatever it held.
+///
+/// # Safety
+/// The pointers hold what the shapes and strides say; `y` is not aliased meanwhile.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_nn(m: usize, n: usize, k: usize, a: *const f32, lda: usize, b: *const f32, ldb: usize, y: *mut f32, ldy: usize) {
+    #[cfg(target_arch = "wasm32")]
+    if f32wasm::takes_nn(n) {
+        return f32wasm::nn(m, n, k, a, lda, b, ldb, y, ldy);
+    }
+    gemm::gemm(
+        m,
+        n,
+        k,
+        y,
+        1,
+        ldy as isize,
+        false,
+        a,
+        1,
+        lda as isize,
+        b,
+        1,
+        ldb as isize,
+        0.0f32,
+        1.0f32,
+        false,
+        false,
+        false,
+        gemm::Parallelism::None,
+    );
+}
+
+/// The f32 products this build runs ([`f32wasm`]'s tiles in WebAssembly, the `gemm` crate
+/// elsewhere) against an f64 reference, on shapes with partial tiles, panels and K chunks: the
+/// browser's way to check them (beside [`qmatmul::self_test`]).
+pub fn f32_self_test() -> Vec<qmatmul::SelfTest> {
+    let mut out = Vec::new();
+    for &(m, n, k) in &[(1, 8, 8), (5, 16, 64), (6, 56, 520), (33, 64, 1536)] {
+        let x = qmatmul::random_acts(m, k, k as u64);
+        let w = qmatmul::random_acts(n, k, (n + 1) as u64);
+        let b = qmatmul::random_acts(k, n, (n + 2) as u64);
+        let (mut nt, mut nn) = (vec![f32::NAN; m * n], vec![f32::NAN; m * n]);
+        // SAFETY: every buffer holds what its shape says.
+        unsafe {
+            gemm_nt(m, n, k, &x, &w, nt.as_mut_ptr(), 0, n, 2);
+            gemm_nn(m, n, k, x.as_ptr(), k, b.as_ptr(), n, nn.as_mut_ptr(), n);
+        }
+        let exact =
+            |f: &dyn Fn(usize, usize, usize) -> f64| -> Vec<f64> { (0..m * n).map(|e| (0..k).map(|t| f(e / n, e % n, t)).sum()).collect() };
+        let want_nt = exact(&|i, j, t| x[i * k + t] as f64 * w[j * k + t] as f64);
+        let want_nn = exact(&|i, j, t| x[i * k + t] as f64 * b[t * n + j] as f64);
+        for (kernel, got, want) in [("f32 x·wᵀ", &nt, &want_nt), ("f32 a·b", &nn, &want_nn)] {
+            let scale = want.iter().fold(0f64, |s, v| s.max(v.abs())).max(1e-30);
+            let err = got.iter().zip(want).fold(0f64, |e, (&g, &w)| e.max((g as f64 - w).abs()));
+            // NaN (an output never written) fails every comparison a check makes.
+            let err = if got.iter().any(|v| v.is_nan()) { f64::NAN } else { err };
+            out.push(qmatmul::SelfTest { kernel: kernel.into(), dtype: "F32".into(), shape: [m, n, k], max_rel_error: err / scale });
+        }
+    }
+    out
 }
 
 /// Activation rows up to which a float weight's product takes dot products row by row.
@@ -743,6 +807,17 @@ mod tests {
     /// Float weights, and every weight on the f32 path, give the same products with one to five
     /// activation rows (the row-by-row dot products up to [`FEW_ROWS`], one GEMM above) as an f64
     /// sum over the dequantized weight; widths that are and are not a multiple of 16.
+    /// The f32 products (x·wᵀ for the weights and the attention's scores, a·b for its values) equal
+    /// the f64 sums to f32 accuracy on shapes with partial tiles.
+    #[test]
+    fn f32_products_match_f64() {
+        let results = f32_self_test();
+        assert_eq!(results.len(), 8);
+        for r in results {
+            assert!(r.max_rel_error <= 1e-5, "{r:?}");
+        }
+    }
+
     #[test]
     fn float_products_of_few_and_many_rows_match_f64_sums() {
         let cases = [(GgmlType::F32, 40), (GgmlType::F16, 256), (GgmlType::BF16, 72), (GgmlType::Q8_0, 96), (GgmlType::Q4K, 256)];
