@@ -2,10 +2,10 @@
 //! both operands K-contiguous ([`nt`]: the f32 products' prefill, the attention's scores) and
 //! `y = a · b` with `b` row-major ([`nn`]: the attention's probabilities times its values).
 //!
-//! The `gemm` crate's simd128 kernel (12 × 4 outputs, K unrolled twice) keeps 26 vectors live; V8
-//! allocates 15 of x64's 16 vector registers, so the rest went to the stack on every step (its
-//! kernel was 55 % of an f32 prefill in the tab). These tiles keep at most 16 live and read the
-//! operands where they are (no packing).
+//! The `gemm` crate's simd128 kernel (12 × 4 outputs, K unrolled twice) keeps ~26 vectors live
+//! where x64 has 16 vector registers, most likely spilled by V8 (its kernel was 55 % of an f32
+//! prefill of SmolLM2 in the tab). These tiles keep at most 16 live and read the operands where
+//! they are (no packing): SmolLM2's f32 prefill ×1.17 in the tab (README → Speed).
 //!
 //! Sums (the same on every machine; another order than the `gemm` crate's natively, as any two f32
 //! sums differ):
