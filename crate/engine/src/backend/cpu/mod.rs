@@ -804,9 +804,6 @@ impl Backend for Cpu {
 mod tests {
     use super::*;
 
-    /// Float weights, and every weight on the f32 path, give the same products with one to five
-    /// activation rows (the row-by-row dot products up to [`FEW_ROWS`], one GEMM above) as an f64
-    /// sum over the dequantized weight; widths that are and are not a multiple of 16.
     /// The f32 products (x·wᵀ for the weights and the attention's scores, a·b for its values) equal
     /// the f64 sums to f32 accuracy on shapes with partial tiles.
     #[test]
@@ -818,6 +815,9 @@ mod tests {
         }
     }
 
+    /// Float weights, and every weight on the f32 path, give the same products with one to five
+    /// activation rows (the row-by-row dot products up to [`FEW_ROWS`], one GEMM above) as an f64
+    /// sum over the dequantized weight; widths that are and are not a multiple of 16.
     #[test]
     fn float_products_of_few_and_many_rows_match_f64_sums() {
         let cases = [(GgmlType::F32, 40), (GgmlType::F16, 256), (GgmlType::BF16, 72), (GgmlType::Q8_0, 96), (GgmlType::Q4K, 256)];
