@@ -107,7 +107,8 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
     'int8 wasm relaxed-simd 32-bit dot',
   ]);
   assert.equal(selfTest.length, 56);
-  for (const t of selfTest) assert.ok(t.max_rel_error <= 1e-5, JSON.stringify(t));
+  // Finite first: an output never written is NaN in the engine, which may cross as null.
+  for (const t of selfTest) assert.ok(Number.isFinite(t.max_rel_error) && t.max_rel_error <= 1e-5, JSON.stringify(t));
   const f32Worst = Math.max(...selfTest.filter((t) => t.dtype === 'F32').map((t) => t.max_rel_error));
   console.log(`wasm f32 products vs f64 sums: max relative error ${f32Worst.toExponential(2)}`);
   await shot(page, 'cpu-graded');
