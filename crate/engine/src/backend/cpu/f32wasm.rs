@@ -48,14 +48,12 @@ pub(super) fn takes_nn(n: usize) -> bool {
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *mut f32, col0: usize, ldy: usize, threads: usize) {
     debug_assert!(takes_nt(k) && x.len() >= m * k && w.len() >= n * k);
-    if m == 0 || n == 0 {
-        return;
-    }
     let yp = SendPtr(y.add(col0));
     let panel = |p: usize| {
         // The whole `SendPtr` (Sync), not its raw pointer field, is what the closure captures.
         let yp = &yp;
         let j1 = ((p + 1) * NC).min(n);
+        // One chunk at least: with k = 0 the outputs are written as zeros.
         for k0 in (0..k.max(1)).step_by(KC) {
             let len = KC.min(k - k0);
             for i0 in (0..m).step_by(T) {

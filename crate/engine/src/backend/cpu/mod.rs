@@ -359,11 +359,7 @@ pub fn f32_self_test() -> Vec<qmatmul::SelfTest> {
         let want_nt = exact(&|i, j, t| x[i * k + t] as f64 * w[j * k + t] as f64);
         let want_nn = exact(&|i, j, t| x[i * k + t] as f64 * b[t * n + j] as f64);
         for (kernel, got, want) in [("f32 x·wᵀ", &nt, &want_nt), ("f32 a·b", &nn, &want_nn)] {
-            let scale = want.iter().fold(0f64, |s, v| s.max(v.abs())).max(1e-30);
-            let err = got.iter().zip(want).fold(0f64, |e, (&g, &w)| e.max((g as f64 - w).abs()));
-            // NaN (an output never written) fails every comparison a check makes.
-            let err = if got.iter().any(|v| v.is_nan()) { f64::NAN } else { err };
-            out.push(qmatmul::SelfTest { kernel: kernel.into(), dtype: "F32".into(), shape: [m, n, k], max_rel_error: err / scale });
+            out.push(qmatmul::SelfTest::measure(kernel, "F32".into(), [m, n, k], got, want.iter().copied()));
         }
     }
     out

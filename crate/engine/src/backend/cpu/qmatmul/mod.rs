@@ -706,8 +706,20 @@ pub struct SelfTest {
     pub kernel: String,
     pub dtype: String,
     pub shape: [usize; 3],
-    /// Largest |kernel − scalar| over the largest |scalar| (same integer sums, other float order).
+    /// Largest |kernel − scalar| over the largest |scalar| (same integer sums, other float order);
+    /// NaN where the kernel left an output NaN.
     pub max_rel_error: f64,
+}
+
+impl SelfTest {
+    /// `kernel`'s outputs `got` measured against the reference's `want`.
+    pub fn measure(kernel: &str, dtype: String, shape: [usize; 3], got: &[f32], want: impl IntoIterator<Item = f64> + Clone) -> SelfTest {
+        let scale = want.clone().into_iter().fold(0f64, |s, v| s.max(v.abs())).max(1e-30);
+        let err = got.iter().zip(want).fold(0f64, |e, (&g, w)| e.max((g as f64 - w).abs()));
+        // `max` drops NaN, so an output never written would pass unseen without this.
+        let err = if got.iter().any(|v| v.is_nan()) { f64::NAN } else { err };
+        SelfTest { kernel: kernel.into(), dtype, shape, max_rel_error: err / scale }
+    }
 }
 
 /// Run every SIMD kernel of this machine (or wasm module) against the scalar reference for every
@@ -720,12 +732,10 @@ pub fn self_test() -> Vec<SelfTest> {
             let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
             let mut want = vec![0f32; m * n];
             matmul(&a, &w, &mut want, 1, Kernels::Scalar);
-            let scale = want.iter().fold(0f32, |s, v| s.max(v.abs())).max(1e-30) as f64;
             for name in available().into_iter().filter(|&n| n != SCALAR) {
                 let mut got = vec![0f32; m * n];
                 matmul(&a, &w, &mut got, 1, Kernels::Named(name));
-                let err = got.iter().zip(&want).fold(0f64, |e, (g, w)| e.max((g - w).abs() as f64));
-                out.push(SelfTest { kernel: name.into(), dtype: format!("{dtype:?}"), shape: [m, n, k], max_rel_error: err / scale });
+                out.push(SelfTest::measure(name, format!("{dtype:?}"), [m, n, k], &got, want.iter().map(|&v| v as f64)));
             }
         }
     }
