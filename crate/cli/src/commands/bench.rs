@@ -591,8 +591,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     }
 }
 
-/// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings
-/// (best_prefill's name no batch).
+/// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.
 fn llama_settings(s: &Value) -> String {
     let threads = s["threads"].as_u64().unwrap_or(0);
     let mut out = format!(
@@ -666,7 +665,7 @@ mod tests {
         assert!((p - 0.384).abs() < 1e-12);
     }
 
-    /// The llama.cpp row names the settings it ran under; best_prefill's name no batch.
+    /// The llama.cpp row names the settings it ran under (the batch only where they give it).
     #[test]
     fn the_reference_row_names_its_settings() {
         let s = serde_json::json!({"threads": 1, "flash_attn": true, "n_batch": 1580, "n_ubatch": 512});
