@@ -112,8 +112,8 @@ for m in models:
             continue
         r = json.load(open(path))
         o, l = r["rocketjudge"], r.get("llama_cpp")
-        st = l.get("settings", {})
-        how = f" ({st['threads']} threads, flash attention {'on' if st['flash_attn'] else 'off'}, batch {st['n_batch']} in {st['n_ubatch']})" if st else ""
+        st = (l or {}).get("settings")
+        how = f" ({st['threads']} threads, flash attention {'on' if st['flash_attn'] else 'off'}, batch {st['n_batch']} (physical {st['n_ubatch']}))" if st else ""
         ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}{how}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")

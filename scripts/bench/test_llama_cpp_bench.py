@@ -1,10 +1,9 @@
 """llama_cpp_bench.py asks llama.cpp for its best: one batch as long as the context, the prompt on the
 thread count it was given (not every logical CPU), a pilot over that count and one thread, the
 workload with flash attention on and off, the faster response reported, and the faster prefill where
-that is the other run. llama-cpp-python is replaced by a
-recorder here (the suite does not build llama.cpp; `rocketjudge bench` runs the real one), so this
-checks what the harness asks for and reports, not llama.cpp's speed. Run by scripts/test.sh with the
-gguf venv's python (numpy)."""
+that is the other run. llama-cpp-python is replaced by a recorder here (the suite does not build
+llama.cpp; `rocketjudge bench` runs the real one), so this checks what the harness asks for and
+reports, not llama.cpp's speed. Run by scripts/test.sh with the gguf venv's python (numpy)."""
 import io
 import json
 import os

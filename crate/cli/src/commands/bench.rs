@@ -28,7 +28,8 @@ const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_
 /// --suffix-tokens each. Our engine runs the prefix once and all items in one pass. When Python's
 /// llama-cpp-python is importable, the same tokens run through llama.cpp in the same command (its best
 /// way: prefix KV kept, items evaluated on top; one batch as long as the context, the prompt on the
-/// same threads, the thread count and flash attention chosen by a pilot), and ratios are printed.
+/// same threads, the thread count chosen by a pilot, the workload run with flash attention on and off),
+/// and ratios are printed.
 ///
 /// Achieved FLOP/s count the weight products and attention (QKᵀ, PV) actually run; they are set
 /// against the device's peak: given with --peak-tflops; on the CPU, computed from its cores, clock
@@ -66,9 +67,9 @@ pub struct Args {
     /// Also time llama.cpp grading each item from scratch (prefix re-run per item).
     #[arg(long)]
     reference_scratch: bool,
-    /// Run llama.cpp with --threads and flash attention off, without first trying its settings
-    /// (by default a pilot on a piece of the workload tries --threads and 1 thread, flash attention on
-    /// and off, and the workload runs under the fastest).
+    /// Run llama.cpp once, with --threads and flash attention off (by default a pilot on a piece of
+    /// the prefix tries --threads and 1 thread, and the workload runs with the faster count, flash
+    /// attention on and off: the faster response is reported, and the faster prefill).
     #[arg(long)]
     no_reference_pilot: bool,
     /// Peak of the device in T(FL)OP/s, to report utilisation. Without it: a CPU's from its cores,
@@ -361,7 +362,7 @@ fn run_llama_cpp(a: &Args, model: &std::path::Path, threads: usize, gpu: bool, p
     v["engine"] = json!("llama.cpp");
     // The prefill figure is llama.cpp's fastest: where another setting than the workload's (the
     // fastest response) prefilled faster, the script timed the prefix under it too.
-    let best_pre = v["best_prefill"]["prefill_s"].as_f64().map_or(pre, |b| b.min(pre));
+    let best_pre = v["best_prefill"]["prefill_s"].as_f64().unwrap_or(pre);
     v["prefill_tokens_per_s"] = json!(prefix.len() as f64 / best_pre);
     v["items_per_s"] = json!(suffixes.len() as f64 / (pre + items));
     v["seconds_per_response"] = json!(pre + items);
@@ -553,10 +554,7 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
     if let Some(pilot) = r["pilot"].as_array().filter(|p| !p.is_empty()) {
         let tried: Vec<String> = pilot
             .iter()
-            .map(|p| {
-                let n = p["threads"].as_u64().unwrap_or(0);
-                format!("{n} thread{} {:.1} tok/s", if n == 1 { "" } else { "s" }, p["prefix_tokens_per_s"].as_f64().unwrap_or(0.0))
-            })
+            .map(|p| format!("{} {:.1} tok/s", threads_phrase(&p["threads"]), p["prefix_tokens_per_s"].as_f64().unwrap_or(0.0)))
             .collect();
         println!("llama.cpp's thread count from a pilot on {} tokens of the prefix: {}", pilot[0]["tokens"], tried.join(", "));
     }
@@ -593,16 +591,21 @@ fn print_table(a: &Args, threads: usize, report: &Value) {
 
 /// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.
 fn llama_settings(s: &Value) -> String {
-    let threads = s["threads"].as_u64().unwrap_or(0);
     let mut out = format!(
-        "{threads} thread{}, flash attention {}",
-        if threads == 1 { "" } else { "s" },
+        "{}, flash attention {}",
+        threads_phrase(&s["threads"]),
         if s["flash_attn"].as_bool().unwrap_or(false) { "on" } else { "off" }
     );
     if let (Some(b), Some(u)) = (s["n_batch"].as_u64(), s["n_ubatch"].as_u64()) {
         out += &format!(", batch {b} (physical {u})");
     }
     out
+}
+
+/// "1 thread", "2 threads".
+fn threads_phrase(n: &Value) -> String {
+    let n = n.as_u64().unwrap_or(0);
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
 }
 
 #[cfg(test)]
