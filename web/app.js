@@ -33,6 +33,7 @@ const state = {
   reference: null, // {name, entries}
   notices: [],
   gpu: null, // {available, name, f16}
+  selectedModel: null, // the judge this browser loaded last (restored at boot): the model list's first choice
   engine: null, // {threads, cores, threadsWhy, cpuKernels, isolated}
 };
 
@@ -94,39 +95,45 @@ function recommendedModel() {
   return recommendedIn(state.manifest, !!(state.gpu && state.gpu.hardware));
 }
 
-function renderJudge() {
+/**
+ * The judge card's controls, made the first time the card is drawn and kept from then on: a redraw
+ * (a download's progress, an upload, a failed load) never replaces the model, backend or precision
+ * chosen, a file picked, a URL half typed, or the control the user is typing in. What changes is
+ * drawn in the card's live parts between them (`about`, `progress`).
+ */
+let judgeCard = null;
+
+function judgeControls() {
+  if (judgeCard) return judgeCard;
+  // The choice this browser kept (boot), else the model recommended here.
+  const chosen = state.selectedModel || recommendedModel();
   const select = h(
     'select',
     { id: 'model-select', 'aria-label': 'Judge model' },
     state.manifest.map((m) =>
       h(
         'option',
-        { value: m.name, selected: m.name === (state.selectedModel || recommendedModel()) },
+        { value: m.name, selected: m.name === chosen },
         `${m.display} — ${bytes(m.size)}${m.name === recommendedModel() ? ' (recommended here)' : ''}`,
       ),
     ),
-    h('option', { value: '__file', selected: state.selectedModel === '__file' }, 'A GGUF file on this computer…'),
-    h('option', { value: '__url', selected: state.selectedModel === '__url' }, 'A GGUF at a URL…'),
+    h('option', { value: '__file' }, 'A GGUF file on this computer…'),
+    h('option', { value: '__url' }, 'A GGUF at a URL…'),
   );
-  // A redraw (after a failed load, say) keeps the choice and the typed URL.
   const fileInput = h('input', {
     type: 'file',
     accept: '.gguf',
     id: 'model-file',
-    hidden: state.selectedModel !== '__file',
+    hidden: true,
     'aria-label': 'GGUF file',
   });
   const urlInput = h('input', {
     type: 'url',
     id: 'model-url',
     placeholder: 'https://…/model.gguf#sha256=… (the host must be allowed by the page policy)',
-    hidden: state.selectedModel !== '__url',
+    hidden: true,
     size: 48,
-    value: state.modelUrl || '',
     'aria-label': 'GGUF URL',
-  });
-  urlInput.addEventListener('input', () => {
-    state.modelUrl = urlInput.value;
   });
   const backendSel = h(
     'select',
@@ -145,37 +152,37 @@ function renderJudge() {
     h('option', { value: 'int8' }, 'CPU: 8-bit integer products (as llama.cpp)'),
     h('option', { value: 'f32' }, 'CPU: f32 products'),
   );
+  const button = h('button', {
+    id: 'load-judge',
+    class: 'primary',
+    onclick: () => loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value, precisionSel.value),
+  });
   select.addEventListener('change', () => {
-    state.selectedModel = select.value;
     state.judgeError = null; // about the previous choice
-    document.getElementById('judge-error')?.remove();
     fileInput.hidden = select.value !== '__file';
     urlInput.hidden = select.value !== '__url';
+    renderJudge();
   });
-  const selected = state.manifest.find((m) => m.name === (state.selectedModel || recommendedModel()));
-  const l = state.loading;
+  judgeCard = { select, button, about: h('div'), progress: h('div') };
   mount(
     $('#judge'),
-    h(
-      'div',
-      { class: 'row' },
-      select,
-      fileInput,
-      urlInput,
-      backendSel,
-      precisionSel,
-      h(
-        'button',
-        {
-          id: 'load-judge',
-          class: 'primary',
-          disabled: !!l,
-          onclick: () =>
-            loadJudge(select.value, fileInput.files[0], urlInput.value, backendSel.value, precisionSel.value),
-        },
-        state.judge ? 'Load another judge' : 'Load judge',
-      ),
-    ),
+    h('div', { class: 'row' }, select, fileInput, urlInput, backendSel, precisionSel, button),
+    judgeCard.about,
+    renderThreads(),
+    judgeCard.progress,
+    h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
+  );
+  return judgeCard;
+}
+
+function renderJudge() {
+  const { select, button, about, progress } = judgeControls();
+  const l = state.loading;
+  button.disabled = !!l;
+  button.textContent = state.judge ? 'Load another judge' : 'Load judge';
+  const selected = state.manifest.find((m) => m.name === select.value);
+  mount(
+    about,
     messagesBeside('judge-error', state.judgeError),
     selected
       ? h(
@@ -187,7 +194,9 @@ function renderJudge() {
         )
       : null,
     h('p', { class: 'hint', id: 'gpu-info' }, gpuLine()),
-    renderThreads(),
+  );
+  mount(
+    progress,
     l
       ? h(
           'div',
@@ -211,7 +220,6 @@ function renderJudge() {
           h('div', { class: 'hint' }, `Backend: ${state.judge.why}.`),
         )
       : null,
-    h('details', { class: 'cached' }, h('summary', {}, 'Cached models'), h('div', { id: 'cached-list' }, '…')),
   );
   renderCached();
 }
@@ -987,10 +995,16 @@ function renderResultsPanel() {
   });
 }
 
-/** Grade only the new and reworded checklist items of every response to `query` (the worker merges and stores). */
+/**
+ * Grade only the new and reworded checklist items of every response to `query` (the worker merges and
+ * stores). Returns whether the new checklist was saved (else a notice says why; the editor keeps the edits).
+ */
 async function regradeItems(query, changes) {
   // changes: {newChecklist, keep: [[newIndex, oldIndex]...], grade: [newIndex...]}
-  if (!state.judge) return notice('Load a judge to regrade edited items.', 'error');
+  if (!state.judge) {
+    notice('Load a judge to regrade edited items.', 'error');
+    return false;
+  }
   const jobs = [];
   for (const r of state.responses) {
     for (const resp of r.records)
@@ -1007,10 +1021,11 @@ async function regradeItems(query, changes) {
       notice(e.message, 'error');
       return null;
     });
-  if (!merged) return;
+  if (!merged) return false;
   query.checklist = changes.newChecklist;
   await db.put('inputs', state.benchmark, 'benchmark');
   renderAll();
+  return true;
 }
 
 // ------------------------------------------------------------------ boot

@@ -402,6 +402,49 @@ test('responses chosen while the benchmark is still being read wait for it, in o
   await context.close();
 });
 
+test('the judge card keeps what was chosen, picked and typed while the page is drawn again around it', async () => {
+  const { context, page } = await newPage(browser, server.origin);
+  await page.goto(`${server.origin}/?demo=0`);
+  await page.selectOption('#backend-select', 'cpu');
+  await page.selectOption('#precision-select', 'f32');
+  await page.selectOption('#model-select', '__file');
+  await page.setInputFiles('#model-file', join(FIX, 'queries.jsonl')); // picked, not loaded
+  await page.selectOption('#model-select', '__url');
+  await page.fill('#model-url', 'http://127.0.0.1/half-typed'); // the cursor stays in the box
+  // The card's controls must be the same elements after a redraw; its live part (the WebGPU line) is drawn anew.
+  const controls = ['model-select', 'model-file', 'model-url', 'backend-select', 'precision-select', 'load-judge'];
+  await page.evaluate((ids) => {
+    for (const id of [...ids, 'gpu-info']) document.getElementById(id).dataset.before = '1';
+  }, controls);
+  // An upload draws every card again, the judge card included.
+  await page.setInputFiles('#bench-files', join(FIX, 'queries.jsonl'));
+  await page.waitForFunction(() => !document.getElementById('gpu-info').dataset.before);
+  const kept = await page.evaluate(
+    (ids) => ({
+      same: ids.filter((id) => document.getElementById(id).dataset.before === '1'),
+      backend: document.getElementById('backend-select').value,
+      precision: document.getElementById('precision-select').value,
+      model: document.getElementById('model-select').value,
+      url: document.getElementById('model-url').value,
+      urlShown: !document.getElementById('model-url').hidden,
+      file: [...document.getElementById('model-file').files].map((f) => f.name),
+      focus: document.activeElement?.id,
+    }),
+    controls,
+  );
+  assert.deepEqual(kept, {
+    same: controls,
+    backend: 'cpu',
+    precision: 'f32',
+    model: '__url',
+    url: 'http://127.0.0.1/half-typed',
+    urlShown: true,
+    file: ['queries.jsonl'],
+    focus: 'model-url',
+  });
+  await context.close();
+});
+
 test('hostile text in uploads is shown as inert text and requests nothing', async () => {
   const { context, page, external } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0`);
