@@ -35,6 +35,10 @@ const ui = {
   query: null,
   model: null,
   editing: false,
+  // Unsaved checklist edits by query (session_id): {base (the checklist they started from), rows,
+  // reply (a pasted reply), redraw (the open editor's list)}. They outlive a redraw of the panel, a
+  // tab switch and closing the editor; saving them or "Discard changes" ends them.
+  drafts: new Map(),
 };
 export async function renderResults(el, ctx) {
   if (!el) return;
@@ -875,9 +879,21 @@ function separation(ranking) {
   );
 }
 
+/** The unsaved edits of `q`'s checklist: kept ones while they start from its checklist, else none yet. */
+function checklistDraft(q) {
+  const kept = ui.drafts.get(q.session_id);
+  if (kept && kept.base.length === q.checklist.length && kept.base.every((t, i) => t === q.checklist[i])) return kept;
+  const fresh = { base: [...q.checklist], rows: q.checklist.map((t) => ({ text: t, orig: t })), reply: '' };
+  ui.drafts.set(q.session_id, fresh);
+  return fresh;
+}
+
 function checklistEditor(q, ctx, close) {
-  const rows = q.checklist.map((t) => ({ text: t, orig: t }));
+  const draft = checklistDraft(q);
+  const { rows } = draft;
   const list = h('ol', { class: 'editor' });
+  // Edits land in the draft; a judge that finishes writing after the panel was drawn again fills the
+  // editor then shown (`draft.redraw`).
   const redraw = () =>
     mount(
       list,
@@ -906,6 +922,7 @@ function checklistEditor(q, ctx, close) {
         ),
       ),
     );
+  draft.redraw = redraw;
   redraw();
   // A checklist made by a strong model elsewhere: show RocketEval's creation prompt, parse the reply.
   const promptBox = h('pre', { class: 'text', id: 'creation-prompt', hidden: true });
@@ -916,6 +933,10 @@ function checklistEditor(q, ctx, close) {
     cols: 70,
     placeholder: "Paste the model's reply (a numbered list of questions)",
     'aria-label': 'Checklist reply',
+  });
+  reply.value = draft.reply;
+  reply.addEventListener('input', () => {
+    draft.reply = reply.value;
   });
   const create = h(
     'details',
@@ -966,7 +987,7 @@ function checklistEditor(q, ctx, close) {
             );
           replyProblem.say(null);
           rows.splice(0, rows.length, ...items.map((t) => ({ text: t, orig: null })));
-          redraw();
+          draft.redraw();
         },
       },
       'Use these questions',
@@ -999,7 +1020,7 @@ function checklistEditor(q, ctx, close) {
             return;
           }
           rows.splice(0, rows.length, ...r.items.map((t) => ({ text: t, orig: null })));
-          redraw();
+          draft.redraw();
           writeStatus.textContent = `${r.items.length} questions written in ${r.tokens} tokens: read and edit them above, then save.`;
         } catch (e) {
           writeStatus.textContent = '';
@@ -1068,17 +1089,32 @@ function checklistEditor(q, ctx, close) {
           class: 'primary',
           id: 'save-checklist',
           onclick: async () => {
-            await ctx.regrade(
+            const saved = await ctx.regrade(
               q,
               checklistChanges(
                 q.checklist,
                 rows.map((r) => r.text),
               ),
             );
+            if (!saved) return; // a notice says why; the edits stay
+            ui.drafts.delete(q.session_id);
             close();
           },
         },
         'Save and regrade',
+      ),
+      h(
+        'button',
+        {
+          id: 'discard-checklist',
+          onclick: () => {
+            rows.splice(0, rows.length, ...q.checklist.map((t) => ({ text: t, orig: t })));
+            draft.reply = '';
+            reply.value = '';
+            redraw();
+          },
+        },
+        'Discard changes',
       ),
     ),
     writeHere,

@@ -445,6 +445,40 @@ test('problems that are not about a file stand beside their control too, in plai
   await page.click('#tab-leaderboard');
 });
 
+test('checklist edits outlive a redraw, a tab switch and closing the editor, until saved or discarded', async () => {
+  // The editor's items once it shows `n` of them (the panel draws asynchronously), else as it is.
+  const items = async (n) => {
+    await page
+      .waitForFunction((k) => document.querySelectorAll('ol.editor input').length === k, n, { timeout: 10_000 })
+      .catch(() => {});
+    return page.$$eval('ol.editor input', (inputs) => inputs.map((i) => i.value));
+  };
+  await page.click('#tab-inspector');
+  await page.click('#edit-checklist');
+  await page.waitForSelector('ol.editor input');
+  const saved = await items(await page.locator('ol.editor input').count());
+  assert.ok(saved.length >= 2, `the inspector's checklist has ${saved.length} items`);
+  await page.fill('ol.editor li:first-child input', 'Is the first item reworded?');
+  await page.click('.edit-box button:has-text("Add item")');
+  await page.fill('ol.editor li:last-child input', 'Is this item new?');
+  await page.click('summary:has-text("Create the checklist with a strong model elsewhere")');
+  await page.fill('#checklist-reply', '1. Half of a pasted reply');
+  const edited = ['Is the first item reworded?', ...saved.slice(1), 'Is this item new?'];
+  // Another tab and back draws the panel (and the editor) again; so does closing and opening it.
+  await page.click('#tab-leaderboard');
+  await page.click('#tab-inspector');
+  assert.deepEqual(await items(edited.length), edited);
+  await page.click('#edit-checklist');
+  await page.click('#edit-checklist');
+  assert.deepEqual(await items(edited.length), edited);
+  assert.equal(await page.locator('#checklist-reply').inputValue(), '1. Half of a pasted reply');
+  await page.click('#discard-checklist');
+  assert.deepEqual(await items(saved.length), saved);
+  assert.equal(await page.locator('#checklist-reply').inputValue(), '');
+  await page.click('#edit-checklist');
+  await page.click('#tab-leaderboard');
+});
+
 test("GPT-4's bundled judgments on answers it did not judge: said so, with the answers it judged one click away", async () => {
   await page.click('#tab-strong');
   await page.click('#strong-bundled');
