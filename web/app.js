@@ -221,7 +221,8 @@ function renderJudge() {
         )
       : null,
   );
-  renderCached();
+  // The list changes when a load ends, not with each step of its progress.
+  if (!l) renderCached();
 }
 
 function gpuLine() {

@@ -879,11 +879,14 @@ function separation(ranking) {
   );
 }
 
+/** The editor's rows for the items `texts` (a row keeps its text as the user edits it). */
+const itemRows = (texts) => texts.map((text) => ({ text }));
+
 /** The unsaved edits of `q`'s checklist: kept ones while they start from its checklist, else none yet. */
 function checklistDraft(q) {
   const kept = ui.drafts.get(q.session_id);
   if (kept && kept.base.length === q.checklist.length && kept.base.every((t, i) => t === q.checklist[i])) return kept;
-  const fresh = { base: [...q.checklist], rows: q.checklist.map((t) => ({ text: t, orig: t })), reply: '' };
+  const fresh = { base: [...q.checklist], rows: itemRows(q.checklist), reply: '' };
   ui.drafts.set(q.session_id, fresh);
   return fresh;
 }
@@ -986,7 +989,7 @@ function checklistEditor(q, ctx, close) {
               'No numbered questions found in the reply: paste a list such as "1. Does the response …?", one question per line.',
             );
           replyProblem.say(null);
-          rows.splice(0, rows.length, ...items.map((t) => ({ text: t, orig: null })));
+          rows.splice(0, rows.length, ...itemRows(items));
           draft.redraw();
         },
       },
@@ -1019,7 +1022,7 @@ function checklistEditor(q, ctx, close) {
             );
             return;
           }
-          rows.splice(0, rows.length, ...r.items.map((t) => ({ text: t, orig: null })));
+          rows.splice(0, rows.length, ...itemRows(r.items));
           draft.redraw();
           writeStatus.textContent = `${r.items.length} questions written in ${r.tokens} tokens: read and edit them above, then save.`;
         } catch (e) {
@@ -1077,7 +1080,7 @@ function checklistEditor(q, ctx, close) {
         'button',
         {
           onclick: () => {
-            rows.push({ text: '', orig: null });
+            rows.push({ text: '' });
             redraw();
           },
         },
@@ -1108,7 +1111,7 @@ function checklistEditor(q, ctx, close) {
         {
           id: 'discard-checklist',
           onclick: () => {
-            rows.splice(0, rows.length, ...q.checklist.map((t) => ({ text: t, orig: t })));
+            rows.splice(0, rows.length, ...itemRows(q.checklist));
             draft.reply = '';
             reply.value = '';
             redraw();
