@@ -138,6 +138,11 @@ function joinedStream(urls, first) {
   });
 }
 
+/** Throw when a download ended before the length it announced (or the manifest gives): never stored as whole. */
+function shortOf(done, total) {
+  if (total && done < total) throw new Error(`the download ended after ${done} of ${total} bytes; nothing was kept`);
+}
+
 /**
  * Download `source` ({key, urls, sha256?, size?}: the model's bytes are those of `urls` joined in
  * order) into the store; `progress(done, total)` per chunk. `fits(bytes)` throws when a model of
@@ -194,6 +199,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
           progress(done, total);
         }
         access.flush();
+        shortOf(done, total);
       } finally {
         access.close();
       }
@@ -237,6 +243,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
       progress(done, total);
     }
     await stored;
+    shortOf(done, total);
     sha = verify();
   } catch (e) {
     await stored.catch(() => {});

@@ -43,7 +43,20 @@ export async function readHeader(blob) {
  */
 export async function openModel(source, fits) {
   const progress = (done, total) => post({ type: 'download', done, total });
-  return (await openCachedModel(source.key, source.sha256)) || fetchModel(source, engine.wasm, progress, fits);
+  const cached = await openCachedModel(source.key, source.sha256);
+  if (cached) return cached;
+  const blob = await fetchModel(source, engine.wasm, progress, fits);
+  if (!source.sha256) {
+    // No hash to check: a body cut short by a server that announced no length would look whole.
+    // The GGUF header says where the last tensor ends; a file that ends before it is not kept.
+    try {
+      await readHeader(blob);
+    } catch (e) {
+      await removeCachedModel(source.key);
+      throw new Error(`the download is not a whole GGUF file (${blob.size} bytes arrived: ${e.message || e}); it was discarded`);
+    }
+  }
+  return blob;
 }
 
 export const handlers = {

@@ -583,3 +583,138 @@ fn proxy_settings_that_cannot_be_used_are_errors_and_socks5_carries_requests() {
     assert!(o.status.success(), "through {proxy}: {}", stderr(&o));
     assert_eq!(seen.lock().unwrap().as_slice(), [format!("localhost:{}", mirror.port)], "socks5h: the proxy resolves the name");
 }
+
+// ------------------------------------------------------------------ versions that must not splice
+
+/// A GGUF file of 600 kB whose one tensor is filled with `fill`: two versions of one model.
+fn gguf_version(fill: u8) -> Vec<u8> {
+    use rocketjudge_engine::gguf::{Value, Writer};
+    let mut w = Writer::default();
+    w.kv("general.architecture", Value::String("llama".into())).tensor(
+        "w",
+        &[1000, 150],
+        rocketjudge_engine::quant::GgmlType::F32,
+        vec![fill; 600_000],
+    );
+    w.to_bytes()
+}
+
+/// A plain-HTTP server on loopback that answers the `n`th request (from 0) with `answer(n, head)`'s
+/// bytes and closes; the heads are logged.
+fn plain_server(answer: impl Fn(usize, &str) -> Vec<u8> + Send + Sync + 'static) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let log = heads.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let n = {
+                let mut log = log.lock().unwrap();
+                log.push(head.clone());
+                log.len() - 1
+            };
+            let _ = s.write_all(&answer(n, &head));
+        }
+    });
+    (port, heads)
+}
+
+fn http_answer(status: &str, headers: &[String], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status}\r\nConnection: close\r\n").into_bytes();
+    for h in headers {
+        out.extend_from_slice(format!("{h}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
+}
+
+/// The `Range: bytes=N-` a request head asks for.
+fn range_start(head: &str) -> Option<usize> {
+    head.lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("range: bytes=").and_then(|r| r.trim_end_matches('-').trim().parse().ok()))
+}
+
+/// The server changes the file between the cut and the resume and ignores If-Range (as `serve` did):
+/// the fetcher sees the new validator on the 206 and starts over, so the cache holds version 2
+/// whole. Served without any validator, nothing is resumed at all.
+#[test]
+fn a_resumed_download_never_splices_two_versions() {
+    let (v1, v2) = (gguf_version(1), gguf_version(2));
+    assert_eq!(v1.len(), v2.len());
+    for validator in [
+        Some(("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT", "Tue, 02 Jan 2024 00:00:00 GMT")),
+        Some(("ETag", "\"v1\"", "\"v2\"")),
+        None,
+    ] {
+        let (first, second) = (v1.clone(), v2.clone());
+        let (port, heads) = plain_server(move |n, head| {
+            let (v1, v2) = (&first, &second);
+            let (body, tag) = if n == 0 { (v1, validator.map(|v| v.1)) } else { (v2, validator.map(|v| v.2)) };
+            let mut h = vec![format!("Content-Length: {}", body.len())];
+            h.extend(validator.zip(tag).map(|((name, _, _), t)| format!("{name}: {t}")));
+            match (n, range_start(head)) {
+                // Version 1, cut after 300 kB of the length announced.
+                (0, _) => http_answer("200 OK", &h, &body[..300_000]),
+                // Version 2, the range answered whatever If-Range said.
+                (_, Some(at)) => {
+                    h[0] = format!("Content-Length: {}", body.len() - at);
+                    h.push(format!("Content-Range: bytes {at}-{}/{}", body.len() - 1, body.len()));
+                    http_answer("206 Partial Content", &h, &body[at..])
+                }
+                (_, None) => http_answer("200 OK", &h, body),
+            }
+        });
+        let cache = tempfile::tempdir().unwrap();
+        let o = fetch(cache.path(), &format!("http://127.0.0.1:{port}/m.gguf"), &[]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{validator:?}: {err}");
+        let cached = std::fs::read(String::from_utf8_lossy(&o.stdout).trim()).unwrap();
+        assert!(cached == v2, "{validator:?}: the cached file is not version 2 whole ({} bytes; spliced?): {err}", cached.len());
+        let heads = heads.lock().unwrap().clone();
+        match validator {
+            Some((name, v, _)) => {
+                assert!(
+                    heads[1].to_ascii_lowercase().contains(&format!("if-range: {}", v.to_ascii_lowercase()))
+                        && range_start(&heads[1]) == Some(300_000),
+                    "{name}: {heads:?}"
+                );
+                assert!(err.contains("the file changed on the server"), "{name}: {err}");
+                assert_eq!(range_start(&heads[2]), None, "{name}: started over: {heads:?}");
+            }
+            None => {
+                assert!(heads.iter().all(|h| range_start(h).is_none()), "nothing resumed without a validator: {heads:?}");
+                assert!(err.contains("no validator"), "{err}");
+            }
+        }
+    }
+}
+
+/// A body with no Content-Length that the server cuts after 300 kB looks complete to HTTP; without
+/// a hash, the GGUF header (where its last tensor ends) refuses it, and nothing is cached.
+#[test]
+fn a_body_cut_short_without_a_length_is_not_cached() {
+    let v1 = gguf_version(1);
+    let (port, _) = plain_server(move |_, _| http_answer("200 OK", &[], &v1[..300_000]));
+    let cache = tempfile::tempdir().unwrap();
+    let o = fetch(cache.path(), &format!("http://127.0.0.1:{port}/m.gguf"), &[]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "a cut file was cached: {err}");
+    assert!(err.contains("not a whole GGUF file") && err.contains("300000 bytes arrived"), "{err}");
+    let left: Vec<_> =
+        std::fs::read_dir(cache.path().join("models")).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != ".locks").collect();
+    assert!(left.is_empty(), "nothing is left in the cache: {left:?}");
+    // The whole file, still without a length or hash, is cached.
+    let v1 = gguf_version(1);
+    let whole = v1.clone();
+    let (port, _) = plain_server(move |_, _| http_answer("200 OK", &[], &whole));
+    let o = fetch(cache.path(), &format!("http://127.0.0.1:{port}/m.gguf"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(String::from_utf8_lossy(&o.stdout).trim()).unwrap(), v1);
+}

@@ -87,10 +87,35 @@ pub fn fetch_url(spec: &str) -> Result<PathBuf> {
         if sha.is_none() {
             eprintln!("warning: {} has no known SHA-256 (add #sha256=HEX to the URL); its integrity cannot be checked", net::redact(&url));
         }
-        net::shared()?.download(&url, &path, sha.as_deref(), &format!("downloading {}", net::redact(&url)))?;
+        // Without a hash, a body cut short by a server that announced no length would look complete:
+        // the GGUF header, which says where the last tensor ends, decides.
+        let label = format!("downloading {}", net::redact(&url));
+        match &sha {
+            Some(_) => net::shared()?.download(&url, &path, sha.as_deref(), &label)?,
+            None => net::shared()?.download_checked(&url, &path, None, &label, whole_gguf)?,
+        }
         eprintln!("{} in {}", net::redact(&url), path.display());
     }
     Ok(path)
+}
+
+/// Whether `path` holds a whole GGUF file: its header parses and every tensor it lists ends inside
+/// the file.
+fn whole_gguf(path: &Path) -> Result<()> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let len = f.metadata()?.len();
+    rocketjudge_engine::load::read_header(
+        |n| {
+            let mut buf = Vec::with_capacity(n.min(len as usize));
+            f.seek(SeekFrom::Start(0))
+                .and_then(|_| (&mut f).take(n as u64).read_to_end(&mut buf))
+                .map_err(|e| rocketjudge_engine::EngineError::Io(format!("cannot read {}: {e}", path.display())))?;
+            Ok(buf)
+        },
+        Some(len),
+    )
+    .map(|_| ())
+    .map_err(|e| anyhow!("{} bytes arrived, and they are not a whole GGUF file: {e}", len))
 }
 
 /// Which parts of a model are already in `<name>.gguf.partial` (see [`fetch`]).

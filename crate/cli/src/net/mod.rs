@@ -204,6 +204,20 @@ impl Net {
     /// checking `sha256` when given. `label` prefixes the progress lines. On a SHA-256 mismatch the
     /// partial file is removed, so the next call starts over.
     pub fn download(&self, url: &Url, dest: &Path, sha256: Option<&str>, label: &str) -> Result<()> {
+        self.download_checked(url, dest, sha256, label, |_| Ok(()))
+    }
+
+    /// [`Net::download`], with `complete` asked of the downloaded bytes before they are moved into
+    /// place: a download it refuses is discarded (what a body cut short looks like when the server
+    /// announced no length and no hash is known).
+    pub fn download_checked(
+        &self,
+        url: &Url,
+        dest: &Path,
+        sha256: Option<&str>,
+        label: &str,
+        complete: impl Fn(&Path) -> Result<()>,
+    ) -> Result<()> {
         let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let partial = partial_path(dest);
@@ -219,6 +233,11 @@ impl Net {
                 bail!("{}: SHA-256 {got} does not match the expected {want}; the download was discarded", redact(url));
             }
         }
+        if let Err(e) = complete(&partial) {
+            let _ = std::fs::remove_file(&partial);
+            let _ = std::fs::remove_file(&meta);
+            return Err(e.context(format!("{}: the download is not a whole file; it was discarded", redact(url))));
+        }
         std::fs::rename(&partial, dest).with_context(|| format!("cannot move the download into {}", dest.display()))?;
         let _ = std::fs::remove_file(&meta);
         Ok(())
@@ -226,18 +245,25 @@ impl Net {
 
     /// One request of a download: a range request when part of the file is already here.
     fn download_once(&self, url: &Url, partial: &Path, meta: &Path, progress: &Progress) -> Result<(), Failure> {
-        let have = std::fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
+        let mut have = std::fs::metadata(partial).map(|m| m.len()).unwrap_or(0);
         let validator = std::fs::read_to_string(meta).ok().filter(|v| !v.is_empty());
+        if have > 0 && validator.is_none() {
+            // Without the validator of the bytes already here, a changed file cannot be told from the
+            // same one: they are not resumed.
+            eprintln!("{}: the part already downloaded has no validator (ETag or Last-Modified) to resume by; starting over", redact(url));
+            have = 0;
+        }
         let mut req = self.agent(url).get(url.as_str());
-        if have > 0 {
-            req = req.header("Range", format!("bytes={have}-"));
-            if let Some(v) = &validator {
-                req = req.header("If-Range", v.as_str());
-            }
+        if let (true, Some(v)) = (have > 0, &validator) {
+            req = req.header("Range", format!("bytes={have}-")).header("If-Range", v.as_str());
         }
         let resp = req.call().map_err(|e| self.failure(url, e))?;
         let status = resp.status().as_u16();
         let (append, total) = match status {
+            206 if have > 0 && validator_of(&resp).is_some_and(|v| Some(v) != validator.as_deref()) => {
+                // A server that ignored If-Range: the rest is of another version of the file.
+                return Err(self.restart(partial, meta, url, "the file changed on the server since the download began"));
+            }
             206 if have > 0 => {
                 // Only a range that starts exactly where the partial file ends may be appended.
                 let range = resp.headers().get("content-range").and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -260,9 +286,7 @@ impl Net {
             eprintln!("{}: the server sent the whole file again; starting over", redact(url));
         }
         if !append {
-            let v = ["etag", "last-modified"].iter().find_map(|h| resp.headers().get(*h).and_then(|v| v.to_str().ok()));
-            // A weak ETag cannot guard a range request (RFC 9110 §13.1.5): keep none then.
-            let v = v.filter(|v| !v.starts_with("W/")).unwrap_or("");
+            let v = validator_of(&resp).unwrap_or("");
             std::fs::write(meta, v).map_err(|e| Failure::final_(anyhow!("cannot write {}: {e}", meta.display())))?;
         }
         let io_final = |e: std::io::Error| Failure::final_(anyhow!("cannot write {}: {e}", partial.display()));
@@ -425,6 +449,12 @@ pub fn partial_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push(".partial");
     PathBuf::from(s)
+}
+
+/// The strong validator a response carries (its ETag, else its Last-Modified): what a later range
+/// request sends as If-Range. A weak ETag cannot guard a range request (RFC 9110 §13.1.5): none then.
+fn validator_of(resp: &ureq::http::Response<ureq::Body>) -> Option<&str> {
+    ["etag", "last-modified"].iter().find_map(|h| resp.headers().get(*h).and_then(|v| v.to_str().ok())).filter(|v| !v.starts_with("W/"))
 }
 
 fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
