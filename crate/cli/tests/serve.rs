@@ -1,8 +1,10 @@
 //! `rocketjudge serve` as a hostile local client meets it, on loopback: only the app's files answer
 //! (no dotfile, `.git`, `target/`, source file, or file a symlink takes outside the folder, under
 //! any spelling of the path), only loopback Host names, ranges as RFC 9110 says, the policy headers
-//! on every response, and bounded connections (a head deadline, a write timeout, a cap answered 503)
-//! so that no client can take the server down or hold it. Every wait is a bounded loop.
+//! on every response, If-Range honoured (a stale validator gets the whole file, so a resumed download
+//! never splices two versions), and bounded connections (a head deadline, a write timeout, a cap at
+//! which the longest-idle connection gives way and only busy slots answer 503) so that no client can
+//! take the server down, hold it or shut a user out. Every wait is a bounded loop.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -305,20 +307,35 @@ fn a_slow_or_idle_client_is_cut_at_the_head_deadline() {
     assert!(closed_within(&mut kept, Duration::from_secs(8)), "a keep-alive connection stayed open while idle");
 }
 
+/// Send a GET for `path` on `s` (kept alive) without reading the answer.
+fn send_get(s: &mut TcpStream, port: u16, path: &str) {
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n").as_bytes()).unwrap();
+}
+
 #[test]
-fn connections_beyond_the_cap_get_503_and_a_stalled_reader_is_dropped() {
+fn at_the_cap_an_idle_connection_gives_way_and_only_busy_slots_answer_503() {
     let dir = tree();
     // A file far larger than the socket buffers, so a client that does not read stalls the write.
     std::fs::write(dir.path().join("web/big.bin"), vec![7u8; 64 << 20]).unwrap();
     let mut server = Server::start(dir.path(), &["--max-connections", "2", "--write-timeout", "2", "--head-timeout", "30"]);
+    // One slot sends a response its client does not read; the other has sent nothing yet.
     let mut stalled = server.connect();
-    stalled.write_all(format!("GET /web/big.bin HTTP/1.1\r\nHost: localhost:{}\r\n\r\n", server.port).as_bytes()).unwrap();
-    let _held = server.connect();
+    send_get(&mut stalled, server.port, "/web/big.bin");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut idle = server.connect();
+    std::thread::sleep(Duration::from_millis(300));
+    // A newcomer is served: the idle connection gives way, the response under way does not.
+    assert_eq!(server.get("/", &[]).status, 200, "a newcomer at the cap, beside an idle connection");
+    assert!(closed_within(&mut idle, Duration::from_secs(5)), "the idle connection gave its slot away");
+    // Both slots sending responses: a newcomer gets a whole 503 (never a reset).
+    let mut second = server.connect();
+    send_get(&mut second, server.port, "/web/big.bin");
     std::thread::sleep(Duration::from_millis(300));
     let busy = server.get("/", &[]);
-    assert_eq!(busy.status, 503, "a third connection: {}", busy.head);
+    assert_eq!(busy.status, 503, "a third connection while two responses are under way: {}", busy.head);
     assert!(busy.header("retry-after").is_some());
-    // The stalled download is dropped after the write timeout, freeing its slot.
+    assert_eq!(busy.body, b"too many connections; try again soon\n", "the whole answer arrives");
+    // The stalled downloads are dropped after the write timeout, freeing their slots.
     let start = Instant::now();
     let mut served = false;
     while start.elapsed() < Duration::from_secs(15) && !served {
@@ -336,26 +353,90 @@ fn a_flood_of_idle_connections_under_a_400_mb_address_limit_leaves_the_server_an
     let mut cmd = Command::new("sh");
     cmd.args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_rocketjudge")]);
     let mut server = Server::start_with(cmd, dir.path(), &[]);
-    let flood: Vec<TcpStream> = (0..300).map(|_| server.connect()).collect();
+    let mut flood: Vec<TcpStream> = (0..300).map(|_| server.connect()).collect();
     std::thread::sleep(Duration::from_millis(500));
     assert!(server.alive(), "the server died under 300 idle connections");
-    let mut refused = 0;
-    for mut s in flood.into_iter().rev().take(20) {
-        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        let mut buf = [0u8; 12];
-        if s.read_exact(&mut buf).is_ok() && &buf == b"HTTP/1.1 503" {
-            refused += 1;
+    // During the flood a request is answered at once, and the oldest idle connections made room.
+    assert_eq!(server.get("/", &[]).status, 200, "a request during the flood");
+    let closed = flood.iter_mut().take(20).map(|s| closed_within(s, Duration::from_secs(2))).filter(|c| *c).count();
+    assert_eq!(closed, 20, "the 20 oldest of 300 idle connections gave way (cap 128)");
+    drop(flood);
+    assert!(server.alive());
+}
+
+/// 200 connections that send a request head a byte now and then, reconnecting as soon as they are
+/// closed, from their own threads; a normal client asks for the page 40 times meanwhile, each on a
+/// fresh connection.
+#[test]
+fn a_flood_of_slow_heads_does_not_shut_the_user_out() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    let port = server.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let open = |_| {
+                    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+                    s.set_write_timeout(Some(Duration::from_millis(200))).ok()?;
+                    s.write_all(b"GET / HTTP/1.1\r\n").ok()?;
+                    Some(s)
+                };
+                let mut conns: Vec<Option<TcpStream>> = (0..50).map(open).collect();
+                let mut reconnects = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for c in conns.iter_mut() {
+                        let alive = c.as_mut().is_some_and(|s| s.write_all(b"X").is_ok());
+                        if !alive {
+                            *c = open(0);
+                            reconnects += 1;
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                reconnects
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    let (mut ok, mut refused, mut other) = (0, 0, Vec::new());
+    for _ in 0..40 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let _ = s.write_all(format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").as_bytes());
+        let mut bytes = Vec::new();
+        let read = s.read_to_end(&mut bytes);
+        match (read, Answer::parse(&bytes).status) {
+            (Ok(_), 200) => ok += 1,
+            (Ok(_), 503) => refused += 1,
+            (r, status) => other.push(format!("{status} {r:?}")),
         }
-    }
-    assert_eq!(refused, 20, "connections beyond the cap are answered 503");
-    // The flood closed: the server answers again.
-    let start = Instant::now();
-    let mut ok = false;
-    while start.elapsed() < Duration::from_secs(10) && !ok {
-        ok = server.get("/", &[]).status == 200;
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(ok && server.alive());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reconnects: usize = flood.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(
+        ok >= 38,
+        "{ok} of 40 requests answered 200 within 1 s ({refused} refused 503, others: {other:?}; the flood reconnected {reconnects} times)"
+    );
+    assert!(other.is_empty(), "every refusal is a whole 503, never a reset or a timeout: {other:?}");
+    assert!(reconnects > 0, "the flood's connections were closed to make room");
+}
+
+#[test]
+fn a_stale_if_range_gets_the_whole_file() {
+    let dir = tree();
+    let server = Server::start(dir.path(), &[]);
+    let whole = server.get("/index.html", &[]);
+    let modified = whole.header("last-modified").expect("a Last-Modified to resume by");
+    let fresh = server.get("/index.html", &[("Range", "bytes=2-4"), ("If-Range", &modified)]);
+    assert_eq!((fresh.status, fresh.body.as_slice()), (206, &b"doc"[..]), "the validator matches: the range");
+    for stale in ["\"nope\"", "W/\"x\"", "Tue, 01 Jan 2019 00:00:00 GMT"] {
+        let a = server.get("/index.html", &[("Range", "bytes=0-3"), ("If-Range", stale)]);
+        assert_eq!(a.status, 200, "If-Range {stale}: {}", a.head);
+        assert_eq!(a.body, whole.body, "If-Range {stale}: the whole file");
+    }
 }
 
 #[test]

@@ -10,14 +10,18 @@
 //!   rebinds its DNS name to 127.0.0.1 gets 403, so it cannot read what is served here.
 //! - **Bounded connections**: a deadline for each request head (also the idle limit between
 //!   requests), a write timeout (a client that stops reading is dropped), and a cap on open
-//!   connections beyond which a new one is answered 503 and closed, on two worker threads.
+//!   connections, on two worker threads. At the cap a newcomer takes the slot of the connection that
+//!   has waited longest without a request under way, so a flood of slow heads cannot shut a user
+//!   out; only when every slot is sending a response is a newcomer answered a whole 503.
 //! - **The policy on every response** ([`crate::app::header_policy`], the same `web/csp.js` the pages
 //!   and `sw.js` use), cross-origin isolation (COOP/COEP), nosniff, no referrer, no caching.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use axum::body::Body;
@@ -27,8 +31,10 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
 use tower::ServiceExt;
 use tower_http::services::ServeFile;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -53,7 +59,7 @@ pub struct Args {
     #[arg(long)]
     allow_host: Vec<String>,
     /// Extra origins the page may download models from (added to connect-src), e.g. https://huggingface.co.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_origin)]
     model_origin: Vec<String>,
     /// Seconds a client has to send a whole request head; also how long an idle connection stays open.
     #[arg(long, default_value_t = 20, hide = true)]
@@ -93,6 +99,22 @@ pub fn run(a: Args) -> CliResult {
     runtime.block_on(async move { accept(TcpListener::from_std(listener)?, router(site, &a.model_origin), limits).await })
 }
 
+/// `--model-origin`: an http(s) origin (scheme, host, optional port; nothing after them), as the
+/// policy's connect-src names it. Anything else is refused rather than pasted into the header.
+fn parse_origin(value: &str) -> Result<String, String> {
+    let want = "an origin such as https://huggingface.co (scheme, host and port only)";
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("`{}` holds spaces or control characters; expected {want}", value.escape_debug()));
+    }
+    let url = url::Url::parse(value).map_err(|e| format!("`{}` is not a URL ({e}); expected {want}", value.escape_debug()))?;
+    let bare =
+        url.path() == "/" && url.query().is_none() && url.fragment().is_none() && url.username().is_empty() && url.password().is_none();
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() || !bare {
+        return Err(format!("`{}` is not {want}", value.escape_debug()));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
 /// What the server allows a connection.
 struct Limits {
     head: Duration,
@@ -100,11 +122,33 @@ struct Limits {
     connections: usize,
 }
 
-/// Accept connections forever, each served on its own task while a slot is free.
+/// What the accept loop knows of each open connection: whether a response is under way, and since
+/// when it has been waiting for a request (accepted, or its last response sent).
+struct Conn {
+    busy: AtomicUsize,
+    /// Milliseconds since the server started.
+    waiting_since: AtomicU64,
+}
+
+/// The open connections, by number, with the handle that closes each.
+type Open = Arc<Mutex<HashMap<u64, (Arc<Conn>, AbortHandle)>>>;
+
+/// Milliseconds since `start`.
+fn millis(start: Instant) -> u64 {
+    start.elapsed().as_millis() as u64
+}
+
+/// Accept connections forever, each served on its own task. At the cap, a newcomer takes the slot
+/// of the connection that has waited longest without a request under way (a client that sends its
+/// head a byte at a time, an idle keep-alive): a flood of slow heads ages out as fast as it arrives
+/// and never shuts a real request out. Only when every slot is serving a response is a newcomer
+/// refused, with a whole 503.
 async fn accept(listener: TcpListener, app: Router, limits: Limits) -> CliResult {
-    let slots = Arc::new(Semaphore::new(limits.connections));
+    let open: Open = Arc::default();
+    let start = Instant::now();
+    let refusing = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
     let mut warned = false;
-    loop {
+    for id in 0u64.. {
         let stream = match listener.accept().await {
             Ok((s, _)) => s,
             Err(e) => {
@@ -117,34 +161,139 @@ async fn accept(listener: TcpListener, app: Router, limits: Limits) -> CliResult
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            refuse(&stream);
-            continue;
-        };
-        let app = app.clone();
-        let (head, write) = (limits.head, limits.write);
-        tokio::spawn(async move {
-            let _slot = slot;
-            let _ = stream.set_nodelay(true);
-            let mut io = tokio_io_timeout::TimeoutStream::new(stream);
-            io.set_write_timeout(Some(write));
-            let service = hyper_util::service::TowerToHyperService::new(app);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(head)
-                .max_header_size(16 * 1024)
-                .max_buf_size(64 * 1024)
-                .serve_connection(TokioIo::new(Box::pin(io)), service)
-                .await;
-        });
+        let mut table = open.lock().unwrap();
+        if table.len() >= limits.connections {
+            let oldest_idle = table
+                .iter()
+                .filter(|(_, (c, _))| c.busy.load(Ordering::Acquire) == 0)
+                .min_by_key(|(k, (c, _))| (c.waiting_since.load(Ordering::Acquire), **k))
+                .map(|(k, _)| *k);
+            match oldest_idle.and_then(|k| table.remove(&k)) {
+                Some((_, handle)) => handle.abort(),
+                None => {
+                    drop(table);
+                    refuse(stream, &refusing);
+                    continue;
+                }
+            }
+        }
+        let conn = Arc::new(Conn { busy: AtomicUsize::new(0), waiting_since: AtomicU64::new(millis(start)) });
+        let task =
+            tokio::spawn(serve_connection(stream, app.clone(), conn.clone(), start, (limits.head, limits.write), Leave(open.clone(), id)));
+        table.insert(id, (conn, task.abort_handle()));
+    }
+    Ok(())
+}
+
+/// Takes a connection out of the table when its task ends or is aborted.
+struct Leave(Open, u64);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().remove(&self.1);
     }
 }
 
-/// Answer a connection beyond the cap with 503 without waiting for it (one non-blocking write),
-/// then close it.
-fn refuse(stream: &TcpStream) {
+/// Serve one connection: HTTP/1.1 with a deadline for each request head and a write timeout; each
+/// response marks the connection busy until its last byte is handed to the socket.
+async fn serve_connection(
+    stream: TcpStream,
+    app: Router,
+    conn: Arc<Conn>,
+    start: Instant,
+    (head, write): (Duration, Duration),
+    _leave: Leave,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut io = tokio_io_timeout::TimeoutStream::new(stream);
+    io.set_write_timeout(Some(write));
+    let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+        let (app, conn) = (app.clone(), conn.clone());
+        async move {
+            let busy = Busy::new(conn, start);
+            let response = app.oneshot(req.map(Body::new)).await?;
+            Ok::<_, std::convert::Infallible>(response.map(|body| Body::new(Tracked { body, _busy: busy })))
+        }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(head)
+        .max_header_size(16 * 1024)
+        .max_buf_size(64 * 1024)
+        .serve_connection(TokioIo::new(Box::pin(io)), service)
+        .await;
+}
+
+/// A response under way on a connection: from its request's head until its body is dropped (sent,
+/// or the connection gone).
+struct Busy {
+    conn: Arc<Conn>,
+    start: Instant,
+}
+
+impl Busy {
+    fn new(conn: Arc<Conn>, start: Instant) -> Busy {
+        conn.busy.fetch_add(1, Ordering::AcqRel);
+        Busy { conn, start }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.conn.waiting_since.store(millis(self.start), Ordering::Release);
+        self.conn.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A response body that keeps its connection marked busy while it lives.
+struct Tracked {
+    body: Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Refusals being written at once; beyond them a connection is closed without an answer.
+const REFUSALS_AT_ONCE: usize = 256;
+
+/// Answer a connection beyond the cap with a whole 503 and close it cleanly: the answer, then the
+/// end of our side, then whatever the client still sends is read (for at most 2 s) so that closing
+/// never resets a connection whose request arrived unread.
+fn refuse(mut stream: TcpStream, refusing: &Arc<Semaphore>) {
     const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 37\r\nRetry-After: 1\r\nConnection: close\r\n\r\ntoo many connections; try again soon\n";
-    let _ = stream.try_write(BUSY);
+    let Ok(permit) = refusing.clone().try_acquire_owned() else {
+        let _ = stream.try_write(BUSY);
+        return;
+    };
+    tokio::spawn(async move {
+        let _permit = permit;
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            stream.write_all(BUSY).await?;
+            stream.shutdown().await?;
+            let mut sink = [0u8; 4096];
+            while stream.read(&mut sink).await? > 0 {}
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
+    });
 }
 
 /// The host names a request may carry: loopback names, `--host` and `--allow-host`.
@@ -247,6 +396,17 @@ async fn serve_file(State(site): State<Arc<Site>>, req: Request) -> Response {
     let Some(path) = site.file_for(req.uri().path()) else {
         return text(StatusCode::NOT_FOUND, "not found\n");
     };
+    let mut req = req;
+    if let Some(validator) = req.headers().get(header::IF_RANGE) {
+        // tower-http answers Range whatever If-Range says; a client resuming a file that has changed
+        // since would splice two versions. RFC 9110 §13.1.5: unless the validator is this file's
+        // Last-Modified exactly (no ETags are sent here, so an entity tag never matches), the Range
+        // is ignored and the whole file sent.
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok().map(|t| httpdate::fmt_http_date(t));
+        if modified.as_deref() != validator.to_str().ok() {
+            req.headers_mut().remove(header::RANGE);
+        }
+    }
     match ServeFile::new(path).oneshot(req).await {
         Ok(r) => r.map(Body::new),
         Err(e) => match e {},
@@ -259,6 +419,28 @@ mod tests {
 
     fn site_at(root: &std::path::Path) -> Site {
         Site::new(root.canonicalize().unwrap(), allowed_hosts("127.0.0.1".parse().unwrap(), &[]))
+    }
+
+    #[test]
+    fn a_model_origin_is_an_origin_or_refused() {
+        assert_eq!(parse_origin("https://huggingface.co").unwrap(), "https://huggingface.co");
+        assert_eq!(parse_origin("https://Models.Example:8443/").unwrap(), "https://models.example:8443");
+        for no in [
+            "https://a.example; script-src *",
+            "https://a.example\nX-Injected: 1",
+            "https://a.example/path",
+            "https://a.example/?q",
+            "https://user@a.example",
+            "javascript:alert(1)",
+            "file:///etc",
+            "a.example",
+            "*",
+            " https://a.example",
+        ] {
+            let e = parse_origin(no).unwrap_err();
+            assert!(e.contains("an origin such as"), "{no}: {e}");
+            assert!(!e.contains('\n'), "{no}: the message is one line: {e}");
+        }
     }
 
     #[test]
