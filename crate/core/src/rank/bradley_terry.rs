@@ -8,12 +8,26 @@
 //! that won (or lost) every comparison would drift to ±∞. In that case — and only then — each model
 //! also plays one virtual tie against a virtual opponent of average strength (a weak logistic prior
 //! centred on the mean), which keeps every rating finite; affected models are reported.
+//!
+//! The fit is sparse: it reads each pair of models that met once (their points from each other),
+//! so memory and each iteration's time are linear in the pairs and models, never n². Newton's
+//! method on the convex objective, each step solved by conjugate gradients (Jacobi-preconditioned)
+//! with the Hessian applied pair by pair, then a backtracking line search.
 
 use crate::error::{invalid, Result};
 
 /// Elo points per natural-log unit of strength.
 pub const ELO_PER_NAT: f64 = 400.0 / std::f64::consts::LN_10;
 pub const INITIAL_RATING: f64 = 1000.0;
+
+/// Two models that met: `i < j`, the points `i` took from `j` (wins + ½ ties) and those `j` took from `i`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    pub i: usize,
+    pub j: usize,
+    pub wins_i: f64,
+    pub wins_j: f64,
+}
 
 /// The result of a fit: ratings and which models needed the prior.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,22 +37,39 @@ pub struct Fit {
     pub regularized: bool,
 }
 
-/// Fit ratings from `wins[i][j]`, the points model i took from model j (wins + ½ ties).
+/// Fit ratings from a dense matrix `wins[i][j]`, the points model i took from model j: the pairs of
+/// [`fit_pairs`] (kept for small callers and the tests).
 pub fn fit(wins: &[Vec<f64>]) -> Result<Fit> {
     let n = wins.len();
+    if wins.iter().any(|r| r.len() != n) {
+        return invalid!("win matrix must be square with finite non-negative entries");
+    }
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            if wins[i][j] != 0.0 || wins[j][i] != 0.0 {
+                pairs.push(Pair { i, j, wins_i: wins[i][j], wins_j: wins[j][i] });
+            }
+        }
+    }
+    fit_pairs(n, &pairs)
+}
+
+/// Fit ratings of `n` models from the pairs that met (each pair once, `i < j`).
+pub fn fit_pairs(n: usize, pairs: &[Pair]) -> Result<Fit> {
     if n < 2 {
         return invalid!("ranking needs at least two models, found {n}");
     }
-    if wins.iter().any(|r| r.len() != n || r.iter().any(|w| !w.is_finite() || *w < 0.0)) {
+    let bad = |w: f64| !w.is_finite() || w < 0.0;
+    if pairs.iter().any(|p| p.i >= p.j || p.j >= n || bad(p.wins_i) || bad(p.wins_j)) {
         return invalid!("win matrix must be square with finite non-negative entries");
     }
-    let games: f64 = (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| wins[i][j]).sum();
-    if games == 0.0 {
+    if pairs.iter().all(|p| p.wins_i + p.wins_j == 0.0) {
         return invalid!("no comparisons between the models");
     }
-    let regularized = !strongly_connected(wins);
+    let regularized = !strongly_connected(n, pairs);
     let prior = if regularized { 1.0 } else { 0.0 };
-    let beta = newton(wins, prior);
+    let beta = newton(n, pairs, prior);
     let mean = beta.iter().sum::<f64>() / n as f64;
     Ok(Fit { ratings: beta.iter().map(|b| INITIAL_RATING + ELO_PER_NAT * (b - mean)).collect(), regularized })
 }
@@ -62,67 +93,132 @@ fn log_sigmoid(x: f64) -> f64 {
 
 /// Objective: negative log-likelihood, plus `prior` virtual ties against β = 0 per model, plus
 /// ½(Σβ)² to pin the location when there is no prior (the likelihood is shift-invariant).
-fn objective(wins: &[Vec<f64>], beta: &[f64], prior: f64) -> f64 {
-    let n = beta.len();
+fn objective(pairs: &[Pair], beta: &[f64], prior: f64) -> f64 {
     let mut f = 0.0;
-    for i in 0..n {
-        for j in 0..n {
-            if wins[i][j] > 0.0 {
-                f -= wins[i][j] * log_sigmoid(beta[i] - beta[j]);
-            }
+    for p in pairs {
+        let d = beta[p.i] - beta[p.j];
+        if p.wins_i > 0.0 {
+            f -= p.wins_i * log_sigmoid(d);
         }
-        if prior > 0.0 {
-            f -= prior * 0.5 * (log_sigmoid(beta[i]) + log_sigmoid(-beta[i]));
+        if p.wins_j > 0.0 {
+            f -= p.wins_j * log_sigmoid(-d);
         }
     }
-    if prior == 0.0 {
+    if prior > 0.0 {
+        f -= beta.iter().map(|b| prior * 0.5 * (log_sigmoid(*b) + log_sigmoid(-*b))).sum::<f64>();
+    } else {
         let s: f64 = beta.iter().sum();
         f += 0.5 * s * s;
     }
     f
 }
 
-fn newton(wins: &[Vec<f64>], prior: f64) -> Vec<f64> {
-    let n = wins.len();
+/// The Hessian at one point: each pair's weight games·p·(1−p), the prior's diagonal, and (without a
+/// prior) the all-ones term of ½(Σβ)².
+struct Hessian<'a> {
+    pairs: &'a [Pair],
+    weight: Vec<f64>,
+    diagonal: Vec<f64>,
+    ones: bool,
+}
+
+impl Hessian<'_> {
+    /// `out = H v`.
+    fn apply(&self, v: &[f64], out: &mut [f64]) {
+        let s: f64 = if self.ones { v.iter().sum() } else { 0.0 };
+        for (o, (d, x)) in out.iter_mut().zip(self.diagonal.iter().zip(v)) {
+            *o = d * x + s;
+        }
+        for (p, w) in self.pairs.iter().zip(&self.weight) {
+            let t = w * (v[p.i] - v[p.j]);
+            out[p.i] += t;
+            out[p.j] -= t;
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Solve `H x = b` by conjugate gradients with the diagonal as preconditioner, to a relative
+/// residual of 1e-12 or `max_iter` steps; every iterate is a descent direction for Newton.
+fn conjugate_gradients(h: &Hessian, b: &[f64], max_iter: usize) -> Vec<f64> {
+    let n = b.len();
+    let precond: Vec<f64> = (0..n).map(|i| 1.0 / (h.diagonal[i] + if h.ones { 1.0 } else { 0.0 }).max(1e-300)).collect();
+    let mut x = vec![0.0; n];
+    let mut r = b.to_vec();
+    let mut z: Vec<f64> = r.iter().zip(&precond).map(|(r, m)| r * m).collect();
+    let mut p = z.clone();
+    let mut rz = dot(&r, &z);
+    let stop = 1e-24 * dot(b, b);
+    let mut hp = vec![0.0; n];
+    for _ in 0..max_iter {
+        if dot(&r, &r) <= stop {
+            break;
+        }
+        h.apply(&p, &mut hp);
+        let php = dot(&p, &hp);
+        if !(php > 0.0) {
+            break;
+        }
+        let alpha = rz / php;
+        for k in 0..n {
+            x[k] += alpha * p[k];
+            r[k] -= alpha * hp[k];
+        }
+        for k in 0..n {
+            z[k] = r[k] * precond[k];
+        }
+        let rz_next = dot(&r, &z);
+        let beta = rz_next / rz;
+        rz = rz_next;
+        for k in 0..n {
+            p[k] = z[k] + beta * p[k];
+        }
+    }
+    x
+}
+
+fn newton(n: usize, pairs: &[Pair], prior: f64) -> Vec<f64> {
     let mut beta = vec![0.0; n];
-    let mut f = objective(wins, &beta, prior);
+    let mut f = objective(pairs, &beta, prior);
+    // Each pair's games and the models' total games (the diagonal's pair part).
+    let games: Vec<f64> = pairs.iter().map(|p| p.wins_i + p.wins_j).collect();
     for _ in 0..200 {
         let mut g = vec![0.0; n];
-        let mut h = vec![vec![0.0; n]; n];
-        for i in 0..n {
-            for j in 0..n {
-                let games = wins[i][j] + wins[j][i];
-                if i == j || games == 0.0 {
-                    continue;
-                }
-                let p = sigmoid(beta[i] - beta[j]);
-                g[i] -= wins[i][j] - games * p;
-                let w = games * p * (1.0 - p);
-                h[i][i] += w;
-                h[i][j] -= w;
-            }
-            if prior > 0.0 {
-                let p = sigmoid(beta[i]);
-                g[i] -= prior * (0.5 - p);
-                h[i][i] += prior * p * (1.0 - p);
-            }
+        let mut weight = Vec::with_capacity(pairs.len());
+        let mut diagonal = vec![0.0; n];
+        for (p, &games) in pairs.iter().zip(&games) {
+            let s = sigmoid(beta[p.i] - beta[p.j]);
+            g[p.i] -= p.wins_i - games * s;
+            g[p.j] += p.wins_i - games * s;
+            let w = games * s * (1.0 - s);
+            diagonal[p.i] += w;
+            diagonal[p.j] += w;
+            weight.push(w);
         }
-        if prior == 0.0 {
-            let s: f64 = beta.iter().sum();
+        if prior > 0.0 {
             for i in 0..n {
-                g[i] += s;
-                for j in 0..n {
-                    h[i][j] += 1.0;
-                }
+                let s = sigmoid(beta[i]);
+                g[i] -= prior * (0.5 - s);
+                diagonal[i] += prior * s * (1.0 - s);
             }
+        } else {
+            let s: f64 = beta.iter().sum();
+            g.iter_mut().for_each(|x| *x += s);
         }
-        let Some(step) = solve_spd(h, &g) else { break };
+        if g.iter().all(|x| x.abs() < 1e-13) {
+            break;
+        }
+        let h = Hessian { pairs, weight, diagonal, ones: prior == 0.0 };
+        let step = conjugate_gradients(&h, &g, 4 * n + 100);
         // Backtracking line search on the convex objective.
         let mut t = 1.0;
         let mut next;
         loop {
             next = beta.iter().zip(&step).map(|(b, d)| b - t * d).collect::<Vec<_>>();
-            let fn_ = objective(wins, &next, prior);
+            let fn_ = objective(pairs, &next, prior);
             if fn_ <= f + 1e-12 * f.abs().max(1.0) || t < 1e-8 {
                 f = fn_;
                 break;
@@ -138,57 +234,28 @@ fn newton(wins: &[Vec<f64>], prior: f64) -> Vec<f64> {
     beta
 }
 
-/// Solve `A x = b` for symmetric positive definite `A` by Cholesky; `None` if `A` is not SPD.
-fn solve_spd(mut a: Vec<Vec<f64>>, b: &[f64]) -> Option<Vec<f64>> {
-    let n = b.len();
-    for j in 0..n {
-        let mut d = a[j][j];
-        for k in 0..j {
-            d -= a[j][k] * a[j][k];
-        }
-        if d <= 0.0 || !d.is_finite() {
-            return None;
-        }
-        let d = d.sqrt();
-        a[j][j] = d;
-        for i in j + 1..n {
-            let mut s = a[i][j];
-            for k in 0..j {
-                s -= a[i][k] * a[j][k];
-            }
-            a[i][j] = s / d;
-        }
-    }
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= a[i][k] * y[k];
-        }
-        y[i] = s / a[i][i];
-    }
-    let mut x = vec![0.0; n];
-    for i in (0..n).rev() {
-        let mut s = y[i];
-        for k in i + 1..n {
-            s -= a[k][i] * x[k];
-        }
-        x[i] = s / a[i][i];
-    }
-    Some(x)
-}
-
 /// Whether every model can be reached from every other along "took points from" edges.
-pub fn strongly_connected(wins: &[Vec<f64>]) -> bool {
-    let n = wins.len();
-    let reach = |forward: bool| {
+pub fn strongly_connected(n: usize, pairs: &[Pair]) -> bool {
+    // Edges i → j where i took points from j, as adjacency lists (forward and reversed).
+    let mut forward = vec![Vec::new(); n];
+    let mut backward = vec![Vec::new(); n];
+    for p in pairs {
+        if p.wins_i > 0.0 {
+            forward[p.i].push(p.j);
+            backward[p.j].push(p.i);
+        }
+        if p.wins_j > 0.0 {
+            forward[p.j].push(p.i);
+            backward[p.i].push(p.j);
+        }
+    }
+    let reaches_all = |adj: &[Vec<usize>]| {
         let mut seen = vec![false; n];
         let mut stack = vec![0];
         seen[0] = true;
         while let Some(i) = stack.pop() {
-            for j in 0..n {
-                let w = if forward { wins[i][j] } else { wins[j][i] };
-                if w > 0.0 && !seen[j] {
+            for &j in &adj[i] {
+                if !seen[j] {
                     seen[j] = true;
                     stack.push(j);
                 }
@@ -196,7 +263,7 @@ pub fn strongly_connected(wins: &[Vec<f64>]) -> bool {
         }
         seen.into_iter().all(|s| s)
     };
-    reach(true) && reach(false)
+    n == 0 || (reaches_all(&forward) && reaches_all(&backward))
 }
 
 #[cfg(test)]

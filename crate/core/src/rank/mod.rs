@@ -61,8 +61,27 @@ impl ScoreTable {
         Self { models, sessions, cells }
     }
 
+    /// Models and sessions with no score at all (verdicts on pairs): no cell is stored, so the table
+    /// costs memory linear in the models and sessions, not their product.
+    pub fn without_scores(models: Vec<String>, sessions: Vec<String>) -> Self {
+        Self { models, sessions, cells: Vec::new() }
+    }
+
     pub fn get(&self, model: usize, session: usize) -> Option<f64> {
-        self.cells[model][session]
+        self.cells.get(model).and_then(|row| row[session])
+    }
+
+    /// The sessions on which `model` has a score.
+    pub fn answered(&self, model: usize) -> usize {
+        self.cells.get(model).map_or(0, |row| row.iter().flatten().count())
+    }
+
+    /// The sessions on which models `a` and `b` both have a score.
+    pub fn common(&self, a: usize, b: usize) -> usize {
+        match (self.cells.get(a), self.cells.get(b)) {
+            (Some(x), Some(y)) => x.iter().zip(y).filter(|(x, y)| x.is_some() && y.is_some()).count(),
+            _ => 0,
+        }
     }
 }
 
@@ -208,8 +227,7 @@ pub fn battle_comparisons(battles: &[Battle]) -> (ScoreTable, Vec<Vec<WeightedBa
         let battle = if x < y { (x, y, b.winner) } else { (y, x, b.winner.swapped()) };
         per_session[si[&session(i, b)]].push((battle, 1.0));
     }
-    let cells = vec![vec![None; sessions.len()]; models.len()];
-    (ScoreTable::from_cells(models, sessions, cells), per_session)
+    (ScoreTable::without_scores(models, sessions), per_session)
 }
 
 crate::named_enum!(
@@ -410,7 +428,7 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
         }
     }
 
-    let responses: Vec<usize> = (0..n).map(|m| (0..table.sessions.len()).filter(|&s| table.get(m, s).is_some()).count()).collect();
+    let responses: Vec<usize> = (0..n).map(|m| table.answered(m)).collect();
     let mut battles_per_model = vec![0.0; n];
     for &((a, b, _), weight) in per_session.iter().flatten() {
         battles_per_model[a] += weight;
@@ -435,9 +453,9 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
     // Bootstrap ratings were computed before the anchor shift; `shift` moves point and interval alike.
     entries.retain(|e| e.score.is_finite());
     entries.sort_by(|x, y| y.score.total_cmp(&x.score).then_with(|| x.model.cmp(&y.model)));
-    let scores: Vec<f64> = entries.iter().map(|e| e.score).collect();
-    for e in entries.iter_mut() {
-        e.rank = 1 + scores.iter().filter(|&&s| s > e.score).count();
+    // Sorted best first: a model's rank is 1 + the place of the first entry with its score.
+    for k in 0..entries.len() {
+        entries[k].rank = if k > 0 && entries[k - 1].score == entries[k].score { entries[k - 1].rank } else { k + 1 };
     }
     let index: HashMap<&str, usize> = table.models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let adjacent = if replicates.is_empty() {
@@ -463,7 +481,7 @@ fn adjacent_pair(table: &ScoreTable, replicates: &[Vec<f64>], a: usize, b: usize
         replicates: gaps.len(),
         mean_gap,
         sd_gap,
-        common: (0..table.sessions.len()).filter(|&s| table.get(a, s).is_some() && table.get(b, s).is_some()).count(),
+        common: table.common(a, b),
     }
 }
 
@@ -520,22 +538,38 @@ fn pairwise_estimate(
     if weighted.is_empty() {
         return invalid!("no pairwise comparisons between the models (do they answer the same queries?)");
     }
-    let mut wins = vec![vec![0.0; n]; n];
+    // Each pair that met once, with the points each side took (memory linear in the pairs, never n²).
+    let mut at: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut pairs: Vec<bradley_terry::Pair> = Vec::new();
     let mut games = vec![0.0; n];
+    let mut points = vec![0.0; n];
     for &((a, b, w), weight) in weighted {
-        wins[a][b] += weight * w.score_a();
-        wins[b][a] += weight * (1.0 - w.score_a());
+        let (i, j, wins_i) = if a < b { (a, b, w.score_a()) } else { (b, a, 1.0 - w.score_a()) };
+        let k = *at.entry((i, j)).or_insert_with(|| {
+            pairs.push(bradley_terry::Pair { i, j, wins_i: 0.0, wins_j: 0.0 });
+            pairs.len() - 1
+        });
+        pairs[k].wins_i += weight * wins_i;
+        pairs[k].wins_j += weight * (1.0 - wins_i);
+        points[i] += weight * wins_i;
+        points[j] += weight * (1.0 - wins_i);
         games[a] += weight;
         games[b] += weight;
     }
     let mut notes = vec![Vec::new(); n];
     let ratings = match opts.method {
         Method::BradleyTerry => {
-            let fit = bradley_terry::fit(&wins)?;
+            let fit = bradley_terry::fit_pairs(n, &pairs)?;
             if fit.regularized {
+                let (mut won, mut lost) = (vec![false; n], vec![false; n]);
+                for p in &pairs {
+                    won[p.i] |= p.wins_i > 0.0;
+                    lost[p.j] |= p.wins_i > 0.0;
+                    won[p.j] |= p.wins_j > 0.0;
+                    lost[p.i] |= p.wins_j > 0.0;
+                }
                 for m in 0..n {
-                    let lost = (0..n).any(|o| wins[o][m] > 0.0);
-                    let won = (0..n).any(|o| wins[m][o] > 0.0);
+                    let (lost, won) = (lost[m], won[m]);
                     if !lost {
                         notes[m].push("undefeated: rating held finite by a weak prior (one virtual tie with an average model)".into());
                     } else if !won {
@@ -546,7 +580,7 @@ fn pairwise_estimate(
             // Models without any battle have no rating.
             fit.ratings.iter().enumerate().map(|(m, r)| if games[m] > 0.0 { *r } else { f64::NAN }).collect()
         }
-        Method::WinRate => (0..n).map(|m| if games[m] > 0.0 { wins[m].iter().sum::<f64>() / games[m] } else { f64::NAN }).collect(),
+        Method::WinRate => (0..n).map(|m| if games[m] > 0.0 { points[m] / games[m] } else { f64::NAN }).collect(),
         Method::Elo => {
             // A battle of weight w is replayed ⌊w⌋ times, then once more with K scaled by the rest.
             let mut seq: Vec<WeightedBattle> = Vec::new();
