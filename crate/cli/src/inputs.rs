@@ -61,13 +61,17 @@ pub fn files_in(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// A judgments file as far as its last complete line: `grade` appends a line per response, so a file
-/// of a run still going (or killed mid-write) may end in an unfinished one, which is left out with a
-/// note (the run finishes or cuts it; nothing here writes).
+/// A judgments file as far as its last complete record: `grade` appends a line per response, so a
+/// file of a run still going (or killed mid-write) may end in an unfinished one — a last line without
+/// its newline that is not yet valid JSON — which is left out with a note (the run finishes or cuts
+/// it; nothing here writes). A last line that is whole JSON is read like every other line, with or
+/// without its newline, so what a file holds never depends on that byte.
 fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
     let mut bytes = read(f)?;
     let complete = crate::output::complete_len(&bytes);
-    if complete < bytes.len() && !bytes[complete..].iter().all(u8::is_ascii_whitespace) {
+    let tail = &bytes[complete..];
+    let unfinished = !tail.iter().all(u8::is_ascii_whitespace) && serde_json::from_slice::<serde::de::IgnoredAny>(tail).is_err();
+    if unfinished {
         eprintln!("note: {}: leaving out an unfinished last line ({} bytes; a run still writing?)", f.display(), bytes.len() - complete);
         bytes.truncate(complete);
     }
@@ -163,7 +167,11 @@ pub fn battles(path: &Path) -> Result<Vec<formats::Battle>> {
         }
         return Ok(battles);
     }
-    Ok(formats::arena::read_battles(&name, &bytes)?.into_iter().map(|l| l.value).collect())
+    let battles: Vec<_> = formats::arena::read_battles(&name, &bytes)?.into_iter().map(|l| l.value).collect();
+    if battles.is_empty() {
+        return Err(no_records(&[&name], "battles"));
+    }
+    Ok(battles)
 }
 
 /// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL) or a FastChat
@@ -228,8 +236,12 @@ pub struct GradingArgs {
 /// Input files that hold no record of `what` (blank lines only): nothing to grade is a mistake in the
 /// command, not a run that does nothing and succeeds (exit code 3, naming the files).
 pub fn no_records(files: &[&str], what: &str) -> anyhow::Error {
-    let holds = if files.len() == 1 { "the file holds" } else { "none of these files holds" };
-    FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} a record (one JSON object per line expected)")).into()
+    let holds = if files.len() == 1 {
+        "the file is empty or holds only blank lines"
+    } else {
+        "each of these files is empty or holds only blank lines"
+    };
+    FormatError::new(&files.join(", "), 0, "", format!("no {what}: {holds} (one JSON object per line expected)")).into()
 }
 
 /// [`no_records`] when every file read holds none.
@@ -273,7 +285,11 @@ impl GradingInputs {
         }
         if let Some(c) = checklists {
             let cname = c.display().to_string();
-            problems.extend(bench.attach_checklists(&cname, jsonl::read_jsonl(&cname, &read(c)?)?));
+            let rows = jsonl::read_jsonl(&cname, &read(c)?)?;
+            if rows.is_empty() {
+                return Err(no_records(&[&cname], "checklists"));
+            }
+            problems.extend(bench.attach_checklists(&cname, rows));
         }
         if need_checklists {
             problems.extend(bench.check_checklists(&qname));

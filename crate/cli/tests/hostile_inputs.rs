@@ -657,3 +657,145 @@ fn inconsistent_records_across_lines_name_file_line_and_field() {
     expect("rank: missing score in a JSON array", &o, &file, 4, "[1]", "missing field `score`");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Run `args` and expect a refusal: exit code `code`, a message holding each of `says`, never a panic.
+fn refused(what: &str, args: &[&str], code: i32, says: &[&str], failures: &mut Vec<String>) {
+    let o = run(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() != Some(code) || !says.iter().all(|s| err.contains(s)) {
+        failures.push(format!("{what}: exit code {:?}, want {code} and {says:?}: {err}", o.status.code()));
+    }
+}
+
+/// What was accepted in silence is refused with file, line and field (exit code 3), or read by a
+/// rule that does not depend on a trailing newline: a reference ranking naming a model twice or an
+/// interval upside down, an empty --checklists or --rubrics file, a queries file listing a session
+/// twice for `checklist create`, a stray `summary.json` in a judgments folder (with and without its
+/// last newline), an empty battles file, and `site --out` inside the folders a site build copies.
+#[test]
+fn what_was_accepted_in_silence_is_refused() {
+    let inputs = Inputs::new();
+    let s = |rel: &str| inputs.s(rel);
+    let mut failures = Vec::new();
+    let w = |rel: &str, text: &str| std::fs::write(inputs.p(rel), text).unwrap();
+    w("ours.json", r#"[{"model":"a","score":1100},{"model":"b","score":1000},{"model":"c","score":900}]"#);
+    w("twice.json", "[\n{\"model\":\"a\",\"score\":1100},\n{\"model\":\"b\",\"score\":1000},\n{\"model\":\"a\",\"score\":900}\n]\n");
+    w("upside.json", "[\n{\"model\":\"a\",\"score\":1100,\"lower\":1150,\"upper\":1050},\n{\"model\":\"b\",\"score\":1000}\n]\n");
+    let twice = format!("{}:4: field `[2].name`", s("twice.json"));
+    refused(
+        "a model listed twice",
+        &["meta", "--ranking", &s("ours.json"), "--reference", &s("twice.json")],
+        3,
+        &[&twice, "listed twice (first on line 2)"],
+        &mut failures,
+    );
+    let upside = format!("{}:2: field `[0].lower`", s("upside.json"));
+    refused(
+        "lower > upper",
+        &["meta", "--ranking", &s("ours.json"), "--reference", &s("upside.json")],
+        3,
+        &[&upside, "above its upper bound"],
+        &mut failures,
+    );
+
+    w("empty.jsonl", "");
+    let grade = |extra: &[String]| {
+        let mut a: Vec<String> = ["grade", "--model", &s("no-such-model.gguf"), "--queries", &s("q.jsonl")].map(String::from).to_vec();
+        a.extend(extra.iter().cloned());
+        a.extend(["--responses".into(), s("r"), "--out".into(), s("out")]);
+        a
+    };
+    let args = grade(&["--checklists".into(), s("empty.jsonl")]);
+    let empty = format!("{}: no checklists: the file is empty", s("empty.jsonl"));
+    refused("an empty --checklists", &args.iter().map(String::as_str).collect::<Vec<_>>(), 3, &[&empty], &mut failures);
+    let mut args = grade(&["--rubrics".into(), s("empty.jsonl")]);
+    args[0] = "direct".into();
+    let empty = format!("{}: no rubrics: the file is empty", s("empty.jsonl"));
+    refused("an empty --rubrics", &args.iter().map(String::as_str).collect::<Vec<_>>(), 3, &[&empty], &mut failures);
+    let empty = format!("{}: no battles: the file is empty", s("empty.jsonl"));
+    refused("an empty battles file", &["rank", "--battles", &s("empty.jsonl")], 3, &[&empty], &mut failures);
+
+    w("dup-q.jsonl", &format!("{Q1}\n{Q2}\n{Q1}\n"));
+    let dup = format!("{}:3: field `session_id`", s("dup-q.jsonl"));
+    refused(
+        "checklist create with a session twice",
+        &["checklist", "create", "--model", &s("no-such-model.gguf"), "--queries", &s("dup-q.jsonl"), "--out", &s("c-out.jsonl")],
+        3,
+        &[&dup, "listed twice (first on line 1)"],
+        &mut failures,
+    );
+    assert!(!inputs.p("c-out.jsonl").exists(), "nothing was written");
+
+    // A stray summary.json: refused the same way whether or not it ends in a newline.
+    for ending in ["", "\n"] {
+        w("j/summary.json", &format!("{{\"models\": 2, \"note\": \"written by hand\"}}{ending}"));
+        let line = format!("{}:1", s("j/summary.json"));
+        refused(
+            &format!("summary.json ending {ending:?}"),
+            &["rank", "--judgments", &s("j"), "--bootstrap", "0"],
+            3,
+            &[&line],
+            &mut failures,
+        );
+    }
+    std::fs::remove_file(inputs.p("j/summary.json")).unwrap();
+    // A judgments file torn mid-line (a run still writing) is still read up to that line.
+    let torn = format!("{J1}\n{}", &J2[..J2.len() / 2]);
+    w("j/m.jsonl", &torn);
+    let o = run(&["rank", "--judgments", &s("j"), "--bootstrap", "0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if !(o.status.success() && err.contains("leaving out an unfinished last line")) {
+        failures.push(format!("a torn last line: exit code {:?}: {err}", o.status.code()));
+    }
+
+    // `site --out` inside a folder the build copies (a fake built app: the check comes first).
+    let app = inputs.p("app");
+    for d in ["pkg", "web/vendor"] {
+        std::fs::create_dir_all(app.join(d)).unwrap();
+    }
+    std::fs::write(app.join("pkg/rocketjudge_wasm_bg.wasm"), b"").unwrap();
+    let inside = app.join("web/site");
+    refused(
+        "site --out inside web/",
+        &["site", "--app", &app.display().to_string(), "--out", &inside.display().to_string(), "--models", "smollm2-135m"],
+        1,
+        &["is inside the app's web"],
+        &mut failures,
+    );
+    assert!(!inside.exists(), "nothing was made");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Cells that no table can show (a model name of 70,000 characters) are shortened on the terminal
+/// and kept whole in JSON; a --model-origin that is not an origin is refused before it reaches a header.
+#[test]
+fn long_cells_and_odd_origins_do_not_panic() {
+    let inputs = Inputs::new();
+    let long = "m".repeat(70_000);
+    let battles = format!(
+        "{{\"model_a\":\"{long}\",\"model_b\":\"b\",\"winner\":\"model_a\"}}\n{{\"model_a\":\"{long}\",\"model_b\":\"b\",\"winner\":\"model_b\"}}\n"
+    );
+    std::fs::write(inputs.p("battles.jsonl"), battles).unwrap();
+    let o = run(&["rank", "--battles", &inputs.s("battles.jsonl"), "--bootstrap", "0"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "rank --battles with a long name: {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(out.lines().all(|l| l.chars().count() < 200) && out.contains("mmm…"), "{out}");
+    let o = run(&["rank", "--battles", &inputs.s("battles.jsonl"), "--bootstrap", "0", "--format", "json"]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains(&long), "the JSON keeps the whole name");
+    std::fs::write(
+        inputs.p("j/n.jsonl"),
+        format!("{}\n{}\n", J1.replace("\"m\"", &format!("\"{long}\"")), J2.replace("\"m\"", &format!("\"{long}\""))),
+    )
+    .unwrap();
+    let o = run(&["rank", "--judgments", &inputs.s("j"), "--bootstrap", "0"]);
+    assert!(o.status.success(), "rank --judgments with a long model_test: {}", String::from_utf8_lossy(&o.stderr));
+    for origin in ["https://a.example\nX: 1", "https://a.example; script-src *", "https://a.example/path"] {
+        let o = run(&["serve", "--port", "0", "--model-origin", origin]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.code() == Some(2) && err.contains("an origin such as https://huggingface.co"),
+            "{origin:?}: {:?}: {err}",
+            o.status.code()
+        );
+    }
+}

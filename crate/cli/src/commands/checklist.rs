@@ -120,6 +120,19 @@ fn create(a: CreateArgs) -> CliResult {
     if queries.is_empty() {
         return Err(inputs::no_records(&[&name], "queries"));
     }
+    // One checklist per query: a session listed twice would be worked (and paid for) twice.
+    let mut first_line = std::collections::HashMap::new();
+    for q in &queries {
+        if let Some(first) = first_line.insert(q.value.session_id.as_str(), q.line) {
+            return Err(rocketjudge_core::FormatError::new(
+                &name,
+                q.line,
+                "session_id",
+                format!("the query `{}` is listed twice (first on line {first}); each query gets one checklist", q.value.session_id),
+            )
+            .into());
+        }
+    }
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
     let resumed = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?;

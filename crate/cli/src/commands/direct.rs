@@ -79,7 +79,11 @@ pub fn run(a: Args) -> CliResult {
     if let Some(f) = &a.rubrics {
         let name = f.display().to_string();
         let queries: HashSet<&str> = work.iter().map(|w| w.response.session_id.as_str()).collect();
-        for r in read_query_rubrics(&name, &inputs::read(f)?)? {
+        let rows = read_query_rubrics(&name, &inputs::read(f)?)?;
+        if rows.is_empty() {
+            return Err(inputs::no_records(&[&name], "rubrics"));
+        }
+        for r in rows {
             if !queries.contains(r.value.session_id.as_str()) {
                 bail!("{name}:{}: session_id: no response answers a query `{}` in this run", r.line, r.value.session_id);
             }

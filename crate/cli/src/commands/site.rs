@@ -81,6 +81,7 @@ pub fn run(a: Args) -> CliResult {
         wanted.push(e.clone());
     }
     check_target(&a.out)?;
+    check_outside(&app, &a.out)?;
 
     let parent = a.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
@@ -166,6 +167,30 @@ fn check_target(out: &Path) -> Result<()> {
     let empty = std::fs::read_dir(out)?.next().is_none();
     if !empty && !out.join(MARKER).is_file() {
         bail!("--out {} is not empty and was not made by `rocketjudge site`; choose another folder (nothing was changed)", out.display());
+    }
+    Ok(())
+}
+
+/// Refuse an --out that the build itself copies: inside one of the app's folders ([`app::FILES`]) a
+/// site would be copied into the next site, and into itself. The app folder and its other
+/// folders are fine (`site --out site` in the repository).
+fn check_outside(app: &Path, out: &Path) -> Result<()> {
+    // The nearest existing folder of --out, resolved: --out itself need not exist yet.
+    let absolute = std::path::absolute(out).with_context(|| format!("cannot resolve --out {}", out.display()))?;
+    let existing = absolute.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+    let rest = absolute.strip_prefix(existing).unwrap_or(Path::new(""));
+    let resolved = existing.canonicalize().with_context(|| format!("cannot resolve {}", existing.display()))?.join(rest);
+    if app.starts_with(&resolved) {
+        bail!("--out {} holds the app folder {}; choose a folder outside it (nothing was changed)", out.display(), app.display());
+    }
+    for rel in app::FILES {
+        if resolved.starts_with(app.join(rel)) {
+            bail!(
+                "--out {} is inside the app's {rel}, which a site build copies: the next build would copy this site into itself; \
+                 choose a folder outside {rel} (nothing was changed)",
+                out.display()
+            );
+        }
     }
     Ok(())
 }

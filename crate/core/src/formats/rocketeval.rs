@@ -280,11 +280,30 @@ pub fn read_scores(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Score>>, Format
 pub fn read_ranking(file: &str, bytes: &[u8]) -> Result<Vec<RankingEntry>, FormatError> {
     let rows = jsonl::read_json_or_jsonl::<RankingEntry>(file, bytes)?;
     let mut out = Vec::with_capacity(rows.len());
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (i, r) in rows.into_iter().enumerate() {
         let e = r.value;
         let finite = e.rating.is_finite() && e.lower.is_none_or(f64::is_finite) && e.upper.is_none_or(f64::is_finite);
         if !finite {
             return Err(FormatError::new(file, r.line, format!("[{i}]"), "ratings and bounds must be finite numbers"));
+        }
+        if let (Some(lo), Some(hi)) = (e.lower, e.upper) {
+            if lo > hi {
+                return Err(FormatError::new(
+                    file,
+                    r.line,
+                    format!("[{i}].lower"),
+                    format!("the interval's lower bound {lo} is above its upper bound {hi}"),
+                ));
+            }
+        }
+        if let Some(first) = seen.insert(e.name.clone(), r.line) {
+            return Err(FormatError::new(
+                file,
+                r.line,
+                format!("[{i}].name"),
+                format!("the model `{}` is listed twice (first on line {first}); a ranking names each model once", e.name),
+            ));
         }
         out.push(e);
     }
