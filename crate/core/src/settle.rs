@@ -147,7 +147,8 @@ impl Standing {
         rule: SettleRule,
     ) -> Standing {
         let (entries, adjacent) = ranking.map(|r| (r.entries, r.adjacent)).unwrap_or_default();
-        let unranked: Vec<String> = models.iter().filter(|m| !entries.iter().any(|e| &e.model == *m)).cloned().collect();
+        let ranked: std::collections::HashSet<&str> = entries.iter().map(|e| e.model.as_str()).collect();
+        let unranked: Vec<String> = models.iter().filter(|m| !ranked.contains(m.as_str())).cloned().collect();
         let pairs: Vec<PairVerdict> = adjacent
             .into_iter()
             .map(|pair| {
