@@ -119,6 +119,10 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
             pointwise.push((name, bytes));
         }
     }
+    if pairs.is_empty() && pointwise.iter().all(|(_, bytes)| bytes.iter().all(u8::is_ascii_whitespace)) {
+        let names: Vec<&str> = pointwise.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(no_records(&names, "judgments"));
+    }
     match pointwise.first() {
         Some((f, _)) if !pairs.is_empty() => {
             bail!("{} holds pairwise judgments and pointwise ones ({f}); rank one kind at a time", path.display())
@@ -138,7 +142,9 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
 /// response, one checklist length per session); problems reported. Decoded as `decoding` says (`None`:
 /// as each judgment records).
 pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
-    scores_of(judgments(path)?, decoding)
+    let files = judgments(path)?;
+    ensure_records(&files, "judgments")?;
+    scores_of(files, decoding)
 }
 
 fn scores_of(files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<Decoding>) -> Result<Vec<Score>> {
@@ -202,6 +208,7 @@ pub fn labels(path: &Path) -> Result<Vec<Score>> {
         };
         files.push((name, scores));
     }
+    ensure_records(&files, "scores")?;
     problems.extend(formats::check_scores(records(&files)));
     report(problems)?;
     Ok(files.into_iter().flat_map(|(_, s)| s.into_iter().map(|l| l.value)).collect())
@@ -279,13 +286,13 @@ impl GradingInputs {
         need_checklists: bool,
     ) -> Result<Self> {
         let qname = queries.display().to_string();
-        let (mut bench, mut problems) = Benchmark::new(&qname, jsonl::read_jsonl::<Query>(&qname, &read(queries)?)?);
+        let (mut bench, mut problems) = Benchmark::new(&qname, formats::rocketeval::read_queries(&qname, &read(queries)?)?);
         if bench.is_empty() {
             return Err(no_records(&[&qname], "queries"));
         }
         if let Some(c) = checklists {
             let cname = c.display().to_string();
-            let rows = jsonl::read_jsonl(&cname, &read(c)?)?;
+            let rows = formats::rocketeval::read_checklists(&cname, &read(c)?)?;
             if rows.is_empty() {
                 return Err(no_records(&[&cname], "checklists"));
             }

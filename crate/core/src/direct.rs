@@ -241,6 +241,7 @@ pub fn read_query_rubrics(file: &str, bytes: &[u8]) -> std::result::Result<Vec<L
     let rows = crate::formats::jsonl::read_jsonl::<QueryRubric>(file, bytes)?;
     let mut seen = std::collections::HashMap::new();
     for r in &rows {
+        crate::formats::limits::check_rubric(file, r.line, "rubric", &r.value.rubric)?;
         if r.value.rubric.trim().is_empty() {
             return Err(FormatError::new(
                 file,

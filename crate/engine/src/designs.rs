@@ -16,7 +16,7 @@ use rocketjudge_core::reasoned::{
 };
 
 use crate::generate::GenerateSettings;
-use crate::judge::{cut_middle, fit_two, AnyJudge, Judge};
+use crate::judge::{cut_middle, ends_within, fit_two_heads, AnyJudge, Judge};
 use crate::EngineError;
 
 fn no_checklist(query: &Query) -> EngineError {
@@ -150,7 +150,7 @@ impl AnyJudge {
             &grading_history(query, response),
             query.user_query(),
             reference,
-            response.answer(),
+            &ends_within(response.answer(), room, self.tokenizer())?,
             &query.checklist,
         );
         let mut tokens = self.prompt_tokens(&text, true)?;
@@ -188,7 +188,7 @@ impl AnyJudge {
         for (order, a_first) in [true, false].into_iter().enumerate() {
             let (first, second) = if a_first { (a, b) } else { (b, a) };
             // Earlier turns are the benchmark's own: the same whichever response is shown first.
-            let (tokens, cut) = fit_two(first.answer(), second.answer(), room, |x, y| {
+            let (tokens, cut) = fit_two_heads(first.answer(), second.answer(), room, self.tokenizer(), |x, y| {
                 self.prompt_tokens(&reasoned_pair_prompt(protocol, query.history(), query.user_query(), x, y, &query.checklist), true)
             })?;
             row.truncated_chars = row.truncated_chars.max(Some(cut).filter(|&c| c > 0));

@@ -126,6 +126,22 @@ pub struct Tokenizer {
     pub kind: String,
     /// Each token's type after llama.cpp's corrections (what decoding renders it as).
     types: Vec<i32>,
+    /// The most characters of text one token stands for (see [`Tokenizer::longest_token_chars`]).
+    longest_token_chars: usize,
+}
+
+/// The first `n` characters of `text` (all of it when shorter).
+pub fn head_chars(text: &str, n: usize) -> &str {
+    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
+}
+
+/// The last `n` characters of `text` (all of it when shorter).
+pub fn tail_chars(text: &str, n: usize) -> &str {
+    match n.checked_sub(1).and_then(|k| text.char_indices().rev().nth(k)) {
+        Some((i, _)) => &text[i..],
+        None if n == 0 => "",
+        None => text,
+    }
 }
 
 fn strings(g: &Gguf, key: &str) -> Result<Vec<String>, EngineError> {
@@ -238,7 +254,11 @@ impl Tokenizer {
         let (def_bos, def_eos) = if model_kind == "llama" { (Some(1), Some(2)) } else { (None, None) };
         let eos = id_key("tokenizer.ggml.eos_token_id").or(def_eos);
         end_of_generation.extend(eos);
+        // A token's text spells each character it stands for with at least one of its own (byte-level
+        // BPE: one per byte; SentencePiece: `▁` for a space; a byte token one for a byte).
+        let longest_token_chars = tokens.iter().map(|t| t.chars().count()).max().unwrap_or(1).max(1);
         Ok(Tokenizer {
+            longest_token_chars,
             bos: id_key("tokenizer.ggml.bos_token_id").or(def_bos),
             eos,
             end_of_generation: end_of_generation.into_iter().collect(),
@@ -261,6 +281,40 @@ impl Tokenizer {
 
     pub fn vocab_size(&self) -> usize {
         self.tokens.len()
+    }
+
+    /// The most characters of text one token can stand for: a text of `n × this` characters is at
+    /// least `n` tokens (Qwen2.5: 128; SmolLM2: 81; Gemma 3: 31).
+    pub fn longest_token_chars(&self) -> usize {
+        self.longest_token_chars
+    }
+
+    /// A beginning of `text` that is at least `tokens` tokens, or all of `text` when it is fewer:
+    /// everything a context of `tokens` can keep of the text's beginning lies in it, so the rest
+    /// need never be tokenized or copied (a 10 MB answer costs what a context's worth does). Tried
+    /// on `4 ×` as many characters as tokens, four times more each time that is too few, and never
+    /// more than [`Self::longest_token_chars`] per token, which always suffices. Eight tokens more
+    /// than asked allow for how the text joins the prompt around it.
+    pub fn head_of<'t>(&self, text: &'t str, tokens: usize) -> Result<&'t str, EngineError> {
+        self.end_of(text, tokens, head_chars)
+    }
+
+    /// [`Self::head_of`] for the end of `text`.
+    pub fn tail_of<'t>(&self, text: &'t str, tokens: usize) -> Result<&'t str, EngineError> {
+        self.end_of(text, tokens, tail_chars)
+    }
+
+    fn end_of<'t>(&self, text: &'t str, tokens: usize, take: fn(&'t str, usize) -> &'t str) -> Result<&'t str, EngineError> {
+        let want = tokens.saturating_add(8);
+        let most = want.saturating_mul(self.longest_token_chars);
+        let mut chars = want.saturating_mul(4).min(most);
+        loop {
+            let part = take(text, chars);
+            if part.len() == text.len() || chars >= most || self.encode_plain(part)?.len() >= want {
+                return Ok(part);
+            }
+            chars = chars.saturating_mul(4).min(most);
+        }
     }
 
     pub fn token_text(&self, id: u32) -> Option<&str> {

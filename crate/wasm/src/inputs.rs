@@ -1,7 +1,7 @@
 //! Uploads read by core's parsers (queries, checklists, responses, rankings, checklist replies) and
 //! the checklist-creation prompt.
 
-use rocketjudge_core::formats::{self, alpacaeval, fastchat, jsonl, Benchmark, Checklist, Lined, Problem, Query, Response};
+use rocketjudge_core::formats::{self, alpacaeval, fastchat, jsonl, Benchmark, Lined, Problem, Query, Response};
 use rocketjudge_core::prompt;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -18,7 +18,7 @@ struct Parsed<T> {
 /// Parse queries (RocketEval JSONL): `{records, problems}`. Malformed files throw with file, line and field.
 #[wasm_bindgen(js_name = parseQueries)]
 pub fn parse_queries(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
-    let rows = jsonl::read_jsonl::<Query>(name, bytes).map_err(err)?;
+    let rows = formats::rocketeval::read_queries(name, bytes).map_err(err)?;
     let (b, mut problems) = Benchmark::new(name, rows);
     problems.extend(b.check_checklists(name));
     to_js(&Parsed { records: b.queries, problems, format: "rocketeval" })
@@ -29,8 +29,8 @@ pub fn parse_queries(name: &str, bytes: &[u8]) -> Result<JsValue, JsValue> {
 /// checklists without a query, queries left without a checklist).
 #[wasm_bindgen(js_name = parseQueriesWithChecklists)]
 pub fn parse_queries_with_checklists(name: &str, bytes: &[u8], checklist_name: &str, checklist_bytes: &[u8]) -> Result<JsValue, JsValue> {
-    let rows = jsonl::read_jsonl::<Query>(name, bytes).map_err(err)?;
-    let checklists: Vec<Lined<Checklist>> = jsonl::read_jsonl(checklist_name, checklist_bytes).map_err(err)?;
+    let rows = formats::rocketeval::read_queries(name, bytes).map_err(err)?;
+    let checklists = formats::rocketeval::read_checklists(checklist_name, checklist_bytes).map_err(err)?;
     let (mut b, mut problems) = Benchmark::new(name, rows);
     problems.extend(b.attach_checklists(checklist_name, checklists));
     problems.extend(b.check_checklists(name));

@@ -53,6 +53,9 @@ pub fn run(a: Args) -> CliResult {
     inputs::report(problems)?;
     let labels_name = a.labels.display().to_string();
     let lined = calibrate::read_labels(&labels_name, &inputs::read(&a.labels)?)?;
+    if lined.is_empty() {
+        return Err(inputs::no_records(&[&labels_name], "labels"));
+    }
     let judgments: Vec<Judgment> = inputs::records(&files).map(|(_, j)| j.value.clone()).collect();
     let labels: Vec<_> = lined.iter().map(|l| l.value.clone()).collect();
     let mut c = calibrate::calibrate_with(&judgments, &labels, &opts, &ExtraTreesParams::default(), None)?;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use rocketjudge_core::creation::{write_checklist, CreationPolicy};
-use rocketjudge_core::formats::{jsonl, Checklist, Query};
+use rocketjudge_core::formats::{self, jsonl, Checklist, Query};
 use rocketjudge_core::prompt::creation_prompt;
 use serde_json::{json, Value};
 
@@ -97,13 +97,31 @@ pub fn run(c: ChecklistCmd) -> CliResult {
     match c {
         ChecklistCmd::Prompt { queries, session } => {
             let name = queries.display().to_string();
-            let qs = jsonl::read_jsonl::<Query>(&name, &inputs::read(&queries)?)?;
+            let qs = formats::rocketeval::read_queries(&name, &inputs::read(&queries)?)?;
+            once_each(&name, &qs)?;
             let q = qs.iter().find(|q| q.value.session_id == session).with_context(|| format!("no query `{session}` in {name}"))?;
             println!("{}", creation_prompt(&q.value));
             Ok(())
         }
         ChecklistCmd::Create(a) => create(a),
     }
+}
+
+/// Refuse a queries file that lists a session twice (which one would the checklist be for?).
+fn once_each(file: &str, queries: &[rocketjudge_core::formats::Lined<Query>]) -> Result<()> {
+    let mut first_line = std::collections::HashMap::new();
+    for q in queries {
+        if let Some(first) = first_line.insert(q.value.session_id.as_str(), q.line) {
+            return Err(rocketjudge_core::FormatError::new(
+                file,
+                q.line,
+                "session_id",
+                format!("the query `{}` is listed twice (first on line {first}); each query gets one checklist", q.value.session_id),
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Where checklists come from: an endpoint, or the local judge (one writer per run: the variants'
@@ -116,23 +134,12 @@ enum Writer {
 
 fn create(a: CreateArgs) -> CliResult {
     let name = a.queries.display().to_string();
-    let queries = jsonl::read_jsonl::<Query>(&name, &inputs::read(&a.queries)?)?;
+    let queries = formats::rocketeval::read_queries(&name, &inputs::read(&a.queries)?)?;
     if queries.is_empty() {
         return Err(inputs::no_records(&[&name], "queries"));
     }
     // One checklist per query: a session listed twice would be worked (and paid for) twice.
-    let mut first_line = std::collections::HashMap::new();
-    for q in &queries {
-        if let Some(first) = first_line.insert(q.value.session_id.as_str(), q.line) {
-            return Err(rocketjudge_core::FormatError::new(
-                &name,
-                q.line,
-                "session_id",
-                format!("the query `{}` is listed twice (first on line {first}); each query gets one checklist", q.value.session_id),
-            )
-            .into());
-        }
-    }
+    once_each(&name, &queries)?;
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
     let resumed = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?;

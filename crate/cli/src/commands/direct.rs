@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::direct::{read_direct_scores, read_query_rubrics, DirectScore, DirectSettings, ReferenceUse, DEFAULT_DIRECT_K};
-use rocketjudge_core::formats::jsonl;
+use rocketjudge_core::formats::{jsonl, limits};
 use rocketjudge_core::pairwise::ChecklistUse;
 use rocketjudge_core::prompt::{DirectInstruction, DirectScale};
 
@@ -67,8 +67,22 @@ pub fn run(a: Args) -> CliResult {
     let (checklist, k) = a.checklist.rule(ChecklistUse::Never, DEFAULT_DIRECT_K)?;
     // Core refuses what means nothing (perplexity has no prompt for a checklist, no answer to decode).
     let rubric = match &a.rubric_file {
-        Some(f) => Some(String::from_utf8(inputs::read(f)?).map_err(|_| anyhow::anyhow!("{}: the rubric is not UTF-8 text", f.display()))?),
-        None => a.rubric.clone(),
+        Some(f) => {
+            let text = String::from_utf8(inputs::read(f)?).map_err(|_| anyhow::anyhow!("{}: the rubric is not UTF-8 text", f.display()))?;
+            limits::check_rubric(&f.display().to_string(), 0, "--rubric-file", &text)?;
+            if text.trim().is_empty() {
+                return Err(
+                    rocketjudge_core::FormatError::new(&f.display().to_string(), 0, "--rubric-file", "the rubric file is empty").into()
+                );
+            }
+            Some(text)
+        }
+        None => {
+            if let Some(r) = &a.rubric {
+                limits::check_rubric("the command line", 0, "--rubric", r)?;
+            }
+            a.rubric.clone()
+        }
     };
     // The Direct prompt needs no checklist: queries without one are fine here.
     let inputs =

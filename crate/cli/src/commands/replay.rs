@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_core::formats::{jsonl, Query};
+use rocketjudge_core::formats;
 use rocketjudge_core::rank::{RankOptions, RankSettings};
 use rocketjudge_core::replay::{replay, Replay, ReplayOptions};
 use rocketjudge_core::schedule::{Job, Order};
@@ -155,7 +155,10 @@ pub fn run(a: Args) -> CliResult {
     let categories: HashMap<String, Option<String>> = match &a.queries {
         Some(q) => {
             let name = q.display().to_string();
-            jsonl::read_jsonl::<Query>(&name, &inputs::read(q)?)?.into_iter().map(|r| (r.value.session_id, r.value.category)).collect()
+            formats::rocketeval::read_queries(&name, &inputs::read(q)?)?
+                .into_iter()
+                .map(|r| (r.value.session_id, r.value.category))
+                .collect()
         }
         None => HashMap::new(),
     };

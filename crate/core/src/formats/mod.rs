@@ -14,6 +14,7 @@ pub mod arena;
 pub mod csv;
 pub mod fastchat;
 pub mod jsonl;
+pub mod limits;
 pub mod rocketeval;
 pub mod sniff;
 

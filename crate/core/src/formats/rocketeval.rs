@@ -260,6 +260,16 @@ where
     Ok(rows)
 }
 
+/// Read a queries JSONL file, refusing a query or checklist item too long to judge ([`super::limits`]).
+pub fn read_queries(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Query>>, FormatError> {
+    read_validated(file, bytes, |q: &Query, f, l| super::limits::check_query(f, l, q))
+}
+
+/// Read a checklists JSONL file (`checklist.jsonl`), refusing an item too long to judge.
+pub fn read_checklists(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Checklist>>, FormatError> {
+    read_validated(file, bytes, |c: &Checklist, f, l| super::limits::check_checklist(f, l, c))
+}
+
 /// Read a judgments JSONL file, validating every record.
 pub fn read_judgments(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Judgment>>, FormatError> {
     read_validated(file, bytes, |j: &Judgment, f, l| j.validate(f, l))

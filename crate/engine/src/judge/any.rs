@@ -132,6 +132,11 @@ impl AnyJudge {
         each!(self, j => j.generate_replies(prompt, settings, n, on_reply).await)
     }
 
+    /// The judge's tokenizer.
+    pub fn tokenizer(&self) -> &crate::tokenizer::Tokenizer {
+        each!(self, j => &j.codec.tokenizer)
+    }
+
     /// The judge's context in tokens (prompt and reply together).
     pub fn context_tokens(&self) -> usize {
         each!(self, j => j.max_tokens)

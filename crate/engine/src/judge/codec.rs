@@ -65,16 +65,21 @@ impl PromptCodec {
 
     /// [`Self::prepare`], with the answer as the prompt holds it (whole, or cut and marked).
     fn fit<'r>(&self, query: &Query, response: &'r Response, max_tokens: usize) -> Result<(PreparedResponse, Cow<'r, str>), EngineError> {
-        let answer = response.answer();
+        let whole_answer = response.answer();
+        let all = whole_answer.chars().count();
+        // What lies beyond the answer's first `max_tokens` tokens can never be kept: it is left out
+        // before the prompt is tokenized, so a 10 MB answer costs what a context's worth does.
+        let answer = self.tokenizer.head_of(whole_answer, max_tokens)?;
         let fits = |(p, s): &(Vec<u32>, Vec<Vec<u32>>)| p.len() + s.iter().map(Vec::len).max().unwrap_or(0) <= max_tokens;
-        let whole = self.split(&grading_prompt_for(self.style, query, response, answer))?;
         let chars: Vec<usize> = answer.char_indices().map(|(i, _)| i).chain([answer.len()]).collect();
-        let all = chars.len() - 1;
-        if fits(&whole) {
-            return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, Cow::Borrowed(answer)));
+        if answer.len() == whole_answer.len() {
+            let whole = self.split(&grading_prompt_for(self.style, query, response, answer))?;
+            if fits(&whole) {
+                return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, Cow::Borrowed(answer)));
+            }
         }
         // Binary search on the kept length (in characters) of the answer.
-        let kept = longest_fit(all, |mid| {
+        let kept = longest_fit(chars.len() - 1, |mid| {
             let s = self.split(&grading_prompt_for(self.style, query, response, &cut(answer, chars[mid])))?;
             Ok(fits(&s).then_some(s))
         })?;
@@ -128,7 +133,9 @@ impl PromptCodec {
         // shown first: each response's own earlier turns would differ between the two.
         let history = query.history();
         let items = checklist.then_some(query.checklist.as_slice());
-        fit_two(a, b, max_tokens, |a, b| self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale)))
+        fit_two_heads(a, b, max_tokens, &self.tokenizer, |a, b| {
+            self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale))
+        })
     }
 }
 
@@ -145,7 +152,7 @@ pub(crate) fn cut_middle(tokens: &mut Vec<u32>, room: usize) -> usize {
 /// The tokens `encode` makes of two responses, both cut at the same share of their characters
 /// (marked) where needed to fit `max_tokens`, and the characters cut; an error where even empty
 /// responses do not fit.
-pub(crate) fn fit_two(
+fn fit_two(
     a: &str,
     b: &str,
     max_tokens: usize,
@@ -168,6 +175,32 @@ pub(crate) fn fit_two(
     fitted.map(|(_, t)| t).ok_or_else(|| {
         EngineError::Input(format!("even without the responses the comparison exceeds the judge's context of {max_tokens} tokens"))
     })
+}
+
+/// `text` as a prompt cut in its middle (or at its end) can use it: whole, or when its beginning
+/// and end of `max_tokens` tokens each ([`Tokenizer::head_of`], [`Tokenizer::tail_of`]) leave a
+/// middle out, those two around the truncation marker. Whatever such a context keeps of the text
+/// lies in them, and the middle is never tokenized.
+pub(crate) fn ends_within<'t>(text: &'t str, max_tokens: usize, tokenizer: &Tokenizer) -> Result<Cow<'t, str>, EngineError> {
+    let head = tokenizer.head_of(text, max_tokens)?;
+    let rest = &text[head.len()..];
+    let tail = tokenizer.tail_of(rest, max_tokens)?;
+    Ok(if tail.len() == rest.len() { Cow::Borrowed(text) } else { Cow::Owned(format!("{head}{TRUNCATION_MARKER}{tail}")) })
+}
+
+/// [`fit_two`] on the beginnings of the responses that a context of `max_tokens` can keep
+/// ([`Tokenizer::head_of`]: nothing beyond is tokenized), the characters left out counted as cut.
+pub(crate) fn fit_two_heads(
+    a: &str,
+    b: &str,
+    max_tokens: usize,
+    tokenizer: &Tokenizer,
+    encode: impl Fn(&str, &str) -> Result<Vec<u32>, EngineError>,
+) -> Result<(Vec<u32>, usize), EngineError> {
+    let (ha, hb) = (tokenizer.head_of(a, max_tokens)?, tokenizer.head_of(b, max_tokens)?);
+    let left_out = |whole: &str, head: &str| whole[head.len()..].chars().count();
+    let (tokens, cut) = fit_two(ha, hb, max_tokens, encode)?;
+    Ok((tokens, cut + left_out(a, ha) + left_out(b, hb)))
 }
 
 /// The answer cut after byte `end`, marked as cut.

@@ -36,7 +36,7 @@ mod model;
 pub use any::AnyJudge;
 pub use bench::BenchWorkload;
 pub use codec::PromptCodec;
-pub(crate) use codec::{cut_middle, fit_two};
+pub(crate) use codec::{cut_middle, ends_within, fit_two_heads};
 pub use model::ModelJudge;
 
 /// One checklist item's verdict.

@@ -9,7 +9,7 @@ use crate::backend::Backend;
 use crate::model::Model;
 use crate::EngineError;
 
-use super::codec::{cut_middle, single_tokens};
+use super::codec::{cut_middle, ends_within, single_tokens};
 use super::*;
 
 /// A judge backed by a model on some backend.
@@ -108,7 +108,7 @@ impl<B: Backend> ModelJudge<B> {
             &grading_history(query, response),
             query.user_query(),
             reference,
-            response.answer(),
+            &ends_within(response.answer(), self.max_tokens, &self.codec.tokenizer)?,
             items,
         )
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
@@ -134,7 +134,8 @@ impl<B: Backend> ModelJudge<B> {
         }
         turn.push_str(query.user_query());
         let context = self.codec.encode_user_message(&turn)?;
-        let answer = self.codec.tokenizer.encode_plain(response.answer())?;
+        // Only the answer's first `max_tokens` tokens can be kept: nothing beyond them is tokenized.
+        let answer = self.codec.tokenizer.encode_plain(self.codec.tokenizer.head_of(response.answer(), self.max_tokens)?)?;
         if answer.is_empty() {
             return Err(EngineError::Input("the response is empty: it has no perplexity".into()));
         }
