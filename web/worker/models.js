@@ -53,7 +53,9 @@ export async function openModel(source, fits) {
       await readHeader(blob);
     } catch (e) {
       await removeCachedModel(source.key);
-      throw new Error(`the download is not a whole GGUF file (${blob.size} bytes arrived: ${e.message || e}); it was discarded`);
+      throw new Error(
+        `the download is not a whole GGUF file (${blob.size} bytes arrived: ${e.message || e}); it was discarded`,
+      );
     }
   }
   return blob;

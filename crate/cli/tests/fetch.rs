@@ -718,3 +718,20 @@ fn a_body_cut_short_without_a_length_is_not_cached() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(std::fs::read(String::from_utf8_lossy(&o.stdout).trim()).unwrap(), v1);
 }
+
+/// A redirect to `file:` is refused in words that say so (it read "answered HTTP 404" once), and
+/// nothing is read from the file it names.
+#[test]
+fn a_redirect_to_a_file_url_is_refused_as_such() {
+    let (port, heads) =
+        plain_server(|_, _| http_answer("302 Found", &["Location: file:///etc/passwd".into(), "Content-Length: 0".into()], b""));
+    let cache = tempfile::tempdir().unwrap();
+    let o = fetch(cache.path(), &format!("http://127.0.0.1:{port}/m.gguf"), &[]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && err.contains("not http(s) (such as file:)") && !err.contains("HTTP 404"), "{err}");
+    assert!(!err.contains("trying again") && heads.lock().unwrap().len() <= 11, "not retried: {err}");
+    assert!(
+        !cache.path().join("models").read_dir().unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".gguf")),
+        "nothing cached"
+    );
+}

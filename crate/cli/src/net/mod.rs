@@ -379,6 +379,10 @@ impl Net {
             ureq::Error::ConnectProxyFailed(ref why) => {
                 Failure::transient(anyhow!("cannot reach {shown}: the proxy refused: {why}; {proxy}"))
             }
+            // ureq follows only http(s) redirects: one to `file:` (or any other scheme) ends here too.
+            ureq::Error::TooManyRedirects | ureq::Error::RedirectFailed => Failure::final_(anyhow!(
+                "cannot reach {shown}: it redirected more than 10 times, or to a URL that is not http(s) (such as file:); only http(s) redirects are followed"
+            )),
             ureq::Error::InvalidProxyUrl => Failure::final_(anyhow!("the proxy URL in HTTPS_PROXY/HTTP_PROXY/ALL_PROXY is not valid")),
             ureq::Error::RequireHttpsOnly(ref to) => Failure::final_(anyhow!(
                 "{shown}: refused a redirect from https to plain http ({}): the download would no longer be private or authenticated",
