@@ -283,3 +283,63 @@ fn a_ten_megabyte_response_costs_what_a_context_does() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Large valid inputs: a 10 MB scores file of 20 models (every query's 190 pairs made battles),
+/// 10 MB of battles and of judgments. Parsed records cost a few times their JSON text (owned strings
+/// per record, the file's bytes beside them while they are read): the bound here is eight times the
+/// input over a small run, which the models² battles of every query, once stored for all queries
+/// (15 times the input), exceeded. SECURITY.md has each command's measured ratio.
+#[test]
+fn large_valid_inputs_cost_memory_linear_in_their_size() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let set = valid_set();
+    let d = set.path();
+    let write_lines = |name: &str, line: &dyn Fn(usize) -> String| {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(d.join(name)).unwrap());
+        let (mut k, mut n) = (0, 0);
+        while n < BIG {
+            let l = line(k);
+            n += l.len() + 1;
+            writeln!(f, "{l}").unwrap();
+            k += 1;
+        }
+    };
+    write_lines("scores.jsonl", &|k| {
+        format!(r#"{{"session_id":"q{}","model_test":"model{}","score":{}.{}}}"#, k / 20, k % 20, k % 9 + 1, k % 7)
+    });
+    write_lines("battles.jsonl", &|k| {
+        format!(
+            r#"{{"model_a":"model{}","model_b":"model{}","winner":"model_a","question_id":"q{}"}}"#,
+            k % 20,
+            (k * 7 + 1) % 20 + 20,
+            k % 5000
+        )
+    });
+    write_lines("judgments.jsonl", &|k| {
+        format!(
+            r#"{{"session_id":"q{}","model_test":"model{}","judge":"t","norm_probability":[0.{},0.5,0.25],"judgment":["Yes","No","No"]}}"#,
+            k / 20,
+            k % 20,
+            k % 9 + 1
+        )
+    });
+    let s = |n: &str| d.join(n).display().to_string();
+    let mut failures = Vec::new();
+    for (args, small) in [
+        (vec!["rank", "--scores", &s("scores.jsonl"), "--bootstrap", "20"], s("s.jsonl")),
+        (vec!["rank", "--battles", &s("battles.jsonl"), "--bootstrap", "20"], s("b.jsonl")),
+        (vec!["rank", "--judgments", &s("judgments.jsonl"), "--bootstrap", "20"], s("j.jsonl")),
+        (vec!["score", "--judgments", &s("judgments.jsonl"), "--out", &s("scores-out")], s("j.jsonl")),
+    ] {
+        let big_input = std::fs::metadata(args[2]).unwrap().len();
+        let small_args: Vec<String> = args.iter().enumerate().map(|(i, a)| if i == 2 { small.clone() } else { a.to_string() }).collect();
+        let (_, _, base) = run_measured(&small_args, d);
+        let (code, err, peak) = run_measured(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>(), d);
+        let bound = base.max(own_rss_kib()) + 8 * big_input / 1024 + 16 * 1024;
+        if code != Some(0) || peak > bound {
+            failures.push(format!("{:?}: exit {code:?}, peak {peak} KiB, bound {bound} KiB (small input {base} KiB): {err}", &args[..2]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -160,22 +160,45 @@ pub type WeightedBattle = (IndexBattle, f64);
 
 /// Battles of each session: every pair (a < b by model order) that both have a score.
 pub fn session_battles(table: &ScoreTable, rule: &PairRule) -> Vec<Vec<WeightedBattle>> {
-    (0..table.sessions.len())
-        .map(|s| {
-            let mut out = Vec::new();
-            for a in 0..table.models.len() {
-                let Some(sa) = table.get(a, s) else { continue };
-                for b in a + 1..table.models.len() {
-                    if let Some(sb) = table.get(b, s) {
-                        if let Some(w) = rule.outcome(sa, sb) {
-                            out.push(((a, b, w), 1.0));
-                        }
-                    }
-                }
+    (0..table.sessions.len()).map(|s| Comparisons::Scores(rule).session(table, s).collect()).collect()
+}
+
+/// Where each session's battles come from: derived from the table's scores by a pair rule when they
+/// are asked for (a session of n scores has n(n−1)/2 of them: stored for every session, they would
+/// cost far more memory than the scores), or given (pairwise judgments, verdicts on pairs).
+#[derive(Clone, Copy)]
+enum Comparisons<'a> {
+    Scores(&'a PairRule),
+    Given(&'a [Vec<WeightedBattle>]),
+}
+
+impl Comparisons<'_> {
+    /// The battles of session `s`.
+    fn session<'t>(self, table: &'t ScoreTable, s: usize) -> Box<dyn Iterator<Item = WeightedBattle> + 't>
+    where
+        Self: 't,
+    {
+        match self {
+            Comparisons::Given(per_session) => Box::new(per_session[s].iter().copied()),
+            Comparisons::Scores(rule) => {
+                let n = table.models.len();
+                Box::new((0..n).filter_map(move |a| table.get(a, s).map(|sa| (a, sa))).flat_map(move |(a, sa)| {
+                    (a + 1..n).filter_map(move |b| {
+                        let sb = table.get(b, s)?;
+                        rule.outcome(sa, sb).map(|w| ((a, b, w), 1.0))
+                    })
+                }))
             }
-            out
-        })
-        .collect()
+        }
+    }
+
+    /// The battles of `sessions`, repeats counting again.
+    fn of<'t>(self, table: &'t ScoreTable, sessions: &'t [usize]) -> impl Iterator<Item = WeightedBattle> + 't
+    where
+        Self: 't,
+    {
+        sessions.iter().flat_map(move |&s| self.session(table, s))
+    }
 }
 
 /// All pairwise battles implied by the scores, in Chatbot Arena's format (query order, then model order).
@@ -385,12 +408,16 @@ pub struct AdjacentPair {
 
 /// Rank the models of `table` (pointwise scores; battles by the options' pair rule).
 pub fn rank(table: &ScoreTable, opts: &RankOptions) -> Result<Ranking> {
-    rank_comparisons(table, session_battles(table, &opts.pairs), opts)
+    rank_with(table, Comparisons::Scores(&opts.pairs), opts)
 }
 
 /// Rank from scores and each session's battles given separately: pairwise judgments
 /// ([`crate::pairwise::comparisons`]) give both, so every method applies to every evaluation type.
 pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>>, opts: &RankOptions) -> Result<Ranking> {
+    rank_with(table, Comparisons::Given(&per_session), opts)
+}
+
+fn rank_with(table: &ScoreTable, comparisons: Comparisons, opts: &RankOptions) -> Result<Ranking> {
     let n = table.models.len();
     if n < 2 {
         return invalid!("ranking needs at least two models with scores, found {n}");
@@ -399,26 +426,26 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
         return invalid!("battle resampling applies to pairwise methods (bt, winrate, elo), not {:?}", opts.method);
     }
     let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
-    let point = estimate(table, &per_session, &all_sessions, opts)?;
+    let point = estimate(table, comparisons, &all_sessions, opts)?;
 
     // Each replicate's ratings of every model (NaN: not rated in that replicate).
     let mut replicates: Vec<Vec<f64>> = Vec::with_capacity(opts.bootstrap);
     if opts.bootstrap > 0 {
         let mut rng = Rng::new(opts.seed);
-        let unique = unique_battles(&per_session);
+        let unique = unique_battles(comparisons.of(table, &all_sessions));
         // As many draws as there are battle records, each in proportion to its battle's weight and
         // weighing the mean weight (with unit weights: Arena's multinomial counts).
-        let total: usize = per_session.iter().map(Vec::len).sum();
+        let total: usize = comparisons.of(table, &all_sessions).count();
         let p: Vec<f64> = unique.iter().map(|u| u.1).collect();
         let per_draw = p.iter().sum::<f64>() / total.max(1) as f64;
         for _ in 0..opts.bootstrap {
             let est = match opts.resample {
-                Resample::Sessions => estimate(table, &per_session, &rng.resample(table.sessions.len()), opts).map(|e| e.ratings),
+                Resample::Sessions => estimate(table, comparisons, &rng.resample(table.sessions.len()), opts).map(|e| e.ratings),
                 Resample::Battles => {
                     let counts = rng.multinomial(total, &p);
                     let weighted: Vec<WeightedBattle> =
                         unique.iter().zip(counts).filter(|(_, c)| *c > 0).map(|(u, c)| (u.0, c as f64 * per_draw)).collect();
-                    pairwise_estimate(n, &weighted, opts, Some(&mut rng)).map(|(r, _)| r.ratings)
+                    pairwise_estimate(n, weighted, opts, Some(&mut rng)).map(|(r, _)| r.ratings)
                 }
             };
             // A resample without comparisons (tiny inputs) has no estimate; it is skipped, not faked.
@@ -430,7 +457,7 @@ pub fn rank_comparisons(table: &ScoreTable, per_session: Vec<Vec<WeightedBattle>
 
     let responses: Vec<usize> = (0..n).map(|m| table.answered(m)).collect();
     let mut battles_per_model = vec![0.0; n];
-    for &((a, b, _), weight) in per_session.iter().flatten() {
+    for ((a, b, _), weight) in comparisons.of(table, &all_sessions) {
         battles_per_model[a] += weight;
         battles_per_model[b] += weight;
     }
@@ -489,7 +516,7 @@ fn adjacent_pair(table: &ScoreTable, replicates: &[Vec<f64>], a: usize, b: usize
 /// `sessions` given, repeats counting again: what one replicate of [`rank_comparisons`]'s query bootstrap
 /// computes.
 pub fn ratings_on(table: &ScoreTable, per_session: &[Vec<WeightedBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Vec<f64>> {
-    estimate(table, per_session, sessions, opts).map(|e| e.ratings)
+    estimate(table, Comparisons::Given(per_session), sessions, opts).map(|e| e.ratings)
 }
 
 struct Estimate {
@@ -499,7 +526,7 @@ struct Estimate {
     notes: Vec<Vec<String>>,
 }
 
-fn estimate(table: &ScoreTable, per_session: &[Vec<WeightedBattle>], sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
+fn estimate(table: &ScoreTable, comparisons: Comparisons, sessions: &[usize], opts: &RankOptions) -> Result<Estimate> {
     let n = table.models.len();
     let ratings = match opts.method {
         Method::Mean | Method::Median => {
@@ -515,8 +542,7 @@ fn estimate(table: &ScoreTable, per_session: &[Vec<WeightedBattle>], sessions: &
             r
         }
         _ => {
-            let weighted: Vec<WeightedBattle> = sessions.iter().flat_map(|&s| per_session[s].iter().copied()).collect();
-            let (est, notes) = pairwise_estimate(n, &weighted, opts, None)?;
+            let (est, notes) = pairwise_estimate(n, comparisons.of(table, sessions), opts, None)?;
             return Ok(Estimate { shift: anchor_shift(table, &est.ratings, opts), ratings: est.ratings, notes });
         }
     };
@@ -531,19 +557,23 @@ struct PairwiseEstimate {
 /// random order when `shuffle` is given (bootstrap replicates, as Arena's bootstrap does).
 fn pairwise_estimate(
     n: usize,
-    weighted: &[WeightedBattle],
+    weighted: impl IntoIterator<Item = WeightedBattle>,
     opts: &RankOptions,
     shuffle: Option<&mut Rng>,
 ) -> Result<(PairwiseEstimate, Vec<Vec<String>>)> {
-    if weighted.is_empty() {
-        return invalid!("no pairwise comparisons between the models (do they answer the same queries?)");
-    }
+    // Online Elo replays the battles in order; the other methods read them once, as they come.
+    let mut sequence: Vec<WeightedBattle> = Vec::new();
+    let mut any = false;
     // Each pair that met once, with the points each side took (memory linear in the pairs, never n²).
     let mut at: HashMap<(usize, usize), usize> = HashMap::new();
     let mut pairs: Vec<bradley_terry::Pair> = Vec::new();
     let mut games = vec![0.0; n];
     let mut points = vec![0.0; n];
-    for &((a, b, w), weight) in weighted {
+    for ((a, b, w), weight) in weighted {
+        any = true;
+        if opts.method == Method::Elo {
+            sequence.push(((a, b, w), weight));
+        }
         let (i, j, wins_i) = if a < b { (a, b, w.score_a()) } else { (b, a, 1.0 - w.score_a()) };
         let k = *at.entry((i, j)).or_insert_with(|| {
             pairs.push(bradley_terry::Pair { i, j, wins_i: 0.0, wins_j: 0.0 });
@@ -555,6 +585,9 @@ fn pairwise_estimate(
         points[j] += weight * (1.0 - wins_i);
         games[a] += weight;
         games[b] += weight;
+    }
+    if !any {
+        return invalid!("no pairwise comparisons between the models (do they answer the same queries?)");
     }
     let mut notes = vec![Vec::new(); n];
     let ratings = match opts.method {
@@ -584,7 +617,7 @@ fn pairwise_estimate(
         Method::Elo => {
             // A battle of weight w is replayed ⌊w⌋ times, then once more with K scaled by the rest.
             let mut seq: Vec<WeightedBattle> = Vec::new();
-            for &(b, weight) in weighted {
+            for (b, weight) in sequence {
                 seq.extend(std::iter::repeat((b, 1.0)).take(weight.floor() as usize));
                 if weight.fract() > 1e-9 {
                     seq.push((b, weight.fract()));
@@ -610,9 +643,9 @@ fn anchor_shift(table: &ScoreTable, ratings: &[f64], opts: &RankOptions) -> f64 
 }
 
 /// Distinct battles and their total weight (for multinomial reweighting).
-fn unique_battles(per_session: &[Vec<WeightedBattle>]) -> Vec<WeightedBattle> {
+fn unique_battles(battles: impl Iterator<Item = WeightedBattle>) -> Vec<WeightedBattle> {
     let mut counts: HashMap<(usize, usize, u8), f64> = HashMap::new();
-    for &((a, b, w), weight) in per_session.iter().flatten() {
+    for ((a, b, w), weight) in battles {
         *counts.entry((a, b, w as u8)).or_insert(0.0) += weight;
     }
     let mut out: Vec<WeightedBattle> = counts
