@@ -8,10 +8,12 @@ use anyhow::{bail, Context, Result};
 use std::collections::HashSet;
 
 use rocketjudge_core::decoding::Decoding;
-use rocketjudge_core::formats::{self, fastchat, jsonl, Benchmark, Judgment, Lined, Problem, Query, Response, Score, Severity};
+use rocketjudge_core::formats::{
+    self, fastchat, jsonl, Benchmark, Judgment, JudgmentKey, Lined, Problem, Query, Response, Score, Severity,
+};
 use rocketjudge_core::pairwise::{self, PairJudgment};
 use rocketjudge_core::reasoned;
-use rocketjudge_core::score::scores_from_judgments;
+use rocketjudge_core::score::judgment_score;
 use rocketjudge_core::FormatError;
 
 /// Input problems severe enough to stop (exit code 3).
@@ -109,31 +111,24 @@ pub enum Judged {
 /// come as recorded, for `pairwise::comparisons` to decode.
 pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
     let mut pairs = Vec::new();
-    let mut pointwise = Vec::new();
+    let mut pointwise = Scorer::default();
     for f in files_in(path)? {
         let name = f.display().to_string();
         let bytes = read_judgment_lines(&f)?;
         if pairwise::looks_like_pair_judgments(&bytes) {
             pairs.extend(pairwise::read_pair_judgments(&name, &bytes)?.into_iter().map(|r| r.value));
         } else {
-            pointwise.push((name, bytes));
+            pointwise.read(name, &bytes, decoding)?;
         }
     }
-    if pairs.is_empty() && pointwise.iter().all(|(_, bytes)| bytes.iter().all(u8::is_ascii_whitespace)) {
-        let names: Vec<&str> = pointwise.iter().map(|(n, _)| n.as_str()).collect();
-        return Err(no_records(&names, "judgments"));
-    }
-    match pointwise.first() {
-        Some((f, _)) if !pairs.is_empty() => {
+    match pointwise.files.first() {
+        Some(f) if !pairs.is_empty() => {
             bail!("{} holds pairwise judgments and pointwise ones ({f}); rank one kind at a time", path.display())
         }
-        Some(_) => {
-            let files = pointwise
-                .into_iter()
-                .map(|(name, bytes)| Ok((name.clone(), formats::rocketeval::read_judgments(&name, &bytes)?)))
-                .collect::<Result<_>>()?;
-            Ok(Judged::Scores(scores_of(files, decoding)?))
+        Some(_) if pointwise.kept.is_empty() => {
+            Err(no_records(&pointwise.files.iter().map(String::as_str).collect::<Vec<_>>(), "judgments"))
         }
+        Some(_) => Ok(Judged::Scores(pointwise.finish()?)),
         None => Ok(Judged::Pairs(pairs)),
     }
 }
@@ -142,21 +137,94 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
 /// response, one checklist length per session); problems reported. Decoded as `decoding` says (`None`:
 /// as each judgment records).
 pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
-    let files = judgments(path)?;
-    ensure_records(&files, "judgments")?;
-    scores_of(files, decoding)
+    let mut pointwise = Scorer::default();
+    for f in files_in(path)? {
+        let name = f.display().to_string();
+        let bytes = read_judgment_lines(&f)?;
+        if pairwise::looks_like_pair_judgments(&bytes) {
+            bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
+        }
+        pointwise.read(name, &bytes, decoding)?;
+    }
+    if pointwise.kept.is_empty() {
+        return Err(no_records(&pointwise.files.iter().map(String::as_str).collect::<Vec<_>>(), "judgments"));
+    }
+    pointwise.finish()
 }
 
-fn scores_of(files: Vec<(String, Vec<Lined<Judgment>>)>, decoding: Option<Decoding>) -> Result<Vec<Score>> {
-    let mut scores = Vec::new();
-    let mut problems = formats::check_judgments(records(&files));
-    for (file, js) in &files {
-        let (s, p) = scores_from_judgments(file, js, decoding);
-        scores.extend(s);
-        problems.extend(p);
+/// Pointwise judgments read a file at a time and a line at a time: of each judgment only what the
+/// checks across files and its score need is kept, never the judgment itself, so a folder costs
+/// memory near its scores', not its judgments' (the labels, token ids and settings of every line).
+#[derive(Default)]
+struct Scorer {
+    files: Vec<String>,
+    kept: Vec<Kept>,
+    /// The scores' problems, file by file (those of the checks across files go first).
+    problems: Vec<Problem>,
+}
+
+/// What [`Scorer`] keeps of a judgment.
+struct Kept {
+    file: usize,
+    line: usize,
+    session_id: String,
+    model_test: String,
+    items: usize,
+    score: Option<f64>,
+    judge: String,
+}
+
+impl Scorer {
+    /// Read the judgments of one file as `formats::rocketeval::read_judgments` does (every line
+    /// parsed first, so the first malformed line is the error whatever follows it; then each
+    /// validated in order), scoring each as it is read.
+    fn read(&mut self, name: String, bytes: &[u8], decoding: Option<Decoding>) -> Result<()> {
+        let lines = jsonl::lines(&name, bytes)?;
+        for &(line, text) in &lines {
+            jsonl::parse_value::<Judgment>(&name, line, text)?;
+        }
+        let file = self.files.len();
+        for (line, text) in lines {
+            let value: Judgment = jsonl::parse_value(&name, line, text)?;
+            value.validate(&name, line)?;
+            let judgment = Lined { line, value };
+            let (score, problem) = judgment_score(&name, &judgment, decoding);
+            self.problems.extend(problem);
+            let j = judgment.value;
+            self.kept.push(Kept {
+                file,
+                line,
+                items: j.norm_probability.len(),
+                score: score.map(|s| s.score),
+                session_id: j.session_id,
+                model_test: j.model_test,
+                judge: j.judge,
+            });
+        }
+        self.files.push(name);
+        Ok(())
     }
-    report(problems)?;
-    Ok(scores)
+
+    /// The scores, after the checks across files; problems reported (errors stop).
+    fn finish(self) -> Result<Vec<Score>> {
+        let Scorer { files, kept, problems: scored } = self;
+        let mut problems = formats::check_judgment_keys(kept.iter().map(|k| JudgmentKey {
+            file: &files[k.file],
+            line: k.line,
+            session_id: &k.session_id,
+            model_test: &k.model_test,
+            items: k.items,
+        }));
+        problems.extend(scored);
+        report(problems)?;
+        Ok(kept
+            .into_iter()
+            .filter_map(|k| {
+                let judge = Some(k.judge).filter(|j| !j.is_empty());
+                k.score.map(|score| Score { session_id: k.session_id, model_test: k.model_test, score, judge })
+            })
+            .collect())
+    }
 }
 
 /// Pairwise verdicts as Arena battles ({model_a, model_b, winner, question_id?}, JSON or JSONL).

@@ -193,43 +193,64 @@ impl Benchmark {
 /// training data); every other judgment, an empty one included, is an error at its file and line,
 /// field `norm_probability`. (An empty list is never the checklist: no checklist is empty.)
 pub fn check_judgments<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined<Judgment>)>) -> Vec<Problem> {
-    let records: Vec<_> = records.into_iter().collect();
-    let mut problems = duplicates(records.iter().map(|(f, j)| (*f, j.line, &j.value.session_id, &j.value.model_test)), "judgment");
+    check_judgment_keys(records.into_iter().map(|(file, j)| JudgmentKey {
+        file,
+        line: j.line,
+        session_id: &j.value.session_id,
+        model_test: &j.value.model_test,
+        items: j.value.norm_probability.len(),
+    }))
+}
+
+/// What [`check_judgments`] reads of a judgment: a reader that keeps no more of each judgment than
+/// this (and its score) checks a folder in memory far below the judgments'.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgmentKey<'a> {
+    pub file: &'a str,
+    pub line: usize,
+    pub session_id: &'a str,
+    pub model_test: &'a str,
+    /// The number of items (`norm_probability`'s length).
+    pub items: usize,
+}
+
+/// [`check_judgments`] on what it reads of each judgment.
+pub fn check_judgment_keys<'a>(records: impl IntoIterator<Item = JudgmentKey<'a>>) -> Vec<Problem> {
+    let records: Vec<JudgmentKey> = records.into_iter().collect();
+    let mut problems = duplicates(records.iter().map(|k| (k.file, k.line, k.session_id, k.model_test)), "judgment");
     // Per session: how many judgments have each length, and the first of them.
     let mut lengths: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
-    for (i, (_, j)) in records.iter().enumerate() {
-        let n = j.value.norm_probability.len();
-        let counts = lengths.entry(&j.value.session_id).or_default();
-        if n == 0 {
+    for (i, k) in records.iter().enumerate() {
+        let counts = lengths.entry(k.session_id).or_default();
+        if k.items == 0 {
             continue;
         }
-        match counts.iter_mut().find(|c| c.0 == n) {
+        match counts.iter_mut().find(|c| c.0 == k.items) {
             Some(c) => c.1 += 1,
-            None => counts.push((n, 1, i)),
+            None => counts.push((k.items, 1, i)),
         }
     }
-    for (file, j) in &records {
+    for k in &records {
         // `max_by_key` returns the last maximum; reversed, that is the length that appeared first.
-        let Some(&(len, count, first)) = lengths[j.value.session_id.as_str()].iter().rev().max_by_key(|c| c.1) else {
+        let Some(&(len, count, first)) = lengths[k.session_id].iter().rev().max_by_key(|c| c.1) else {
             continue; // every judgment of the session is empty
         };
-        let n = j.value.norm_probability.len();
-        if n == len {
+        if k.items == len {
             continue;
         }
-        let (ref_file, ref_j) = records[first];
+        let reference = records[first];
         let more = if count > 1 { format!(" and {} more", count - 1) } else { String::new() };
         problems.push(
             Problem::error(
-                file,
-                j.line,
-                &j.value.session_id,
+                k.file,
+                k.line,
+                k.session_id,
                 format!(
                     "{} here but {} in the judgment of `{}` ({}){more}; models compared on one query must be graded on the same checklist",
-                    items(n),
+                    items(k.items),
                     items(len),
-                    ref_j.value.model_test,
-                    place(file, ref_file, ref_j.line)
+                    reference.model_test,
+                    place(k.file, reference.file, reference.line)
                 ),
             )
             .with_field("norm_probability"),
@@ -241,11 +262,11 @@ pub fn check_judgments<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined
 /// Scores (or labels) of several files, each with the file it came from: a (session, model) scored
 /// twice is an error at the second record.
 pub fn check_scores<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined<Score>)>) -> Vec<Problem> {
-    duplicates(records.into_iter().map(|(f, s)| (f, s.line, &s.value.session_id, &s.value.model_test)), "score")
+    duplicates(records.into_iter().map(|(f, s)| (f, s.line, s.value.session_id.as_str(), s.value.model_test.as_str())), "score")
 }
 
 /// Records (file, line, session, model) that repeat an earlier (session, model).
-fn duplicates<'a>(records: impl Iterator<Item = (&'a str, usize, &'a String, &'a String)>, what: &str) -> Vec<Problem> {
+fn duplicates<'a>(records: impl Iterator<Item = (&'a str, usize, &'a str, &'a str)>, what: &str) -> Vec<Problem> {
     let mut first: HashMap<(&str, &str), (&str, usize)> = HashMap::new();
     let mut problems = Vec::new();
     for (file, line, session, model) in records {
