@@ -80,17 +80,28 @@ fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// All judgments in a folder (one file per model, RocketEval layout) or a single file.
-pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
-    let mut out = Vec::new();
+/// Each judgments file of a folder (or the one file), as its name and bytes, to `each`; a file of pair
+/// judgments is an error.
+fn each_pointwise_file(path: &Path, mut each: impl FnMut(String, &[u8]) -> Result<()>) -> Result<()> {
     for f in files_in(path)? {
         let name = f.display().to_string();
         let bytes = read_judgment_lines(&f)?;
         if pairwise::looks_like_pair_judgments(&bytes) {
             bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
         }
-        out.push((name.clone(), formats::rocketeval::read_judgments(&name, &bytes)?));
+        each(name, &bytes)?;
     }
+    Ok(())
+}
+
+/// All judgments in a folder (one file per model, RocketEval layout) or a single file.
+pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
+    let mut out = Vec::new();
+    each_pointwise_file(path, |name, bytes| {
+        let rows = formats::rocketeval::read_judgments(&name, bytes)?;
+        out.push((name, rows));
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -138,14 +149,7 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
 /// as each judgment records).
 pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
     let mut pointwise = Scorer::default();
-    for f in files_in(path)? {
-        let name = f.display().to_string();
-        let bytes = read_judgment_lines(&f)?;
-        if pairwise::looks_like_pair_judgments(&bytes) {
-            bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
-        }
-        pointwise.read(name, &bytes, decoding)?;
-    }
+    each_pointwise_file(path, |name, bytes| pointwise.read(name, bytes, decoding))?;
     if pointwise.kept.is_empty() {
         return Err(no_records(&pointwise.files.iter().map(String::as_str).collect::<Vec<_>>(), "judgments"));
     }
