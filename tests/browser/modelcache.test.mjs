@@ -2,15 +2,17 @@
 // the CLI does and is checked; a cached model is used only when its marker records the hash of exactly
 // the stored bytes and that hash is the one expected; a download that fails part way leaves no
 // marker; the Cache API fallback stores nothing under a model's key before the bytes are verified.
+// A model given without a hash is kept only when its GGUF header says it is whole, and a body shorter
+// than the size its source names is never kept (issue #62).
 // Real parts: `rocketjudge serve`, Chromium, the SmolLM2 judge's real bytes, the wasm SHA-256.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { homedir } from 'node:os';
-import { startServer, launch, newPage } from './harness.mjs';
+import { ROOT, startServer, launch, newPage } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const cacheDir = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
@@ -193,4 +195,46 @@ test('the Cache API fallback keeps only verified bytes, with their hash as the m
   assert.equal(result.unmarked, null, 'an entry without a marker is not used');
   assert.deepEqual(result.listed, ['k']);
   await context.close();
+});
+
+test('a model with no hash is kept only when it is a whole GGUF, and a body shorter than its size never', async () => {
+  // Served by `rocketjudge serve` from the app's models/ folder: the first 300 kB of the judge, as a
+  // server that cut the body without announcing a length would leave it.
+  const cutFile = join(ROOT, 'models', 'rj-test-cut.gguf');
+  writeFileSync(cutFile, readFileSync(join(cacheDir, 'models', `${JUDGE}.gguf`)).subarray(0, 300_000));
+  const { context, page } = await enginePage();
+  try {
+    const cutUrl = `${server.origin}/models/rj-test-cut.gguf`;
+    const cut = await request(page, 'loadJudge', { source: { key: 'cut', urls: [cutUrl] }, backend: 'cpu' });
+    assert.match(cut.error || '', /not a whole GGUF file \(300000 bytes arrived/);
+    assert.deepEqual(await cached(page), [], 'nothing kept of a cut model');
+    // The whole judge without a hash is kept (marked unverified), as before.
+    const whole = await request(page, 'loadJudge', {
+      source: { key: 'whole', urls: [`${server.origin}/models/${JUDGE}.gguf`] },
+      backend: 'cpu',
+    });
+    assert.ok(whole.ok, whole.error);
+    assert.deepEqual(
+      (await cached(page)).map((m) => [m.key, m.sha256]),
+      [['whole', SHA]],
+    );
+    // A body shorter than the size the source names is refused before anything is stored.
+    const short = await page.evaluate(async (u) => {
+      const store = await import('/web/lib/modelstore.js');
+      const wasm = await import('/pkg/rocketjudge_wasm.js');
+      await wasm.default();
+      const error = await store
+        .fetchModel({ key: 'short', urls: [u], size: 400_000 }, wasm, () => {})
+        .then(
+          () => 'stored',
+          (e) => e.message,
+        );
+      return { error, kept: await store.openCachedModel('short') };
+    }, cutUrl);
+    assert.match(short.error, /ended after 300000 of 400000 bytes; nothing was kept/);
+    assert.equal(short.kept, null);
+  } finally {
+    await context.close();
+    rmSync(cutFile, { force: true });
+  }
 });

@@ -402,7 +402,7 @@ async fn serve_file(State(site): State<Arc<Site>>, req: Request) -> Response {
         // since would splice two versions. RFC 9110 §13.1.5: unless the validator is this file's
         // Last-Modified exactly (no ETags are sent here, so an entity tag never matches), the Range
         // is ignored and the whole file sent.
-        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok().map(|t| httpdate::fmt_http_date(t));
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok().map(httpdate::fmt_http_date);
         if modified.as_deref() != validator.to_str().ok() {
             req.headers_mut().remove(header::RANGE);
         }

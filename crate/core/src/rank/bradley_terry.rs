@@ -159,7 +159,8 @@ fn conjugate_gradients(h: &Hessian, b: &[f64], max_iter: usize) -> Vec<f64> {
         }
         h.apply(&p, &mut hp);
         let php = dot(&p, &hp);
-        if !(php > 0.0) {
+        // A curvature that is not positive (or NaN) ends the solve: what it has is a descent direction.
+        if php.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             break;
         }
         let alpha = rz / php;
