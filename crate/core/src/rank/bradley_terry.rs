@@ -1,4 +1,4 @@
-//! Bradley–Terry maximum likelihood on a matrix of pairwise win weights.
+//! Bradley–Terry maximum likelihood on the points each pair of models took from each other.
 //!
 //! `P(i beats j) = 1 / (1 + 10^((R_j − R_i)/400))`, ratings on the Elo scale `R = 1000 + 400·β/ln 10`
 //! with mean 1000, as Chatbot Arena's `compute_mle_elo` (logistic regression without intercept, whose
@@ -37,24 +37,6 @@ pub struct Fit {
     pub regularized: bool,
 }
 
-/// Fit ratings from a dense matrix `wins[i][j]`, the points model i took from model j: the pairs of
-/// [`fit_pairs`] (kept for small callers and the tests).
-pub fn fit(wins: &[Vec<f64>]) -> Result<Fit> {
-    let n = wins.len();
-    if wins.iter().any(|r| r.len() != n) {
-        return invalid!("win matrix must be square with finite non-negative entries");
-    }
-    let mut pairs = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            if wins[i][j] != 0.0 || wins[j][i] != 0.0 {
-                pairs.push(Pair { i, j, wins_i: wins[i][j], wins_j: wins[j][i] });
-            }
-        }
-    }
-    fit_pairs(n, &pairs)
-}
-
 /// Fit ratings of `n` models from the pairs that met (each pair once, `i < j`).
 pub fn fit_pairs(n: usize, pairs: &[Pair]) -> Result<Fit> {
     if n < 2 {
@@ -62,7 +44,7 @@ pub fn fit_pairs(n: usize, pairs: &[Pair]) -> Result<Fit> {
     }
     let bad = |w: f64| !w.is_finite() || w < 0.0;
     if pairs.iter().any(|p| p.i >= p.j || p.j >= n || bad(p.wins_i) || bad(p.wins_j)) {
-        return invalid!("win matrix must be square with finite non-negative entries");
+        return invalid!("each pair of models needs two distinct models and finite, non-negative points");
     }
     if pairs.iter().all(|p| p.wins_i + p.wins_j == 0.0) {
         return invalid!("no comparisons between the models");
@@ -270,6 +252,16 @@ pub fn strongly_connected(n: usize, pairs: &[Pair]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fit of a dense matrix `wins[i][j]`, the points model i took from model j.
+    fn fit(wins: &[Vec<f64>]) -> Result<Fit> {
+        let n = wins.len();
+        let pairs: Vec<Pair> = (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .map(|(i, j)| Pair { i, j, wins_i: wins[i][j], wins_j: wins[j][i] })
+            .collect();
+        fit_pairs(n, &pairs)
+    }
 
     #[test]
     fn two_models_match_the_closed_form() {
