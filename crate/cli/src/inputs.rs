@@ -179,18 +179,21 @@ struct Kept {
 }
 
 impl Scorer {
-    /// Read the judgments of one file as `formats::rocketeval::read_judgments` does (every line
-    /// parsed first, so the first malformed line is the error whatever follows it; then each
-    /// validated in order), scoring each as it is read.
+    /// Read the judgments of one file as `formats::rocketeval::read_judgments` does, scoring each as
+    /// it is read: a malformed line is the error whatever comes before it, then the first judgment
+    /// that fails its validation (which is why that one waits until every line has parsed).
     fn read(&mut self, name: String, bytes: &[u8], decoding: Option<Decoding>) -> Result<()> {
-        let lines = jsonl::lines(&name, bytes)?;
-        for &(line, text) in &lines {
-            jsonl::parse_value::<Judgment>(&name, line, text)?;
-        }
         let file = self.files.len();
-        for (line, text) in lines {
+        let mut invalid = None;
+        for (line, text) in jsonl::lines(&name, bytes)? {
             let value: Judgment = jsonl::parse_value(&name, line, text)?;
-            value.validate(&name, line)?;
+            if invalid.is_some() {
+                continue;
+            }
+            if let Err(e) = value.validate(&name, line) {
+                invalid = Some(e);
+                continue;
+            }
             let judgment = Lined { line, value };
             let (score, problem) = judgment_score(&name, &judgment, decoding);
             self.problems.extend(problem);
@@ -204,6 +207,9 @@ impl Scorer {
                 model_test: j.model_test,
                 judge: j.judge,
             });
+        }
+        if let Some(e) = invalid {
+            return Err(e.into());
         }
         self.files.push(name);
         Ok(())

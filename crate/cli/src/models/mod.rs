@@ -90,10 +90,7 @@ pub fn fetch_url(spec: &str) -> Result<PathBuf> {
         // Without a hash, a body cut short by a server that announced no length would look complete:
         // the GGUF header, which says where the last tensor ends, decides.
         let label = format!("downloading {}", net::redact(&url));
-        match &sha {
-            Some(_) => net::shared()?.download(&url, &path, sha.as_deref(), &label)?,
-            None => net::shared()?.download_checked(&url, &path, None, &label, whole_gguf)?,
-        }
+        net::shared()?.download_checked(&url, &path, sha.as_deref(), &label, |p| if sha.is_some() { Ok(()) } else { whole_gguf(p) })?;
         eprintln!("{} in {}", net::redact(&url), path.display());
     }
     Ok(path)

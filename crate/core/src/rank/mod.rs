@@ -428,14 +428,23 @@ fn rank_with(table: &ScoreTable, comparisons: Comparisons, opts: &RankOptions) -
     let all_sessions: Vec<usize> = (0..table.sessions.len()).collect();
     let point = estimate(table, comparisons, &all_sessions, opts)?;
 
+    // One pass over every battle: the battles each model took part in, and their count.
+    let mut battles_per_model = vec![0.0; n];
+    let mut total = 0usize;
+    for ((a, b, _), weight) in comparisons.of(table, &all_sessions) {
+        battles_per_model[a] += weight;
+        battles_per_model[b] += weight;
+        total += 1;
+    }
+
     // Each replicate's ratings of every model (NaN: not rated in that replicate).
     let mut replicates: Vec<Vec<f64>> = Vec::with_capacity(opts.bootstrap);
     if opts.bootstrap > 0 {
         let mut rng = Rng::new(opts.seed);
-        let unique = unique_battles(comparisons.of(table, &all_sessions));
-        // As many draws as there are battle records, each in proportion to its battle's weight and
-        // weighing the mean weight (with unit weights: Arena's multinomial counts).
-        let total: usize = comparisons.of(table, &all_sessions).count();
+        // Battle resampling draws from the distinct battles: as many draws as there are battle
+        // records, each in proportion to its battle's weight and weighing the mean weight (with unit
+        // weights: Arena's multinomial counts).
+        let unique = if opts.resample == Resample::Battles { unique_battles(comparisons.of(table, &all_sessions)) } else { Vec::new() };
         let p: Vec<f64> = unique.iter().map(|u| u.1).collect();
         let per_draw = p.iter().sum::<f64>() / total.max(1) as f64;
         for _ in 0..opts.bootstrap {
@@ -456,11 +465,6 @@ fn rank_with(table: &ScoreTable, comparisons: Comparisons, opts: &RankOptions) -
     }
 
     let responses: Vec<usize> = (0..n).map(|m| table.answered(m)).collect();
-    let mut battles_per_model = vec![0.0; n];
-    for ((a, b, _), weight) in comparisons.of(table, &all_sessions) {
-        battles_per_model[a] += weight;
-        battles_per_model[b] += weight;
-    }
     let mut entries: Vec<RankedModel> = (0..n)
         .map(|m| {
             let samples: Vec<f64> = replicates.iter().map(|r| r[m]).collect();

@@ -7,7 +7,7 @@ use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
 use rocketjudge_core::prompt::{grading_prompt_for, pairwise_prompt, GradingPrompt, PairwiseScale, PromptStyle, TRUNCATION_MARKER};
 
 use crate::chat::ChatTemplate;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{head_chars, Tokenizer};
 use crate::EngineError;
 
 use super::*;
@@ -164,8 +164,7 @@ fn fit_two(
     }
     let keep = |text: &str, per_mille: usize| {
         let n = text.chars().count() * per_mille / 1000;
-        let end = text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
-        (cut(text, end), text.chars().count() - n)
+        (cut(text, head_chars(text, n).len()), text.chars().count() - n)
     };
     let fitted = longest_fit(1000, |m| {
         let ((ca, la), (cb, lb)) = (keep(a, m), keep(b, m));
