@@ -2,6 +2,8 @@
 //! Problems (unknown ids, ungraded responses) are printed; errors stop the command.
 
 use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -9,9 +11,10 @@ use std::collections::HashSet;
 
 use rocketjudge_core::decoding::Decoding;
 use rocketjudge_core::formats::{
-    self, fastchat, jsonl, Benchmark, Judgment, JudgmentKey, Lined, Problem, Query, Response, Score, Severity,
+    self, fastchat, jsonl, Benchmark, Judgment, JudgmentNames, JudgmentRow, Lined, Names, Problem, Query, Response, Score, Severity,
 };
 use rocketjudge_core::pairwise::{self, PairJudgment};
+use rocketjudge_core::rank::{BattleRows, ScoreRows};
 use rocketjudge_core::reasoned;
 use rocketjudge_core::score::judgment_score;
 use rocketjudge_core::FormatError;
@@ -42,6 +45,25 @@ pub fn report(problems: Vec<Problem>) -> Result<()> {
 
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// A file to read a line at a time.
+pub fn open(path: &Path) -> Result<BufReader<File>> {
+    Ok(BufReader::new(File::open(path).with_context(|| format!("cannot read {}", path.display()))?))
+}
+
+/// A file's first non-blank line (what the readers that recognise a file by its fields look at),
+/// read without the rest; empty when it has none.
+fn first_line(path: &Path) -> Result<Vec<u8>> {
+    let mut reader = open(path)?;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut reader).take(jsonl::MAX_LINE_BYTES as u64).read_until(b'\n', &mut line);
+        if n.with_context(|| format!("cannot read {}", path.display()))? == 0 || !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(line);
+        }
+    }
 }
 
 /// The `.jsonl` / `.json` files of a folder, sorted; a single file is returned as is.
@@ -80,28 +102,25 @@ fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Each judgments file of a folder (or the one file), as its name and bytes, to `each`; a file of pair
-/// judgments is an error.
-fn each_pointwise_file(path: &Path, mut each: impl FnMut(String, &[u8]) -> Result<()>) -> Result<()> {
-    for f in files_in(path)? {
-        let name = f.display().to_string();
-        let bytes = read_judgment_lines(&f)?;
-        if pairwise::looks_like_pair_judgments(&bytes) {
-            bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
-        }
-        each(name, &bytes)?;
+/// The name of a pointwise judgments file; a file of pair judgments is an error.
+pub fn pointwise_file(f: &Path) -> Result<String> {
+    let name = f.display().to_string();
+    if pairwise::looks_like_pair_judgments(&first_line(f)?) {
+        bail!("{name} holds pairwise judgments (`grade --type pairwise`): rank them with `rocketjudge rank --judgments`");
     }
-    Ok(())
+    Ok(name)
 }
 
-/// All judgments in a folder (one file per model, RocketEval layout) or a single file.
+/// All judgments in a folder (one file per model, RocketEval layout) or a single file, each file read
+/// a line at a time ([`each_judgment_in`]); a file of pair judgments is an error.
 pub fn judgments(path: &Path) -> Result<Vec<(String, Vec<Lined<Judgment>>)>> {
     let mut out = Vec::new();
-    each_pointwise_file(path, |name, bytes| {
-        let rows = formats::rocketeval::read_judgments(&name, bytes)?;
+    for f in files_in(path)? {
+        let name = pointwise_file(&f)?;
+        let mut rows = Vec::new();
+        each_judgment_in(&name, &f, |j| rows.push(j))?;
         out.push((name, rows));
-        Ok(())
-    })?;
+    }
     Ok(out)
 }
 
@@ -110,9 +129,11 @@ pub fn records<T>(files: &[(String, Vec<Lined<T>>)]) -> impl Iterator<Item = (&s
     files.iter().flat_map(|(file, rows)| rows.iter().map(move |r| (file.as_str(), r)))
 }
 
-/// What a --judgments folder holds: pointwise judgments (as their scores) or pairwise ones.
+/// What a --judgments folder holds: pointwise judgments (as their scores) or pairwise ones (one
+/// value a run: the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 pub enum Judged {
-    Scores(Vec<Score>),
+    Scores(ScoreRows),
     Pairs(Vec<PairJudgment>),
 }
 
@@ -125,171 +146,196 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
     let mut pointwise = Scorer::default();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        let bytes = read_judgment_lines(&f)?;
-        if pairwise::looks_like_pair_judgments(&bytes) {
-            pairs.extend(pairwise::read_pair_judgments(&name, &bytes)?.into_iter().map(|r| r.value));
+        if pairwise::looks_like_pair_judgments(&first_line(&f)?) {
+            pairs.extend(pairwise::read_pair_judgments(&name, &read_judgment_lines(&f)?)?.into_iter().map(|r| r.value));
         } else {
-            pointwise.read(name, &bytes, decoding)?;
+            pointwise.read(name, &f, decoding)?;
         }
     }
-    match pointwise.files.first() {
+    let first = pointwise.files.iter().next().map(String::from);
+    match first {
         Some(f) if !pairs.is_empty() => {
             bail!("{} holds pairwise judgments and pointwise ones ({f}); rank one kind at a time", path.display())
-        }
-        Some(_) if pointwise.kept.is_empty() => {
-            Err(no_records(&pointwise.files.iter().map(String::as_str).collect::<Vec<_>>(), "judgments"))
         }
         Some(_) => Ok(Judged::Scores(pointwise.finish()?)),
         None => Ok(Judged::Pairs(pairs)),
     }
 }
 
+/// Each judgment of the file `path` (named `name`) to `each`, read a line at a time as
+/// `formats::rocketeval::read_judgments` reads a file: a malformed line is the error whatever comes
+/// before it, then the first judgment that fails its validation (so from that one on, `each` sees no
+/// more while the remaining lines are parsed). `grade` appends a line per response, so a file of a
+/// run still going (or killed mid-write) may end in an unfinished line — a last line without its
+/// newline that is not yet valid JSON — which is left out with a note, as [`read_judgment_lines`]
+/// does.
+pub fn each_judgment_in(name: &str, path: &Path, mut each: impl FnMut(Lined<Judgment>)) -> Result<()> {
+    let mut invalid = None;
+    jsonl::each_line(name, open(path)?, |line, text, ended| {
+        if !ended && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+            eprintln!("note: {name}: leaving out an unfinished last line ({} bytes; a run still writing?)", text.len());
+            return Ok(());
+        }
+        let value: Judgment = jsonl::parse_value(name, line, text)?;
+        if invalid.is_none() {
+            match value.validate(name, line) {
+                Ok(()) => each(Lined { line, value }),
+                Err(e) => invalid = Some(e),
+            }
+        }
+        Ok(())
+    })?;
+    invalid.map_or(Ok(()), |e| Err(e.into()))
+}
+
 /// Unsupervised scores of every judgment in `path`, after the checks across files (one judgment per
 /// response, one checklist length per session); problems reported. Decoded as `decoding` says (`None`:
 /// as each judgment records).
-pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<Vec<Score>> {
+pub fn scores_of_judgments(path: &Path, decoding: Option<Decoding>) -> Result<ScoreRows> {
     let mut pointwise = Scorer::default();
-    each_pointwise_file(path, |name, bytes| pointwise.read(name, bytes, decoding))?;
-    if pointwise.kept.is_empty() {
-        return Err(no_records(&pointwise.files.iter().map(String::as_str).collect::<Vec<_>>(), "judgments"));
+    for f in files_in(path)? {
+        pointwise.read(pointwise_file(&f)?, &f, decoding)?;
     }
     pointwise.finish()
 }
 
 /// Pointwise judgments read a file at a time and a line at a time: of each judgment only what the
-/// checks across files and its score need is kept, never the judgment itself, so a folder costs
-/// memory near its scores', not its judgments' (the labels, token ids and settings of every line).
+/// checks across files and its score need is kept, as numbers (each file, session, model and judge
+/// name stored once), never the judgment itself, so a folder costs memory near its scores', not its
+/// judgments' (the labels, token ids and settings of every line).
 #[derive(Default)]
 struct Scorer {
-    files: Vec<String>,
-    kept: Vec<Kept>,
+    files: Names,
+    sessions: Names,
+    models: Names,
+    keys: Vec<JudgmentRow>,
+    scores: ScoreRows,
     /// The scores' problems, file by file (those of the checks across files go first).
     problems: Vec<Problem>,
 }
 
-/// What [`Scorer`] keeps of a judgment.
-struct Kept {
-    file: usize,
-    line: usize,
-    session_id: String,
-    model_test: String,
-    items: usize,
-    score: Option<f64>,
-    judge: String,
-}
-
 impl Scorer {
-    /// Read the judgments of one file as `formats::rocketeval::read_judgments` does, scoring each as
-    /// it is read: a malformed line is the error whatever comes before it, then the first judgment
-    /// that fails its validation (which is why that one waits until every line has parsed).
-    fn read(&mut self, name: String, bytes: &[u8], decoding: Option<Decoding>) -> Result<()> {
+    /// Read the judgments of one file ([`each_judgment_in`]), scoring each as it is read.
+    fn read(&mut self, name: String, path: &Path, decoding: Option<Decoding>) -> Result<()> {
         let file = self.files.len();
-        let mut invalid = None;
-        for (line, text) in jsonl::lines(&name, bytes)? {
-            let value: Judgment = jsonl::parse_value(&name, line, text)?;
-            if invalid.is_some() {
-                continue;
-            }
-            if let Err(e) = value.validate(&name, line) {
-                invalid = Some(e);
-                continue;
-            }
-            let judgment = Lined { line, value };
+        each_judgment_in(&name, path, |judgment| {
             let (score, problem) = judgment_score(&name, &judgment, decoding);
             self.problems.extend(problem);
-            let j = judgment.value;
-            self.kept.push(Kept {
-                file,
-                line,
-                items: j.norm_probability.len(),
-                score: score.map(|s| s.score),
-                session_id: j.session_id,
-                model_test: j.model_test,
-                judge: j.judge,
+            let (line, j) = (judgment.line, judgment.value);
+            self.keys.push(JudgmentRow {
+                file: file as u32,
+                line: line as u32,
+                session: self.sessions.number(&j.session_id),
+                model: self.models.number(&j.model_test),
+                items: j.norm_probability.len() as u32,
             });
-        }
-        if let Some(e) = invalid {
-            return Err(e.into());
-        }
-        self.files.push(name);
+            if let Some(s) = score {
+                let judge = Some(j.judge).filter(|j| !j.is_empty());
+                self.scores.push(file, line, &Score { session_id: j.session_id, model_test: j.model_test, score: s.score, judge });
+            }
+        })?;
+        self.files.number(&name);
         Ok(())
     }
 
-    /// The scores, after the checks across files; problems reported (errors stop).
-    fn finish(self) -> Result<Vec<Score>> {
-        let Scorer { files, kept, problems: scored } = self;
-        let mut problems = formats::check_judgment_keys(kept.iter().map(|k| JudgmentKey {
-            file: &files[k.file],
-            line: k.line,
-            session_id: &k.session_id,
-            model_test: &k.model_test,
-            items: k.items,
-        }));
+    /// The scores, after the checks across files; problems reported (errors stop). No judgment at
+    /// all is an error naming the files.
+    fn finish(self) -> Result<ScoreRows> {
+        let Scorer { files, sessions, models, keys, scores, problems: scored } = self;
+        if keys.is_empty() {
+            return Err(no_records(&files.iter().collect::<Vec<_>>(), "judgments"));
+        }
+        let mut problems = formats::check_judgment_rows(&keys, &JudgmentNames { files: &files, sessions: &sessions, models: &models });
         problems.extend(scored);
         report(problems)?;
-        Ok(kept
-            .into_iter()
-            .filter_map(|k| {
-                let judge = Some(k.judge).filter(|j| !j.is_empty());
-                k.score.map(|score| Score { session_id: k.session_id, model_test: k.model_test, score, judge })
-            })
-            .collect())
+        Ok(scores)
     }
 }
 
-/// Pairwise verdicts as Arena battles ({model_a, model_b, winner, question_id?}, JSON or JSONL).
-/// Pairwise verdicts: Arena battles, or `rocketjudge reason`'s pairs (a folder: its `pairs.jsonl`),
-/// each pair's majority a battle (a pair without a readable reply has none).
+/// Pairwise verdicts: Arena battles ({model_a, model_b, winner, question_id?}, JSON or JSONL), or
+/// `rocketjudge reason`'s pairs (a folder: its `pairs.jsonl`), each pair's majority a battle (a pair
+/// without a readable reply has none).
 pub fn battles(path: &Path) -> Result<Vec<formats::Battle>> {
+    let mut out = Vec::new();
+    each_battle(path, |b| out.push(b))?;
+    Ok(out)
+}
+
+/// [`battles`] as they are read into [`BattleRows`], a few numbers each: what ranking them needs.
+pub fn battle_rows(path: &Path) -> Result<BattleRows> {
+    let mut rows = BattleRows::default();
+    each_battle(path, |b| rows.push(&b))?;
+    Ok(rows)
+}
+
+/// Each battle of [`battles`] to `each`; Arena JSONL is read a line at a time.
+fn each_battle(path: &Path, mut each: impl FnMut(formats::Battle)) -> Result<()> {
     let file = if path.is_dir() { path.join(crate::commands::pairs::PAIRS_FILE) } else { path.to_path_buf() };
-    let (name, bytes) = (file.display().to_string(), read(&file)?);
-    if reasoned::looks_reasoned_pair(&bytes) {
-        let pairs = reasoned::read_reasoned_pairs(&name, &bytes)?;
+    let name = file.display().to_string();
+    if reasoned::looks_reasoned_pair(&first_line(&file)?) {
+        let pairs = reasoned::read_reasoned_pairs(&name, &read(&file)?)?;
+        let before = pairs.len();
         let battles: Vec<_> = pairs.iter().filter_map(|p| p.value.as_battle()).collect();
-        if battles.len() < pairs.len() {
-            eprintln!("{name}: {} pairs have no readable reply and no verdict: left out", pairs.len() - battles.len());
+        if battles.len() < before {
+            eprintln!("{name}: {} pairs have no readable reply and no verdict: left out", before - battles.len());
         }
-        return Ok(battles);
+        battles.into_iter().for_each(each);
+        return Ok(());
     }
-    let battles: Vec<_> = formats::arena::read_battles(&name, &bytes)?.into_iter().map(|l| l.value).collect();
-    if battles.is_empty() {
+    let mut any = false;
+    jsonl::each_record(&name, open(&file)?, |b: Lined<formats::Battle>| {
+        formats::arena::check_battle(&name, &b)?;
+        any = true;
+        each(b.value);
+        Ok(())
+    })?;
+    if !any {
         return Err(no_records(&[&name], "battles"));
     }
-    Ok(battles)
+    Ok(())
 }
 
-/// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL) or a FastChat
-/// `*_single.jsonl` judgment file (recognised by its `question_id` and `turn` fields). A response
-/// scored twice is an error.
-pub fn labels(path: &Path) -> Result<Vec<Score>> {
+/// Score labels: RocketEval score files (a folder or a file, JSON array or JSONL; JSONL read a line
+/// at a time) or a FastChat `*_single.jsonl` judgment file (recognised by its `question_id` and `turn`
+/// fields), as rows of numbers (each name stored once). A response scored twice is an error.
+pub fn labels(path: &Path) -> Result<ScoreRows> {
     let mut files = Vec::new();
+    let mut rows = ScoreRows::default();
     let mut problems = Vec::new();
     for f in files_in(path)? {
         let name = f.display().to_string();
-        let bytes = read(&f)?;
-        let scores = if looks_like_fastchat_judgment(&bytes) {
-            let (s, p) = fastchat::scores_from_single_judgments(&name, &bytes)?;
+        let file = files.len();
+        let first = first_line(&f)?;
+        let mut whole = |scores: Vec<Lined<Score>>| scores.iter().for_each(|s| rows.push(file, s.line, &s.value));
+        if looks_like_fastchat_judgment(&first) {
+            let (s, p) = fastchat::scores_from_single_judgments(&name, &read(&f)?)?;
             problems.extend(p);
-            s
-        } else if reasoned::looks_reasoned_pair(&bytes) {
+            whole(s);
+        } else if reasoned::looks_reasoned_pair(&first) {
             bail!("{name} holds verdicts on pairs (`reason` with a pairwise protocol): rank them with --battles {name}");
-        } else if reasoned::looks_reasoned(&bytes) {
+        } else if reasoned::looks_reasoned(&first) {
             // `reason` lines: a response none of whose replies could be read has no score (unanswered).
-            let rows = reasoned::read_reasoned_scores(&name, &bytes)?;
-            let unscored = rows.iter().filter(|r| r.value.score.is_none()).count();
+            let replies = reasoned::read_reasoned_scores(&name, &read(&f)?)?;
+            let unscored = replies.iter().filter(|r| r.value.score.is_none()).count();
             if unscored > 0 {
                 eprintln!("{name}: {unscored} responses have no readable reply and no score: ranked as unanswered");
             }
-            rows.into_iter().filter_map(|r| r.value.as_score().map(|value| Lined { line: r.line, value })).collect()
+            whole(replies.into_iter().filter_map(|r| r.value.as_score().map(|value| Lined { line: r.line, value })).collect());
         } else {
-            formats::rocketeval::read_scores(&name, &bytes)?
-        };
-        files.push((name, scores));
+            jsonl::each_record(&name, open(&f)?, |s: Lined<Score>| {
+                formats::rocketeval::check_score(&name, &s)?;
+                rows.push(file, s.line, &s.value);
+                Ok(())
+            })?;
+        }
+        files.push(name);
     }
-    ensure_records(&files, "scores")?;
-    problems.extend(formats::check_scores(records(&files)));
+    if rows.is_empty() {
+        return Err(no_records(&files.iter().map(String::as_str).collect::<Vec<_>>(), "scores"));
+    }
+    problems.extend(rows.duplicates(&files));
     report(problems)?;
-    Ok(files.into_iter().flat_map(|(_, s)| s.into_iter().map(|l| l.value)).collect())
+    Ok(rows)
 }
 
 fn looks_like_fastchat_judgment(bytes: &[u8]) -> bool {
@@ -364,13 +410,13 @@ impl GradingInputs {
         need_checklists: bool,
     ) -> Result<Self> {
         let qname = queries.display().to_string();
-        let (mut bench, mut problems) = Benchmark::new(&qname, formats::rocketeval::read_queries(&qname, &read(queries)?)?);
+        let (mut bench, mut problems) = Benchmark::new(&qname, formats::rocketeval::read_queries_from(&qname, open(queries)?)?);
         if bench.is_empty() {
             return Err(no_records(&[&qname], "queries"));
         }
         if let Some(c) = checklists {
             let cname = c.display().to_string();
-            let rows = formats::rocketeval::read_checklists(&cname, &read(c)?)?;
+            let rows = formats::rocketeval::read_checklists_from(&cname, open(c)?)?;
             if rows.is_empty() {
                 return Err(no_records(&[&cname], "checklists"));
             }
@@ -383,7 +429,7 @@ impl GradingInputs {
         for r in responses {
             for f in files_in(r)? {
                 let name = f.display().to_string();
-                let rows = jsonl::read_jsonl::<Response>(&name, &read(&f)?)?;
+                let rows = jsonl::read_jsonl_from::<Response, _>(&name, open(&f)?)?;
                 problems.extend(bench.check_responses(&name, &rows));
                 files.push((name, rows));
             }

@@ -196,17 +196,27 @@ pub fn reorder_lines(file: &Path, order: &[&str], key: impl Fn(&[u8]) -> Option<
 /// Replace `path` with `bytes` through a temporary file in the same folder, a rename and an fsync
 /// of the folder: a reader or a crash sees the old file or the new one, never a mix.
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_atomically_with(path, |f| f.write_all(bytes))
+}
+
+/// [`replace_atomically`] with what `write` writes, as it writes it (an output larger than its input
+/// is never held whole); a failed write leaves the old file and no temporary one.
+pub fn replace_atomically_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".{}.tmp", path.file_name().and_then(|n| n.to_str()).unwrap_or("out")));
-    let write = || -> std::io::Result<()> {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+    let replace = || -> std::io::Result<()> {
+        let mut f = std::io::BufWriter::new(File::create(&tmp)?);
+        write(&mut f)?;
+        f.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()?;
         std::fs::rename(&tmp, path)?;
         // The rename itself is durable once the folder is.
         File::open(dir).and_then(|d| d.sync_all()).or(Ok(()))
     };
-    write().with_context(|| format!("cannot rewrite {}", path.display()))
+    replace()
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+        .with_context(|| format!("cannot rewrite {}", path.display()))
 }
 
 #[cfg(test)]

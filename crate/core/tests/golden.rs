@@ -61,7 +61,7 @@ fn pointwise_to_pairwise_matches() {
     let (g, table) = ranking_fixture();
     let want: Vec<Battle> = serde_json::from_value(g["battles"].clone()).unwrap();
     let rule = PairRule { tie_margin: g["tie_margin"].as_f64().unwrap(), ..Default::default() };
-    assert_eq!(rank::battles(&table, &rule), want);
+    assert_eq!(rank::battles(&table, &rule).collect::<Vec<_>>(), want);
 }
 
 fn ratings(table: &ScoreTable, method: Method, bootstrap: usize) -> Vec<(f64, Option<f64>, Option<f64>)> {

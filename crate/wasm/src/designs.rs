@@ -182,7 +182,7 @@ pub fn rank_reasoned_pairs(rows: JsValue, settings: JsValue) -> Result<JsValue, 
     let rows: Vec<ReasonedPair> = from_js(rows, "reasoned pairs")?;
     let battles: Vec<_> = rows.iter().filter_map(ReasonedPair::as_battle).collect();
     let opts = self::settings::<RankSettings>(settings, "settings")?.options().map_err(err)?;
-    to_js(&rank::rank_battles(&battles, &opts).map_err(err)?)
+    to_js(&rank::rank_battles(rank::BattleRows::of(&battles), &opts).map_err(err)?)
 }
 
 /// A query and the two responses of a pair, from the page.

@@ -115,7 +115,8 @@ fn pair_rule(settings: JsValue) -> Result<PairRule, JsValue> {
 /// Pairwise battles implied by judgments as an Arena JSON file's text (`settings`, `decoding` as in [`rank`]).
 #[wasm_bindgen(js_name = battlesJson)]
 pub fn battles_json(judgments: JsValue, settings: JsValue, decoding: JsValue) -> Result<String, JsValue> {
-    Ok(arena::battles_to_json(&rank::battles(&score_table(judgments, decoding)?, &pair_rule(settings)?)))
+    let (table, rule) = (score_table(judgments, decoding)?, pair_rule(settings)?);
+    Ok(arena::battles_to_json(&rank::battles(&table, &rule).collect::<Vec<_>>()))
 }
 
 /// The win-rate matrix: `{models, tie_margin, cells: [{row, col, win_rate, battles}]}` (`settings`,

@@ -56,7 +56,7 @@ pub fn run(a: Args) -> CliResult {
     if lined.is_empty() {
         return Err(inputs::no_records(&[&labels_name], "labels"));
     }
-    let judgments: Vec<Judgment> = inputs::records(&files).map(|(_, j)| j.value.clone()).collect();
+    let judgments: Vec<Judgment> = files.into_iter().flat_map(|(_, rows)| rows.into_iter().map(|j| j.value)).collect();
     let labels: Vec<_> = lined.iter().map(|l| l.value.clone()).collect();
     let mut c = calibrate::calibrate_with(&judgments, &labels, &opts, &ExtraTreesParams::default(), None)?;
     // Label problems name the label's position; give them the file and line instead.

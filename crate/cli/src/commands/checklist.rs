@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use rocketjudge_core::creation::{write_checklist, CreationPolicy};
-use rocketjudge_core::formats::{self, jsonl, Checklist, Query};
+use rocketjudge_core::formats::{self, jsonl, Checklist, Lined, Query};
 use rocketjudge_core::prompt::creation_prompt;
 use serde_json::{json, Value};
 
@@ -97,10 +97,27 @@ pub fn run(c: ChecklistCmd) -> CliResult {
     match c {
         ChecklistCmd::Prompt { queries, session } => {
             let name = queries.display().to_string();
-            let qs = formats::rocketeval::read_queries(&name, &inputs::read(&queries)?)?;
-            once_each(&name, &qs)?;
-            let q = qs.iter().find(|q| q.value.session_id == session).with_context(|| format!("no query `{session}` in {name}"))?;
-            println!("{}", creation_prompt(&q.value));
+            // Every query read and checked as `create` checks them; only the one asked for is kept.
+            let mut sessions: Vec<Lined<String>> = Vec::new();
+            let mut wanted = None;
+            let mut invalid = None;
+            jsonl::each_line(&name, inputs::open(&queries)?, |line, text, _| {
+                let q: Query = jsonl::parse_value(&name, line, text)?;
+                if invalid.is_none() {
+                    invalid = formats::limits::check_query(&name, line, &q).err();
+                }
+                sessions.push(Lined { line, value: q.session_id.clone() });
+                if q.session_id == session && wanted.is_none() {
+                    wanted = Some(q);
+                }
+                Ok(())
+            })?;
+            if let Some(e) = invalid {
+                return Err(e.into());
+            }
+            once_each(&name, sessions.iter().map(|s| (s.line, s.value.as_str())))?;
+            let q = wanted.with_context(|| format!("no query `{session}` in {name}"))?;
+            println!("{}", creation_prompt(&q));
             Ok(())
         }
         ChecklistCmd::Create(a) => create(a),
@@ -108,15 +125,15 @@ pub fn run(c: ChecklistCmd) -> CliResult {
 }
 
 /// Refuse a queries file that lists a session twice (which one would the checklist be for?).
-fn once_each(file: &str, queries: &[rocketjudge_core::formats::Lined<Query>]) -> Result<()> {
+fn once_each<'a>(file: &str, sessions: impl Iterator<Item = (usize, &'a str)>) -> Result<()> {
     let mut first_line = std::collections::HashMap::new();
-    for q in queries {
-        if let Some(first) = first_line.insert(q.value.session_id.as_str(), q.line) {
+    for (line, session) in sessions {
+        if let Some(first) = first_line.insert(session, line) {
             return Err(rocketjudge_core::FormatError::new(
                 file,
-                q.line,
+                line,
                 "session_id",
-                format!("the query `{}` is listed twice (first on line {first}); each query gets one checklist", q.value.session_id),
+                format!("the query `{session}` is listed twice (first on line {first}); each query gets one checklist"),
             )
             .into());
         }
@@ -134,12 +151,12 @@ enum Writer {
 
 fn create(a: CreateArgs) -> CliResult {
     let name = a.queries.display().to_string();
-    let queries = formats::rocketeval::read_queries(&name, &inputs::read(&a.queries)?)?;
+    let queries = formats::rocketeval::read_queries_from(&name, inputs::open(&a.queries)?)?;
     if queries.is_empty() {
         return Err(inputs::no_records(&[&name], "queries"));
     }
     // One checklist per query: a session listed twice would be worked (and paid for) twice.
-    once_each(&name, &queries)?;
+    once_each(&name, queries.iter().map(|q| (q.line, q.value.session_id.as_str())))?;
     // One run at a time writes the file; sessions already in it are done (a torn last line cut).
     let mut out = OutputFolder::lock_file(&a.out)?;
     let resumed = OutputFolder::resume(&a.out, jsonl::read_jsonl::<Checklist>, |c: &Checklist| c.session_id.clone())?;

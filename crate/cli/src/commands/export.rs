@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::arena;
-use rocketjudge_core::rank::{self, EqualScores, PairRule, ScoreTable};
+use rocketjudge_core::rank::{self, EqualScores, PairRule};
 
-use super::write_atomic;
+use super::write_atomic_with;
 use crate::{inputs, CliResult};
 
 #[derive(clap::Subcommand)]
@@ -34,11 +34,12 @@ pub struct BattlesArgs {
 
 pub fn run(e: Export) -> CliResult {
     let Export::Battles(a) = e;
-    let scores = inputs::scores_of_judgments(&a.judgments, None)?;
-    let table = ScoreTable::new(&scores)?;
+    let table = inputs::scores_of_judgments(&a.judgments, None)?.table()?;
     let rule = PairRule { tie_margin: a.tie_margin, equal: a.equal, ..Default::default() };
-    let battles = rank::battles(&table, &rule);
-    write_atomic(&a.out, &arena::battles_to_json(&battles))?;
-    eprintln!("wrote {} battles between {} models to {}", battles.len(), table.models.len(), a.out.display());
+    // Written as derived, a query at a time: the battles are n(n−1)/2 a query for n scores, far more
+    // than the judgments they come from.
+    let mut count = 0;
+    write_atomic_with(&a.out, |f| arena::write_battles(f, rank::battles(&table, &rule).inspect(|_| count += 1)))?;
+    eprintln!("wrote {count} battles between {} models to {}", table.models.len(), a.out.display());
     Ok(())
 }

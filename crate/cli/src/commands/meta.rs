@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::formats::rocketeval;
 use rocketjudge_core::meta::{self, strong, Estimate, MetaOptions};
 use rocketjudge_core::pairwise::{self, PairJudgment};
-use rocketjudge_core::rank::{self, Method, PairOrders, PairRule, RankOptions, RankSettings, ScoreTable};
+use rocketjudge_core::rank::{self, Method, PairOrders, PairRule, RankOptions, RankSettings};
 use serde_json::json;
 
 use super::{text_table, Format};
@@ -109,7 +109,7 @@ pub fn run(a: Args) -> CliResult {
         let (table, battles) = match judged(&a)? {
             inputs::Judged::Pairs(pairs) => pairwise::comparisons(&pairs, &rule, None)?,
             inputs::Judged::Scores(scores) => {
-                let table = ScoreTable::new(&scores)?;
+                let table = scores.table()?;
                 let battles = rank::session_battles(&table, &rule);
                 (table, battles)
             }
@@ -130,7 +130,7 @@ pub fn run(a: Args) -> CliResult {
             inputs::Judged::Scores(scores) => scores,
             inputs::Judged::Pairs(pairs) => return pairs_against_labels(&a, &pairs, &rule, &opts),
         };
-        let table = ScoreTable::new(&scores)?;
+        let table = scores.table()?;
         let mut out = serde_json::Map::new();
         if let Some(p) = &a.pairs {
             let labels = inputs::battles(p)?;
@@ -148,10 +148,11 @@ pub fn run(a: Args) -> CliResult {
             out.insert("pairs".into(), serde_json::to_value(&agr)?);
         }
         if let Some(l) = &a.labels {
-            let reference = ScoreTable::new(&inputs::labels(l)?)?;
+            let reference = inputs::labels(l)?.table()?;
             let corr = meta::score_correlation(&table, &reference, &opts)?;
             // Within each query, every pair of responses: the label scores' verdict (equal labels tie).
-            let label_pairs = rank::battles(&reference, &PairRule { tie_margin: 1e-9, ..Default::default() });
+            let label_rule = PairRule { tie_margin: 1e-9, ..Default::default() };
+            let label_pairs: Vec<_> = rank::battles(&reference, &label_rule).collect();
             let agr = meta::pairwise_agreement(&table, &label_pairs, &rule, &opts)?;
             if a.format == Format::Table {
                 println!(

@@ -18,11 +18,12 @@ pub mod score;
 pub mod serve;
 pub mod site;
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::output::replace_atomically;
+use crate::output::replace_atomically_with;
 
 /// Output formats shared by the commands that print tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,9 +37,14 @@ pub enum Format {
 /// Write `text` to `path`, creating its folder, atomically (see [`replace_atomically`]): a reader
 /// never sees half a file and an interrupted run never leaves one.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_atomic_with(path, |f| f.write_all(text.as_bytes()))
+}
+
+/// [`write_atomic`] with what `write` writes, as it writes it.
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    replace_atomically(path, text.as_bytes())
+    replace_atomically_with(path, write)
 }
 
 /// The widest a table cell is shown, in characters: a longer one (a model name of 70,000 characters)

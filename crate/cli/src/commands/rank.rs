@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use rocketjudge_core::pairwise;
-use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions, RankSettings, Resample, ScoreTable};
+use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions, RankSettings, Resample};
 use rocketjudge_core::report;
 use serde::Serialize;
 
@@ -135,9 +135,10 @@ pub fn run(a: Args) -> CliResult {
         (Some(j), _, _) => inputs::judged(j, decoding)?,
         (None, Some(s), _) => inputs::Judged::Scores(inputs::labels(s)?),
         (None, None, Some(b)) => {
-            let battles = inputs::battles(b)?;
-            let ranking = rank::rank_battles(&battles, &opts).map_err(|e| anyhow::anyhow!("--battles: {e} (--method)"))?;
-            eprintln!("{} battles between {} models", battles.len(), ranking.entries.len());
+            let battles = inputs::battle_rows(b)?;
+            let count = battles.len();
+            let ranking = rank::rank_battles(battles, &opts).map_err(|e| anyhow::anyhow!("--battles: {e} (--method)"))?;
+            eprintln!("{count} battles between {} models", ranking.entries.len());
             return print_ranking(&a, &opts, ranking, None);
         }
         (None, None, None) => unreachable!("clap requires one of --judgments, --scores and --battles"),
@@ -153,7 +154,10 @@ pub fn run(a: Args) -> CliResult {
             let (table, battles) = pairwise::comparisons(&pairs, &opts.pairs, decoding)?;
             (rank::rank_comparisons(&table, battles, &opts)?, None)
         }
-        inputs::Judged::Scores(scores) => (rank::rank(&ScoreTable::new(&scores)?, &opts)?, Some(scores.len())),
+        inputs::Judged::Scores(scores) => {
+            let graded = scores.len();
+            (rank::rank(&scores.table()?, &opts)?, Some(graded))
+        }
     };
     print_ranking(&a, &opts, ranking, graded)
 }

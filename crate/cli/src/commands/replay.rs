@@ -148,14 +148,14 @@ pub fn run(a: Args) -> CliResult {
         bail!("--bootstrap must be at least 1: the standings tell separated pairs by their bootstrap replicates");
     }
     let scores = match (&a.judgments, &a.scores) {
-        (Some(j), _) => inputs::scores_of_judgments(j, None)?,
-        (_, Some(s)) => inputs::labels(s)?,
+        (Some(j), _) => inputs::scores_of_judgments(j, None)?.into_scores(),
+        (_, Some(s)) => inputs::labels(s)?.into_scores(),
         (None, None) => unreachable!("clap requires one of --judgments and --scores"),
     };
     let categories: HashMap<String, Option<String>> = match &a.queries {
         Some(q) => {
             let name = q.display().to_string();
-            formats::rocketeval::read_queries(&name, &inputs::read(q)?)?
+            formats::rocketeval::read_queries_from(&name, inputs::open(q)?)?
                 .into_iter()
                 .map(|r| (r.value.session_id, r.value.category))
                 .collect()

@@ -4,12 +4,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 
 use anyhow::bail;
-use rocketjudge_core::formats::{self, Judgment, Lined};
+use rocketjudge_core::formats::{self, JudgmentNames, JudgmentRow, Names, Problem};
 use rocketjudge_core::score::judgment_score;
 use rocketjudge_core::score::supervised::{ExtraTreesParams, SupervisedScorer, TrainingExample};
 use serde::Serialize;
 
-use super::write_atomic;
+use super::{write_atomic, write_atomic_with};
 use crate::{inputs, CliResult};
 
 /// Score graded responses (RocketEval §3.3).
@@ -82,39 +82,96 @@ struct Row<'a> {
     alpha: f64,
 }
 
+/// What `score` keeps of each judgment, read a line at a time: numbers for its names ([`Read`]'s),
+/// its place in [`Read::probs`], and its unsupervised score (of the judgments it scores).
+struct Kept {
+    key: JudgmentRow,
+    judge: u32,
+    probs: std::ops::Range<usize>,
+    train: bool,
+    unsupervised: Option<f64>,
+}
+
+/// The judgments of a folder as `score` keeps them: each name stored once, the item probabilities in
+/// one list, the problems of the judgments it scores.
+#[derive(Default)]
+struct Read {
+    files: Names,
+    sessions: Names,
+    models: Names,
+    judges: Names,
+    probs: Vec<Option<f64>>,
+    kept: Vec<Kept>,
+    problems: Vec<Problem>,
+}
+
+impl Read {
+    fn judgments(path: &std::path::Path, train: &HashSet<&str>) -> anyhow::Result<Self> {
+        let mut read = Read::default();
+        for f in inputs::files_in(path)? {
+            let name = inputs::pointwise_file(&f)?;
+            let file = read.files.number(&name);
+            inputs::each_judgment_in(&name, &f, |j| {
+                let is_train = train.contains(j.value.model_test.as_str());
+                let unsupervised = if is_train {
+                    None
+                } else {
+                    let (s, p) = judgment_score(&name, &j, None);
+                    read.problems.extend(p);
+                    s.map(|s| s.score)
+                };
+                let v = j.value;
+                let start = read.probs.len();
+                read.probs.extend_from_slice(&v.norm_probability);
+                read.kept.push(Kept {
+                    key: JudgmentRow {
+                        file,
+                        line: j.line as u32,
+                        session: read.sessions.number(&v.session_id),
+                        model: read.models.number(&v.model_test),
+                        items: v.norm_probability.len() as u32,
+                    },
+                    judge: read.judges.number(&v.judge),
+                    probs: start..read.probs.len(),
+                    train: is_train,
+                    unsupervised,
+                });
+            })?;
+        }
+        if read.kept.is_empty() {
+            return Err(inputs::no_records(&read.files.iter().collect::<Vec<_>>(), "judgments"));
+        }
+        Ok(read)
+    }
+}
+
 pub fn run(a: Args) -> CliResult {
-    let files = inputs::judgments(&a.judgments)?;
-    inputs::ensure_records(&files, "judgments")?;
     let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
-    let is_train = |(_, j): &(&str, &Lined<Judgment>)| train.contains(j.value.model_test.as_str());
-    let known: HashSet<&str> = inputs::records(&files).map(|(_, j)| j.value.model_test.as_str()).collect();
-    if let Some(missing) = train.iter().find(|m| !known.contains(**m)) {
+    let read = Read::judgments(&a.judgments, &train)?;
+    if let Some(missing) = train.iter().find(|m| !read.models.iter().any(|k| k == **m)) {
         bail!("training model `{missing}` has no judgments in {}", a.judgments.display());
     }
     // Training judgments first: where a session's checklist lengths tie, the one the predictor is
     // trained on is the session's, and the scored judgments that differ are the errors.
-    let training = inputs::records(&files).filter(is_train);
-    let scored = inputs::records(&files).filter(|r| !is_train(r));
-    let mut problems = formats::check_judgments(training.clone().chain(scored.clone()));
-    let mut unsupervised = Vec::new();
-    for (file, j) in scored {
-        let (s, p) = judgment_score(file, j, None);
-        problems.extend(p);
-        unsupervised.extend(s.map(|s| (&j.value, s.score)));
-    }
+    let training = read.kept.iter().filter(|k| k.train);
+    let scored = read.kept.iter().filter(|k| !k.train);
+    let keys: Vec<JudgmentRow> = training.clone().chain(scored.clone()).map(|k| k.key).collect();
+    let names = JudgmentNames { files: &read.files, sessions: &read.sessions, models: &read.models };
+    let mut problems = formats::check_judgment_rows(&keys, &names);
+    drop(keys);
+    problems.extend(read.problems.iter().cloned());
     inputs::report(problems)?;
+    let (session, model, probs) =
+        (|k: &Kept| read.sessions.name(k.key.session), |k: &Kept| read.models.name(k.key.model), |k: &Kept| &read.probs[k.probs.clone()]);
     let scorer = match &a.labels {
         Some(path) => {
             let labels: HashMap<(String, String), f64> =
-                inputs::labels(path)?.into_iter().map(|s| ((s.model_test, s.session_id), s.score)).collect();
+                inputs::labels(path)?.into_scores().into_iter().map(|s| ((s.model_test, s.session_id), s.score)).collect();
             let mut examples = Vec::new();
             let mut unlabelled = 0;
-            for (_, j) in training {
-                let j = &j.value;
-                match labels.get(&(j.model_test.clone(), j.session_id.clone())) {
-                    Some(&label) => {
-                        examples.push(TrainingExample { session_id: j.session_id.clone(), probs: j.norm_probability.clone(), label })
-                    }
+            for k in training {
+                match labels.get(&(model(k).to_string(), session(k).to_string())) {
+                    Some(&label) => examples.push(TrainingExample { session_id: session(k).to_string(), probs: probs(k).to_vec(), label }),
                     None => unlabelled += 1,
                 }
             }
@@ -140,22 +197,23 @@ pub fn run(a: Args) -> CliResult {
     };
     let mut per_model: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
     let mut untrained = 0;
-    for (j, unsupervised) in unsupervised {
+    for k in scored {
         // The checks above leave every scored judgment with a graded item and its session's checklist
         // length, so scoring cannot fail on the input.
+        let Some(unsupervised) = k.unsupervised else { continue };
         let (score, alpha) = match &scorer {
             Some(s) => {
-                let r = s.score(&j.session_id, &j.norm_probability)?;
+                let r = s.score(session(k), probs(k))?;
                 untrained += usize::from(!r.trained);
                 (r.score, r.alpha)
             }
             None => (unsupervised, 0.0),
         };
-        per_model.entry(&j.model_test).or_default().push(Row {
-            session_id: &j.session_id,
-            model_test: &j.model_test,
+        per_model.entry(model(k)).or_default().push(Row {
+            session_id: session(k),
+            model_test: model(k),
             score,
-            judge: &j.judge,
+            judge: read.judges.name(k.judge),
             unsupervised,
             alpha,
         });
@@ -165,7 +223,7 @@ pub fn run(a: Args) -> CliResult {
     }
     for (model, rows) in &per_model {
         let path = crate::output::model_path(&a.out, model, "json");
-        write_atomic(&path, &serde_json::to_string_pretty(rows)?)?;
+        write_atomic_with(&path, |f| serde_json::to_writer_pretty(f, rows).map_err(std::io::Error::from))?;
     }
     eprintln!("wrote scores of {} models to {}", per_model.len(), a.out.display());
     Ok(())

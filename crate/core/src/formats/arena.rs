@@ -47,17 +47,27 @@ pub struct Battle {
 
 pub fn read_battles(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Battle>>, FormatError> {
     let rows = read_json_or_jsonl::<Battle>(file, bytes)?;
-    for r in &rows {
-        if r.value.model_a == r.value.model_b {
-            return Err(FormatError::new(file, r.line, "model_b", "a model cannot battle itself"));
-        }
-    }
+    rows.iter().try_for_each(|r| check_battle(file, r))?;
     Ok(rows)
+}
+
+/// What every battle read must be beyond its fields' types: two models.
+pub fn check_battle(file: &str, b: &Lined<Battle>) -> Result<(), FormatError> {
+    if b.value.model_a == b.value.model_b {
+        return Err(FormatError::new(file, b.line, "model_b", "a model cannot battle itself"));
+    }
+    Ok(())
 }
 
 /// Battles as Arena writes them: a JSON array.
 pub fn battles_to_json(battles: &[Battle]) -> String {
     serde_json::to_string_pretty(battles).expect("battles serialize to JSON")
+}
+
+/// [`battles_to_json`]'s text written to `out` as `battles` yields them, none held.
+pub fn write_battles(out: &mut dyn std::io::Write, battles: impl Iterator<Item = Battle>) -> std::io::Result<()> {
+    use serde::Serializer;
+    serde_json::Serializer::pretty(out).collect_seq(battles).map_err(std::io::Error::from)
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! Inputs come from other tools and from users; every failure is a [`FormatError`], never a panic.
 //! Lines are limited in length ([`MAX_LINE_BYTES`]) so a hostile file cannot make one record balloon.
 
+use std::io::{BufRead, Read};
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -50,10 +52,16 @@ fn describe(e: &serde_json::Error) -> String {
 /// Fails on the first bad line: invalid UTF-8, a line over [`MAX_LINE_BYTES`], invalid JSON, or a
 /// record that does not have the expected fields. A UTF-8 byte-order mark at the start is skipped.
 pub fn read_jsonl<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Vec<Lined<T>>, FormatError> {
+    read_jsonl_from(file, bytes)
+}
+
+/// [`read_jsonl`] from a stream, a line at a time: only the records are held, never the file.
+pub fn read_jsonl_from<T: DeserializeOwned, R: BufRead>(file: &str, reader: R) -> Result<Vec<Lined<T>>, FormatError> {
     let mut out = Vec::new();
-    for (line, text) in lines(file, bytes)? {
+    each_line(file, reader, |line, text, _| {
         out.push(Lined { line, value: parse_value(file, line, text)? });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -62,23 +70,80 @@ pub fn lines<'a>(file: &str, bytes: &'a [u8]) -> Result<Vec<(usize, &'a str)>, F
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i + 1;
         if raw.len() > MAX_LINE_BYTES {
-            return Err(FormatError::new(
-                file,
-                line,
-                "",
-                format!("line is {} bytes long; the limit is {} bytes", raw.len(), MAX_LINE_BYTES),
-            ));
+            return Err(too_long(file, i + 1, raw.len()));
         }
-        let text = std::str::from_utf8(raw).map_err(|e| invalid_utf8(file, line, raw, 0, e.valid_up_to()))?;
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        if text.trim().is_empty() {
-            continue;
+        if let Some(text) = line_text(file, i + 1, raw)? {
+            out.push((i + 1, text));
         }
-        out.push((line, text));
     }
     Ok(out)
+}
+
+/// Each non-blank line of a JSONL stream to `each`, read a line at a time: the file is never held
+/// whole, and a line is held only up to [`MAX_LINE_BYTES`] (a longer one is measured, not stored).
+/// The same rules as [`lines`]; `each` learns too whether the line ended in a newline (the last line
+/// of a file still being written may not, and may end inside a character: it is given up to there).
+pub fn each_line<R: BufRead>(
+    file: &str,
+    mut reader: R,
+    mut each: impl FnMut(usize, &str, bool) -> Result<(), FormatError>,
+) -> Result<(), FormatError> {
+    let unreadable = |line: usize, e: std::io::Error| FormatError::new(file, line, "", format!("cannot read the file ({e})"));
+    let mut buf = Vec::new();
+    for line in 1.. {
+        buf.clear();
+        let n = (&mut reader).take(MAX_LINE_BYTES as u64 + 2).read_until(b'\n', &mut buf).map_err(|e| unreadable(line, e))?;
+        if n == 0 {
+            break;
+        }
+        let ended = buf.last() == Some(&b'\n');
+        if ended {
+            buf.pop();
+        } else if buf.len() > MAX_LINE_BYTES {
+            // Measure the rest of the line without keeping it.
+            let mut len = buf.len();
+            loop {
+                let chunk = reader.fill_buf().map_err(|e| unreadable(line, e))?;
+                let Some(end) = chunk.iter().position(|&b| b == b'\n').or((!chunk.is_empty()).then_some(chunk.len())) else { break };
+                let newline = end < chunk.len();
+                len += end;
+                reader.consume(end + usize::from(newline));
+                if newline {
+                    break;
+                }
+            }
+            return Err(too_long(file, line, len));
+        }
+        if buf.len() > MAX_LINE_BYTES {
+            return Err(too_long(file, line, buf.len()));
+        }
+        let mut raw = if line == 1 { buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf) } else { &buf };
+        if !ended {
+            // A last line cut inside a character (a writer killed mid-line) is that line cut short:
+            // its reader tells a record cut short, as it does one cut between characters.
+            if let Err(e) = std::str::from_utf8(raw).map_err(|e| (e.error_len(), e.valid_up_to())) {
+                if e.0.is_none() {
+                    raw = &raw[..e.1];
+                }
+            }
+        }
+        if let Some(text) = line_text(file, line, raw)? {
+            each(line, text, ended)?;
+        }
+    }
+    Ok(())
+}
+
+fn too_long(file: &str, line: usize, len: usize) -> FormatError {
+    FormatError::new(file, line, "", format!("line is {len} bytes long; the limit is {MAX_LINE_BYTES} bytes"))
+}
+
+/// A line's text without its `\r`, `None` when blank; invalid UTF-8 is an error naming the field.
+fn line_text<'a>(file: &str, line: usize, raw: &'a [u8]) -> Result<Option<&'a str>, FormatError> {
+    let text = std::str::from_utf8(raw).map_err(|e| invalid_utf8(file, line, raw, 0, e.valid_up_to()))?;
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    Ok(Some(text).filter(|t| !t.trim().is_empty()))
 }
 
 /// A JSONL file's first non-blank line as JSON, if it is JSON: what the readers that recognise a
@@ -117,6 +182,26 @@ pub fn read_json_or_jsonl<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Resu
         })
         .and_then(|v| de.end().map(|()| v).map_err(|e| FormatError::new(file, e.line(), "", describe(&e))))?;
     Ok(values.into_iter().enumerate().map(|(i, value)| Lined { line: lines.get(i).copied().unwrap_or(0), value }).collect())
+}
+
+/// Each record of a JSON array or a JSONL stream to `each`, in order. JSONL is read a line at a time
+/// ([`each_line`]), never whole; an array (its first byte `[`) is read whole, as
+/// [`read_json_or_jsonl`] reads it.
+pub fn each_record<T: DeserializeOwned, R: BufRead>(
+    file: &str,
+    mut reader: R,
+    mut each: impl FnMut(Lined<T>) -> Result<(), FormatError>,
+) -> Result<(), FormatError> {
+    let unreadable = |e: std::io::Error| FormatError::new(file, 0, "", format!("cannot read the file ({e})"));
+    let peek = reader.fill_buf().map_err(unreadable)?;
+    let first = peek.iter().find(|&&b| !b.is_ascii_whitespace() && !matches!(b, 0xEF | 0xBB | 0xBF));
+    // A first buffer of blanks only is read whole too: what follows decides.
+    if first == Some(&b'[') || (first.is_none() && !peek.is_empty()) {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).map_err(unreadable)?;
+        return read_json_or_jsonl(file, &bytes)?.into_iter().try_for_each(each);
+    }
+    each_line(file, reader, |line, text, _| each(Lined { line, value: parse_value(file, line, text)? }))
 }
 
 /// Invalid UTF-8 at byte `at` of `bytes` (valid before it), on the line starting at byte `line_start`:
@@ -267,12 +352,53 @@ mod tests {
         assert!(err.message.contains("invalid JSON"), "{err}");
     }
 
+    /// The streaming reader and the whole-file one see the same lines and fail the same way; a stream
+    /// is read through a small buffer so lines cross its refills.
+    #[test]
+    fn each_line_reads_as_lines_does() {
+        let streamed = |bytes: &[u8]| {
+            let mut seen = Vec::new();
+            each_line("f", std::io::BufReader::with_capacity(3, bytes), |line, text, ended| {
+                seen.push((line, text.to_string(), ended));
+                Ok(())
+            })
+            .map(|()| seen)
+        };
+        for bytes in [
+            &b"\xEF\xBB\xBF{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}"[..],
+            b"",
+            b"\n\n",
+            b"x\n\xEF\xBB\xBFy\n",
+            b"{\"id\":\"a\"}\n{\"x\":\"\xff\"}\n",
+        ] {
+            let whole = lines("f", bytes).map(|v| v.into_iter().map(|(l, t)| (l, t.to_string())).collect::<Vec<_>>());
+            let stream = streamed(bytes).map(|v| v.into_iter().map(|(l, t, _)| (l, t)).collect::<Vec<_>>());
+            assert_eq!(stream, whole, "{}", String::from_utf8_lossy(bytes));
+        }
+        let ends: Vec<bool> = streamed(b"1\n2").unwrap().into_iter().map(|(_, _, e)| e).collect();
+        assert_eq!(ends, [true, false]);
+        // A last line cut inside a character is given as far as it goes; a bad byte there is an error.
+        assert_eq!(streamed(b"1\n\"\xC3").unwrap()[1], (2, "\"".to_string(), false));
+        assert!(streamed(b"1\n\"\xFF").is_err());
+        // A line over the limit is measured, not kept, and named with its length; so is the last one.
+        let mut long = vec![b'x'; MAX_LINE_BYTES + 5];
+        long.extend_from_slice(b"\n{}\n");
+        let err = streamed(&long).unwrap_err();
+        assert_eq!(
+            (err.line, err.message.clone()),
+            (1, format!("line is {} bytes long; the limit is {MAX_LINE_BYTES} bytes", MAX_LINE_BYTES + 5))
+        );
+        let err = streamed(&long[..MAX_LINE_BYTES + 1]).unwrap_err();
+        assert!(err.message.starts_with(&format!("line is {} bytes", MAX_LINE_BYTES + 1)), "{err}");
+        assert_eq!(streamed(&long[..MAX_LINE_BYTES]).unwrap().len(), 1);
+    }
+
     #[test]
     fn invalid_utf8_and_crlf_and_bom() {
         let err = read_jsonl::<Rec>("f", b"{\"id\":\"\xff\",\"xs\":[]}").unwrap_err();
         assert_eq!((err.line, err.field.as_str()), (1, "id"));
         assert!(err.message.contains("UTF-8"));
-        let err = read_jsonl::<Rec>("f", b"{\"id\":\"a\"}\n{\"x\":{\"y\":[1,{\"z\":\"\\\",]\xff\"}]}}").unwrap_err();
+        let err = read_jsonl::<Rec>("f", b"{\"id\":\"a\",\"xs\":[]}\n{\"x\":{\"y\":[1,{\"z\":\"\\\",]\xff\"}]}}").unwrap_err();
         assert_eq!((err.line, err.field.as_str()), (2, "x.y[1].z"));
         let err = read_jsonl::<Rec>("f", b"{\"i\xffd\":1}").unwrap_err();
         assert_eq!(err.field, "");

@@ -15,16 +15,17 @@ pub mod csv;
 pub mod fastchat;
 pub mod jsonl;
 pub mod limits;
+mod names;
 pub mod rocketeval;
 pub mod sniff;
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 pub use arena::{Battle, Winner};
 pub use jsonl::Lined;
+pub use names::{repeats, Names};
 pub use rocketeval::{judgment_label, AnswerTokens, Checklist, Judgment, Message, Query, RankingEntry, Response, Role, Score};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -216,12 +217,58 @@ pub struct JudgmentKey<'a> {
 
 /// [`check_judgments`] on what it reads of each judgment.
 pub fn check_judgment_keys<'a>(records: impl IntoIterator<Item = JudgmentKey<'a>>) -> Vec<Problem> {
-    let records: Vec<JudgmentKey> = records.into_iter().collect();
-    let mut problems = duplicates(records.iter().map(|k| (k.file, k.line, k.session_id, k.model_test)), "judgment");
+    let (mut files, mut sessions, mut models) = (Names::default(), Names::default(), Names::default());
+    let rows: Vec<JudgmentRow> = records
+        .into_iter()
+        .map(|k| JudgmentRow {
+            file: files.number(k.file),
+            line: k.line as u32,
+            session: sessions.number(k.session_id),
+            model: models.number(k.model_test),
+            items: k.items as u32,
+        })
+        .collect();
+    check_judgment_rows(&rows, &JudgmentNames { files: &files, sessions: &sessions, models: &models })
+}
+
+/// A [`JudgmentKey`] as numbers ([`Names`]): what a reader of many judgments keeps of each.
+#[derive(Debug, Clone, Copy)]
+pub struct JudgmentRow {
+    pub file: u32,
+    pub line: u32,
+    pub session: u32,
+    pub model: u32,
+    pub items: u32,
+}
+
+/// The names [`JudgmentRow`]s number.
+pub struct JudgmentNames<'a> {
+    pub files: &'a Names,
+    pub sessions: &'a Names,
+    pub models: &'a Names,
+}
+
+/// [`check_judgments`] on judgments as numbers: one per (session, model), and on each session the
+/// checklist length most of its judgments have (the first such where two lengths are as common).
+pub fn check_judgment_rows(rows: &[JudgmentRow], names: &JudgmentNames) -> Vec<Problem> {
+    let file = |r: &JudgmentRow| names.files.name(r.file);
+    let mut problems: Vec<Problem> = repeats(rows.len(), |i| (rows[i].session, rows[i].model))
+        .into_iter()
+        .map(|(i, first)| {
+            let (r, f) = (&rows[i], &rows[first]);
+            duplicate(
+                (file(r), r.line as usize),
+                (file(f), f.line as usize),
+                names.sessions.name(r.session),
+                names.models.name(r.model),
+                "judgment",
+            )
+        })
+        .collect();
     // Per session: how many judgments have each length, and the first of them.
-    let mut lengths: HashMap<&str, Vec<(usize, usize, usize)>> = HashMap::new();
-    for (i, k) in records.iter().enumerate() {
-        let counts = lengths.entry(k.session_id).or_default();
+    let mut lengths: HashMap<u32, Vec<(u32, usize, usize)>> = HashMap::new();
+    for (i, k) in rows.iter().enumerate() {
+        let counts = lengths.entry(k.session).or_default();
         if k.items == 0 {
             continue;
         }
@@ -230,27 +277,27 @@ pub fn check_judgment_keys<'a>(records: impl IntoIterator<Item = JudgmentKey<'a>
             None => counts.push((k.items, 1, i)),
         }
     }
-    for k in &records {
+    for k in rows {
         // `max_by_key` returns the last maximum; reversed, that is the length that appeared first.
-        let Some(&(len, count, first)) = lengths[k.session_id].iter().rev().max_by_key(|c| c.1) else {
+        let Some(&(len, count, first)) = lengths[&k.session].iter().rev().max_by_key(|c| c.1) else {
             continue; // every judgment of the session is empty
         };
         if k.items == len {
             continue;
         }
-        let reference = records[first];
+        let reference = &rows[first];
         let more = if count > 1 { format!(" and {} more", count - 1) } else { String::new() };
         problems.push(
             Problem::error(
-                k.file,
-                k.line,
-                k.session_id,
+                file(k),
+                k.line as usize,
+                names.sessions.name(k.session),
                 format!(
                     "{} here but {} in the judgment of `{}` ({}){more}; models compared on one query must be graded on the same checklist",
-                    items(k.items),
-                    items(len),
-                    reference.model_test,
-                    place(k.file, reference.file, reference.line)
+                    items(k.items as usize),
+                    items(len as usize),
+                    names.models.name(reference.model),
+                    place(file(k), file(reference), reference.line as usize)
                 ),
             )
             .with_field("norm_probability"),
@@ -267,28 +314,26 @@ pub fn check_scores<'a>(records: impl IntoIterator<Item = (&'a str, &'a Lined<Sc
 
 /// Records (file, line, session, model) that repeat an earlier (session, model).
 fn duplicates<'a>(records: impl Iterator<Item = (&'a str, usize, &'a str, &'a str)>, what: &str) -> Vec<Problem> {
-    let mut first: HashMap<(&str, &str), (&str, usize)> = HashMap::new();
-    let mut problems = Vec::new();
-    for (file, line, session, model) in records {
-        match first.entry((session, model)) {
-            Entry::Vacant(e) => {
-                e.insert((file, line));
-            }
-            Entry::Occupied(e) => {
-                let (f, l) = *e.get();
-                problems.push(
-                    Problem::error(
-                        file,
-                        line,
-                        session,
-                        format!("a second {what} of `{model}` on this session (the first: {})", place(file, f, l)),
-                    )
-                    .with_field("session_id"),
-                );
-            }
-        }
-    }
-    problems
+    let records: Vec<_> = records.collect();
+    repeats(records.len(), |i| (records[i].2, records[i].3))
+        .into_iter()
+        .map(|(i, first)| {
+            let ((file, line, session, model), f) = (records[i], records[first]);
+            duplicate((file, line), (f.0, f.1), session, model, what)
+        })
+        .collect()
+}
+
+/// The record at `here` (file, line) repeats the (session, model) of the one at `first`.
+pub fn duplicate(here: (&str, usize), first: (&str, usize), session: &str, model: &str, what: &str) -> Problem {
+    let (file, line) = here;
+    Problem::error(
+        file,
+        line,
+        session,
+        format!("a second {what} of `{model}` on this session (the first: {})", place(file, first.0, first.1)),
+    )
+    .with_field("session_id")
 }
 
 /// Where another record is, as seen from a record of `here`: "line 3", or "FILE, line 3".

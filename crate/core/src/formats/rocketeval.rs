@@ -253,21 +253,48 @@ where
     T: serde::de::DeserializeOwned,
     F: Fn(&T, &str, usize) -> Result<(), FormatError>,
 {
-    let rows = jsonl::read_jsonl::<T>(file, bytes)?;
-    for r in &rows {
-        validate(&r.value, file, r.line)?;
-    }
-    Ok(rows)
+    read_validated_from(file, bytes, validate)
+}
+
+/// [`read_validated`] from a stream, a line at a time (only the records are held, never the file):
+/// a malformed line is the error whatever comes before it, then the first record that fails `validate`.
+pub fn read_validated_from<T, F, R>(file: &str, reader: R, validate: F) -> Result<Vec<Lined<T>>, FormatError>
+where
+    T: serde::de::DeserializeOwned,
+    F: Fn(&T, &str, usize) -> Result<(), FormatError>,
+    R: std::io::BufRead,
+{
+    let mut rows = Vec::new();
+    let mut invalid = None;
+    jsonl::each_line(file, reader, |line, text, _| {
+        let value: T = jsonl::parse_value(file, line, text)?;
+        if invalid.is_none() {
+            invalid = validate(&value, file, line).err();
+        }
+        rows.push(Lined { line, value });
+        Ok(())
+    })?;
+    invalid.map_or(Ok(rows), Err)
 }
 
 /// Read a queries JSONL file, refusing a query or checklist item too long to judge ([`super::limits`]).
 pub fn read_queries(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Query>>, FormatError> {
-    read_validated(file, bytes, |q: &Query, f, l| super::limits::check_query(f, l, q))
+    read_queries_from(file, bytes)
+}
+
+/// [`read_queries`] from a stream, a line at a time.
+pub fn read_queries_from(file: &str, reader: impl std::io::BufRead) -> Result<Vec<Lined<Query>>, FormatError> {
+    read_validated_from(file, reader, |q: &Query, f, l| super::limits::check_query(f, l, q))
 }
 
 /// Read a checklists JSONL file (`checklist.jsonl`), refusing an item too long to judge.
 pub fn read_checklists(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Checklist>>, FormatError> {
-    read_validated(file, bytes, |c: &Checklist, f, l| super::limits::check_checklist(f, l, c))
+    read_checklists_from(file, bytes)
+}
+
+/// [`read_checklists`] from a stream, a line at a time.
+pub fn read_checklists_from(file: &str, reader: impl std::io::BufRead) -> Result<Vec<Lined<Checklist>>, FormatError> {
+    read_validated_from(file, reader, |c: &Checklist, f, l| super::limits::check_checklist(f, l, c))
 }
 
 /// Read a judgments JSONL file, validating every record.
@@ -278,12 +305,16 @@ pub fn read_judgments(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Judgment>>, 
 /// Read a score file (JSON array, as RocketEval writes it, or JSONL), rejecting non-finite scores.
 pub fn read_scores(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Score>>, FormatError> {
     let rows = jsonl::read_json_or_jsonl::<Score>(file, bytes)?;
-    for r in &rows {
-        if !r.value.score.is_finite() {
-            return Err(FormatError::new(file, r.line, "score", "expected a finite number"));
-        }
-    }
+    rows.iter().try_for_each(|r| check_score(file, r))?;
     Ok(rows)
+}
+
+/// What every score read must be beyond its fields' types: a finite number.
+pub fn check_score(file: &str, s: &Lined<Score>) -> Result<(), FormatError> {
+    if !s.value.score.is_finite() {
+        return Err(FormatError::new(file, s.line, "score", "expected a finite number"));
+    }
+    Ok(())
 }
 
 /// Read a ranking file: a JSON array of entries.

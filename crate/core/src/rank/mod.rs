@@ -11,79 +11,17 @@
 
 pub mod bradley_terry;
 pub mod elo;
+mod table;
+
+pub use table::{BattleRows, ScoreRows, ScoreTable};
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use crate::error::{invalid, Result};
-use crate::formats::{Battle, Score, Winner};
+use crate::formats::{Battle, Winner};
 use crate::stats::{self, Rng};
-
-/// Scores of each model on each query (`None` where a model did not answer or was not graded).
-#[derive(Debug, Clone, Default)]
-pub struct ScoreTable {
-    pub models: Vec<String>,
-    pub sessions: Vec<String>,
-    /// `cells[model][session]`.
-    cells: Vec<Vec<Option<f64>>>,
-}
-
-impl ScoreTable {
-    /// Build from score records. Models and sessions are sorted by name so results never depend on
-    /// input order. A repeated (model, session) pair is an error.
-    pub fn new(scores: &[Score]) -> Result<Self> {
-        let mut models: Vec<String> = scores.iter().map(|s| s.model_test.clone()).collect();
-        let mut sessions: Vec<String> = scores.iter().map(|s| s.session_id.clone()).collect();
-        models.sort();
-        models.dedup();
-        sessions.sort();
-        sessions.dedup();
-        let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-        let si: HashMap<&str, usize> = sessions.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-        let mut cells = vec![vec![None; sessions.len()]; models.len()];
-        for s in scores {
-            if !s.score.is_finite() {
-                return invalid!("score of `{}` on `{}` is not a finite number", s.model_test, s.session_id);
-            }
-            let cell = &mut cells[mi[s.model_test.as_str()]][si[s.session_id.as_str()]];
-            if cell.is_some() {
-                return invalid!("two scores for model `{}` on session `{}`", s.model_test, s.session_id);
-            }
-            *cell = Some(s.score);
-        }
-        Ok(Self { models, sessions, cells })
-    }
-
-    /// A table from its cells (`cells[model][session]`), models and sessions in the order given.
-    pub fn from_cells(models: Vec<String>, sessions: Vec<String>, cells: Vec<Vec<Option<f64>>>) -> Self {
-        debug_assert!(cells.len() == models.len() && cells.iter().all(|r| r.len() == sessions.len()));
-        Self { models, sessions, cells }
-    }
-
-    /// Models and sessions with no score at all (verdicts on pairs): no cell is stored, so the table
-    /// costs memory linear in the models and sessions, not their product.
-    pub fn without_scores(models: Vec<String>, sessions: Vec<String>) -> Self {
-        Self { models, sessions, cells: Vec::new() }
-    }
-
-    pub fn get(&self, model: usize, session: usize) -> Option<f64> {
-        self.cells.get(model).and_then(|row| row[session])
-    }
-
-    /// The sessions on which `model` has a score.
-    pub fn answered(&self, model: usize) -> usize {
-        self.cells.get(model).map_or(0, |row| row.iter().flatten().count())
-    }
-
-    /// The sessions on which models `a` and `b` both have a score.
-    pub fn common(&self, a: usize, b: usize) -> usize {
-        match (self.cells.get(a), self.cells.get(b)) {
-            (Some(x), Some(y)) => x.iter().zip(y).filter(|(x, y)| x.is_some() && y.is_some()).count(),
-            _ => 0,
-        }
-    }
-}
 
 crate::named_enum!(
     /// What to do when two responses get exactly the same score.
@@ -201,56 +139,33 @@ impl Comparisons<'_> {
     }
 }
 
-/// All pairwise battles implied by the scores, in Chatbot Arena's format (query order, then model order).
-pub fn battles(table: &ScoreTable, rule: &PairRule) -> Vec<Battle> {
-    session_battles(table, rule)
-        .into_iter()
-        .enumerate()
-        .flat_map(|(s, bs)| {
-            bs.into_iter().map(move |((a, b, w), _)| Battle {
-                model_a: table.models[a].clone(),
-                model_b: table.models[b].clone(),
-                winner: w,
-                question_id: Some(table.sessions[s].clone()),
-            })
+/// All pairwise battles implied by the scores, in Chatbot Arena's format (query order, then model
+/// order), derived one query at a time as they are taken.
+pub fn battles<'t>(table: &'t ScoreTable, rule: &'t PairRule) -> impl Iterator<Item = Battle> + 't {
+    (0..table.sessions.len()).flat_map(move |s| {
+        Comparisons::Scores(rule).session(table, s).map(move |((a, b, w), _)| Battle {
+            model_a: table.models[a].clone(),
+            model_b: table.models[b].clone(),
+            winner: w,
+            question_id: Some(table.sessions[s].clone()),
         })
-        .collect()
+    })
 }
 
 /// Rank verdicts on pairs (given battles, or a judge's majority votes) with a pairwise method (a
-/// verdict is not a score: `mean` and `median` are refused).
-pub fn rank_battles(battles: &[Battle], opts: &RankOptions) -> Result<Ranking> {
+/// verdict is not a score: `mean` and `median` are refused). The battles are models and sessions
+/// (`question_id`; a battle without one is a session of its own) with each session's battles
+/// (weight 1), for [`rank_comparisons`] — seed 001's setting 3: Bradley–Terry over instance-level
+/// human judgments.
+pub fn rank_battles(battles: BattleRows, opts: &RankOptions) -> Result<Ranking> {
     if !opts.method.is_pairwise() {
         return invalid!("verdicts on pairs are not scores: rank them with bt, winrate or elo, not {}", opts.method);
     }
     if battles.is_empty() {
         return invalid!("no verdicts on pairs to rank (none of the pairs has one)");
     }
-    let (table, per_session) = battle_comparisons(battles);
+    let (table, per_session) = battles.comparisons();
     rank_comparisons(&table, per_session, opts)
-}
-
-/// Battles as given (e.g. human verdicts, seed 001's setting 3: Bradley–Terry over instance-level human
-/// judgments): the models and sessions (`question_id`; a battle without one is a session of its own),
-/// a table without scores, and each session's battles (weight 1) for [`rank_comparisons`] with a
-/// pairwise method.
-pub fn battle_comparisons(battles: &[Battle]) -> (ScoreTable, Vec<Vec<WeightedBattle>>) {
-    let session = |i: usize, b: &Battle| b.question_id.clone().unwrap_or_else(|| format!("battle {i}"));
-    let mut models: Vec<String> = battles.iter().flat_map(|b| [b.model_a.clone(), b.model_b.clone()]).collect();
-    let mut sessions: Vec<String> = battles.iter().enumerate().map(|(i, b)| session(i, b)).collect();
-    models.sort();
-    models.dedup();
-    sessions.sort();
-    sessions.dedup();
-    let mi: HashMap<&str, usize> = models.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
-    let si: HashMap<String, usize> = sessions.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
-    let mut per_session = vec![Vec::new(); sessions.len()];
-    for (i, b) in battles.iter().enumerate() {
-        let (x, y) = (mi[b.model_a.as_str()], mi[b.model_b.as_str()]);
-        let battle = if x < y { (x, y, b.winner) } else { (y, x, b.winner.swapped()) };
-        per_session[si[&session(i, b)]].push((battle, 1.0));
-    }
-    (ScoreTable::without_scores(models, sessions), per_session)
 }
 
 crate::named_enum!(
@@ -671,6 +586,7 @@ fn unique_battles(battles: impl Iterator<Item = WeightedBattle>) -> Vec<Weighted
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::Score;
 
     fn score(m: &str, s: &str, v: f64) -> Score {
         Score { session_id: s.into(), model_test: m.into(), score: v, judge: None }
@@ -696,7 +612,7 @@ mod tests {
         // The battles the scores imply, given directly (as human verdicts are), rank the same.
         let t = table();
         let opts = RankOptions { bootstrap: 0, ..Default::default() };
-        let (bt, per_session) = battle_comparisons(&battles(&t, &PairRule::default()));
+        let (bt, per_session) = BattleRows::of(&battles(&t, &PairRule::default()).collect::<Vec<_>>()).comparisons();
         let given = rank_comparisons(&bt, per_session, &opts).unwrap();
         let from_scores = rank(&t, &opts).unwrap();
         for (g, f) in given.entries.iter().zip(&from_scores.entries) {
@@ -726,7 +642,8 @@ mod tests {
 
     #[test]
     fn battles_cover_every_pair_of_every_session() {
-        let b = battles(&table(), &PairRule::default());
+        let t = table();
+        let b: Vec<_> = battles(&t, &PairRule::default()).collect();
         assert_eq!(b.len(), 4 * 3);
         // q4: b=6.0, c=6.95 → c wins; a=8.3 beats both.
         let q4: Vec<_> = b.iter().filter(|x| x.question_id.as_deref() == Some("q4")).collect();
