@@ -18,7 +18,7 @@
 # has none. On a machine with no GPU the wgpu rows run on the software adapter (lavapipe), which shows
 # only that the script runs end to end.
 #
-# A machine that cannot get the judges either (how the README's H200 numbers were taken: no network,
+# A machine that cannot get the judges either (how the H200 numbers of docs/measurements/speed.md were taken: no network,
 # 64 MiB per transfer): here, `python3 scripts/bench/twin_gguf.py skeleton ~/.cache/rocketjudge/models/M.gguf
 # M.skel` (a few MB each); carry the skeletons, a release binary and the sdist there; there,
 # `python3 scripts/bench/twin_gguf.py fill M.skel M.gguf` and

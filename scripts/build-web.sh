@@ -12,7 +12,7 @@ if [ "${ROCKETJUDGE_WEB_FEATURES:-webgpu}" = "webgpu" ] && grep -q '^webgpu' cra
 fi
 # No debug info in the shipped modules (the native release profile keeps line tables for profiling).
 export CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=debuginfo
-# ROCKETJUDGE_WASM_NAMES=1 keeps the function names, for profiling the tab (README → Speed).
+# ROCKETJUDGE_WASM_NAMES=1 keeps the function names, for profiling the tab (docs/measurements/speed.md).
 names=--remove-name-section
 [ -n "${ROCKETJUDGE_WASM_NAMES:-}" ] && names=
 bindgen() { wasm-bindgen --target web $names --remove-producers-section --out-dir "$2" "$1"; }

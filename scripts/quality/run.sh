@@ -3,7 +3,7 @@
 #   scripts/quality/run.sh JUDGE [extra grade flags, e.g. --backend webgpu --threads 2]
 # Inputs: scripts/quality/prepare.py (subset options there) into $QUALITY_INPUTS (default
 # .cache/quality/inputs). Output: .cache/quality/<judge>[-<QUALITY_TAG>]/ and
-# docs/quality/<judge>[-<QUALITY_TAG>].json + .md (the numbers the README's table quotes).
+# docs/quality/<judge>[-<QUALITY_TAG>].json + .md (the numbers docs/measurements/judge-quality.md and the README's judge table quote).
 # The full set: python3 scripts/quality/prepare.py --questions all --human-pairs 1000 --out .cache/quality/inputs-full
 #   QUALITY_INPUTS=.cache/quality/inputs-full QUALITY_TAG=full scripts/quality/run.sh JUDGE --backend webgpu
 # QUALITY_DIRECT=0 skips the Direct baseline, QUALITY_HUMAN=0 the human-labelled pairs; RJ=PATH uses another rocketjudge binary.

@@ -181,7 +181,7 @@ impl CpuFacts {
 /// `vpdpbusd` or `vpmaddubsw` a cycle per core (64 byte products); the f32 path: two 256-bit FMA
 /// units (32 FLOP a cycle). AMD Zen and Zen+ ([`CpuFacts::halves`]): one 128-bit `vpmaddubsw` a
 /// cycle (16 byte products) and two 128-bit FMA units (16 FLOP), as measured on an EPYC 7001 VM
-/// (README). Other kernels (scalar, NEON, wasm): unknown.
+/// (docs/measurements/speed.md). Other kernels (scalar, NEON, wasm): unknown.
 fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, String)> {
     let (per_cycle, unit, rate, why) = match (kernels, facts.halves) {
         ("int8 avx512-vnni" | "int8 avx-vnni", _) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpdpbusd a cycle, 64 byte products"),

@@ -52,7 +52,7 @@ pub struct CreateArgs {
     endpoint: Option<String>,
     /// With --endpoint, the model name sent to it; without, a local judge: a manifest name
     /// (`rocketjudge models list`) or a GGUF path. A small local judge writes worse checklists than a
-    /// strong model (README: "Checklists written on the device").
+    /// strong model (docs/measurements/generation.md: "Checklists written on the device").
     #[arg(long)]
     model: String,
     /// Name of the environment variable holding the API key (sent as a Bearer token). Never a literal key.

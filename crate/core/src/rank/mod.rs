@@ -38,7 +38,7 @@ crate::named_enum!(
     pub enum PairOrders, "the battles per comparison" {
         /// One battle from the two orders' mean p(A better) (a 5-point verdict: each order's win
         /// share) — the default: a small judge's verdict in one order is mostly its position bias,
-        /// and the mean of the two orders' probabilities keeps what signal there is (README, "Judge-design knobs").
+        /// and the mean of the two orders' probabilities keeps what signal there is (docs/measurements/design-knobs.md).
         Mean = "mean",
         /// One battle per order, as seed 001 counts them; a 5-point verdict weighs as Arena-Hard's:
         /// "much better" three wins, "better" one, a tie one tie.

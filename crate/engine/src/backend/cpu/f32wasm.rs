@@ -5,7 +5,7 @@
 //! The `gemm` crate's simd128 kernel (12 × 4 outputs, K unrolled twice) keeps ~26 vectors live
 //! where x64 has 16 vector registers, most likely spilled by V8 (its kernel was 55 % of an f32
 //! prefill of SmolLM2 in the tab). These tiles keep at most 16 live and read the operands where
-//! they are (no packing): SmolLM2's f32 prefill ×1.17 in the tab (README → Speed).
+//! they are (no packing): SmolLM2's f32 prefill ×1.17 in the tab (docs/measurements/speed.md).
 //!
 //! Sums (the same on every machine; another order than the `gemm` crate's natively, as any two f32
 //! sums differ):
