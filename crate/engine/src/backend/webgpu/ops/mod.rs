@@ -1,6 +1,7 @@
 //! The kernel families. Each file owns its variants (the choices a pipeline is built with: tile
 //! sizes, workgroup sizes, weight format), its `#[repr(C)]` parameter struct — field for field the
-//! WGSL `Params` struct of its kernel, under the same names —, its bindings and its grid.
+//! WGSL `Params` struct of its kernel, under the same names (`tests/wgsl_params.rs` holds each pair
+//! together) —, its bindings and its grid.
 //!
 //! A variant is the pipeline-cache key ([`Kernel`]) and carries every number both sides must agree
 //! on: the host computes the grid from it and hands the same numbers to the shader as WGSL
