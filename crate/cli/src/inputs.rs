@@ -270,7 +270,7 @@ pub fn battle_rows(path: &Path) -> Result<BattleRows> {
 
 /// Each battle of [`battles`] to `each`; Arena JSONL is read a line at a time.
 fn each_battle(path: &Path, mut each: impl FnMut(formats::Battle)) -> Result<()> {
-    let file = if path.is_dir() { path.join(crate::commands::pairs::PAIRS_FILE) } else { path.to_path_buf() };
+    let file = if path.is_dir() { path.join(crate::output::PAIRS_FILE) } else { path.to_path_buf() };
     let name = file.display().to_string();
     if reasoned::looks_reasoned_pair(&first_line(&file)?) {
         let pairs = reasoned::read_reasoned_pairs(&name, &read(&file)?)?;

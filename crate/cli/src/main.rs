@@ -51,8 +51,6 @@ enum Command {
     Models(commands::models::Models),
 }
 
-pub type CliResult = anyhow::Result<()>;
-
 /// The exit code an error maps to: 3 for bad input data (and shards that cannot be merged), 4 for
 /// I/O, 1 otherwise.
 fn exit_code(error: &anyhow::Error) -> u8 {

@@ -19,6 +19,9 @@ use anyhow::{bail, Context, Result};
 use rocketjudge_core::formats::Lined;
 use rocketjudge_core::FormatError;
 
+/// The file a pairwise run writes in its --out folder.
+pub const PAIRS_FILE: &str = "pairs.jsonl";
+
 /// A model's file in an output folder, `<dir>/<model>.<ext>`: the one naming rule of every command
 /// that writes a file per model (`grade`, `direct`, `score`, the shards), the model name made safe
 /// as a file name (path separators, `:` and control characters replaced; never hidden, never empty).

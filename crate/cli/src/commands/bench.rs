@@ -16,8 +16,9 @@ use rocketjudge_engine::model::config::Config;
 use rocketjudge_engine::quant::GgmlType;
 use serde_json::{json, Value};
 
+use super::CliResult;
 use super::Format;
-use crate::{judges, models, CliResult};
+use crate::{judges, models};
 
 const LLAMA_CPP_BENCH: &str = include_str!("../../../../scripts/bench/llama_cpp_bench.py");
 

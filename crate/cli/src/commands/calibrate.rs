@@ -9,7 +9,8 @@ use rocketjudge_core::score::supervised::ExtraTreesParams;
 
 use super::rank::RankFlags;
 use super::text_table;
-use crate::{inputs, CliResult};
+use super::CliResult;
+use crate::inputs;
 
 /// Calibrate the judge on your own labels (RocketEval §3.3, fitted on them).
 ///

@@ -20,9 +20,10 @@ use serde_json::{json, Value};
 
 use url::Url;
 
+use super::CliResult;
+use crate::inputs;
 use crate::net::{redact_str as redact, Net};
 use crate::output::OutputFolder;
-use crate::{inputs, CliResult};
 
 /// Replies larger than this are cut off (a checklist is a few hundred bytes).
 const MAX_REPLY_BYTES: u64 = 1 << 20;
@@ -104,7 +105,7 @@ pub fn run(c: ChecklistCmd) -> CliResult {
             jsonl::each_line(&name, inputs::open(&queries)?, |line, text, _| {
                 let q: Query = jsonl::parse_value(&name, line, text)?;
                 if invalid.is_none() {
-                    invalid = formats::limits::check_query(&name, line, &q).err();
+                    invalid = q.check_limits(&name, line).err();
                 }
                 sessions.push(Lined { line, value: q.session_id.clone() });
                 if q.session_id == session && wanted.is_none() {

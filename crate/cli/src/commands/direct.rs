@@ -15,9 +15,10 @@ use rocketjudge_core::formats::{jsonl, limits};
 use rocketjudge_core::pairwise::ChecklistUse;
 use rocketjudge_core::prompt::{DirectInstruction, DirectScale};
 
+use super::CliResult;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::output::OutputFolder;
-use crate::{inputs, judges, CliResult};
+use crate::{inputs, judges};
 
 /// Score responses with the Direct 0–9 prompt (no checklist).
 ///

@@ -7,7 +7,8 @@ use rocketjudge_core::formats::arena;
 use rocketjudge_core::rank::{self, EqualScores, PairRule};
 
 use super::write_atomic_with;
-use crate::{inputs, CliResult};
+use super::CliResult;
+use crate::inputs;
 
 #[derive(clap::Subcommand)]
 pub enum Export {

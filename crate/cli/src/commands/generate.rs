@@ -6,8 +6,9 @@ use std::time::Instant;
 use anyhow::Context;
 use rocketjudge_engine::generate::GenerateSettings;
 
+use super::CliResult;
 use super::Format;
-use crate::{judges, CliResult};
+use crate::judges;
 
 /// Continue a prompt with the judge model and print the text as it is generated.
 ///

@@ -24,11 +24,12 @@ use serde_json::json;
 use rocketjudge_engine::judge::Judge;
 
 use super::pairs;
+use super::CliResult;
 use crate::knobs::{ChecklistFlags, DecodingFlags};
 use crate::live::Live;
 use crate::output::{reorder_lines, replace_atomically, OutputFolder};
 use crate::shard::{Shard, ShardRecord};
-use crate::{inputs, judges, CliResult};
+use crate::{inputs, judges};
 use rocketjudge_core::pairwise::{ChecklistUse, PairSettings, DEFAULT_PAIRWISE_K};
 
 /// Grade responses with a local judge model.

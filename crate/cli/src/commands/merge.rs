@@ -16,9 +16,9 @@ use anyhow::{Context, Result};
 use rocketjudge_core::formats;
 
 use super::write_atomic;
+use super::CliResult;
 use crate::inputs::read;
 use crate::shard::{Shard, ShardRecord};
-use crate::CliResult;
 
 /// Merge the shards of a sharded `grade` run into one judgments folder.
 ///

@@ -10,8 +10,9 @@ use rocketjudge_core::pairwise::{self, PairJudgment};
 use rocketjudge_core::rank::{self, Method, PairOrders, PairRule, RankOptions, RankSettings};
 use serde_json::json;
 
+use super::CliResult;
 use super::{text_table, Format};
-use crate::{inputs, CliResult};
+use crate::inputs;
 
 /// Meta-evaluate a judge.
 ///

@@ -34,6 +34,10 @@ pub enum Format {
     Csv,
 }
 
+/// What every command's `run` returns: `Ok` or an error that `main` turns into a message and an
+/// exit code.
+pub type CliResult = anyhow::Result<()>;
+
 /// Write `text` to `path`, creating its folder, atomically (see [`replace_atomically`]): a reader
 /// never sees half a file and an interrupted run never leaves one.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {

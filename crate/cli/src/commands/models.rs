@@ -3,8 +3,8 @@
 use anyhow::bail;
 
 use super::text_table;
+use super::CliResult;
 use crate::models::{self, cache_dir, file_sha256, manifest, model_file};
-use crate::CliResult;
 
 #[derive(clap::Subcommand)]
 pub enum Models {

@@ -14,10 +14,7 @@ use rocketjudge_core::pairwise::{self, ChecklistUse, PairJudgment, PairSettings}
 use rocketjudge_engine::judge::{AnyJudge, Judge};
 
 use crate::inputs::Work;
-use crate::output::OutputFolder;
-
-/// The file a pairwise run writes in its --out folder.
-pub const PAIRS_FILE: &str = "pairs.jsonl";
+use crate::output::{OutputFolder, PAIRS_FILE};
 
 /// What names a comparison in a resumed run.
 pub fn pair_key(session: &str, a: &str, b: &str) -> String {

@@ -9,10 +9,11 @@ use rocketjudge_core::rank::{self, EqualScores, Method, PairOrders, RankOptions,
 use rocketjudge_core::report;
 use serde::Serialize;
 
+use super::CliResult;
 use super::{text_table, Format};
+use crate::inputs;
 use crate::knobs::DecodingFlags;
 use crate::live::verdict_cell;
-use crate::{inputs, CliResult};
 use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 
 /// Rank models from their graded responses.

@@ -13,9 +13,11 @@ use rocketjudge_core::reasoned::{
 };
 use rocketjudge_engine::judge::AnyJudge;
 
-use super::pairs::{pair_key, pending, plan, PAIRS_FILE};
+use super::pairs::{pair_key, pending, plan};
+use super::CliResult;
 use crate::output::OutputFolder;
-use crate::{inputs, judges, CliResult};
+use crate::output::PAIRS_FILE;
+use crate::{inputs, judges};
 
 /// Score responses from the judge's written reasoning (chain of thought).
 ///

@@ -14,8 +14,9 @@ use rocketjudge_core::settle::{SettleRule, DEFAULT_LEVEL, DEFAULT_MIN_QUERIES};
 use rocketjudge_core::stats;
 use serde::Serialize;
 
+use super::CliResult;
 use super::{text_table, write_atomic, Format};
-use crate::{inputs, CliResult};
+use crate::inputs;
 
 /// Replay a complete run in each grading order, without grading: how soon each order ranks right.
 ///

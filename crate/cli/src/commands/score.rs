@@ -9,8 +9,9 @@ use rocketjudge_core::score::judgment_score;
 use rocketjudge_core::score::supervised::{ExtraTreesParams, SupervisedScorer, TrainingExample};
 use serde::Serialize;
 
+use super::CliResult;
 use super::{write_atomic, write_atomic_with};
-use crate::{inputs, CliResult};
+use crate::inputs;
 
 /// Score graded responses (RocketEval §3.3).
 ///

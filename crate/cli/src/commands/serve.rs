@@ -39,7 +39,8 @@ use tower::ServiceExt;
 use tower_http::services::ServeFile;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::{app, models, CliResult};
+use super::CliResult;
+use crate::{app, models};
 
 /// Serve the web app (index.html, web/, pkg/, benchmarks/) and the cached judge models.
 #[derive(clap::Args)]

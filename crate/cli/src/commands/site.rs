@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use super::CliResult;
 use crate::app;
 use crate::models::{self, manifest::MANIFEST};
-use crate::CliResult;
 
 /// What marks a folder as made by this command (it may then be replaced).
 const MARKER: &str = ".rocketjudge-site.json";

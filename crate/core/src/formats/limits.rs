@@ -5,7 +5,6 @@
 //! The limits are far above what a context holds (Qwen2.5's 32,768 tokens are about 130 kB of
 //! English) and above every public benchmark's longest (WildBench's longest record is ~200 kB).
 
-use super::rocketeval::{Checklist, Query};
 use crate::error::FormatError;
 
 /// A query: its conversation and reference answers together, in bytes.
@@ -24,15 +23,14 @@ fn too_long(file: &str, line: usize, field: impl Into<String>, what: &str, len: 
     )
 }
 
-/// Refuse a query longer than [`MAX_QUERY_BYTES`] or with an item longer than [`MAX_ITEM_BYTES`].
-pub fn check_query(file: &str, line: usize, q: &Query) -> Result<(), FormatError> {
-    let len: usize =
-        q.conversation_input.iter().map(|m| m.content.len()).sum::<usize>() + q.references.values().map(String::len).sum::<usize>();
+/// Refuse a query whose texts (its messages and reference answers) are `len` bytes together, more
+/// than [`MAX_QUERY_BYTES`]; `longest` names the field of its longest message
+/// (`rocketeval::Query::check_limits` measures them).
+pub fn check_query_bytes(file: &str, line: usize, len: usize, longest: impl FnOnce() -> String) -> Result<(), FormatError> {
     if len > MAX_QUERY_BYTES {
-        let longest = q.conversation_input.iter().enumerate().max_by_key(|(_, m)| m.content.len()).map(|(i, _)| i).unwrap_or(0);
-        return Err(too_long(file, line, format!("conversation_input[{longest}].content"), "the query", len, MAX_QUERY_BYTES));
+        return Err(too_long(file, line, longest(), "the query", len, MAX_QUERY_BYTES));
     }
-    check_items(file, line, &q.checklist)
+    Ok(())
 }
 
 /// Refuse a checklist item longer than [`MAX_ITEM_BYTES`].
@@ -41,11 +39,6 @@ pub fn check_items(file: &str, line: usize, items: &[String]) -> Result<(), Form
         Some(k) => Err(too_long(file, line, format!("checklist[{k}]"), "the checklist item", items[k].len(), MAX_ITEM_BYTES)),
         None => Ok(()),
     }
-}
-
-/// Refuse a checklist with an item longer than [`MAX_ITEM_BYTES`].
-pub fn check_checklist(file: &str, line: usize, c: &Checklist) -> Result<(), FormatError> {
-    check_items(file, line, &c.checklist)
 }
 
 /// Refuse a rubric longer than [`MAX_RUBRIC_BYTES`]; `field` names where it was given.
@@ -59,19 +52,10 @@ pub fn check_rubric(file: &str, line: usize, field: &str, rubric: &str) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::jsonl::read_jsonl;
 
     #[test]
     fn each_limit_is_exact_and_names_the_field() {
-        let query = |content: usize, item: usize| {
-            let q = serde_json::json!({"session_id": "a", "conversation_input": [{"role": "user", "content": "x".repeat(content)}], "checklist": ["ok?", "y".repeat(item)]});
-            read_jsonl::<Query>("q.jsonl", format!("{q}\n").as_bytes()).unwrap().remove(0).value
-        };
-        assert!(check_query("q.jsonl", 1, &query(MAX_QUERY_BYTES, MAX_ITEM_BYTES)).is_ok());
-        let e = check_query("q.jsonl", 3, &query(MAX_QUERY_BYTES + 1, 1)).unwrap_err().to_string();
-        assert!(e.starts_with("q.jsonl:3: field `conversation_input[0].content`: the query is 524289 bytes long"), "{e}");
-        let e = check_query("q.jsonl", 3, &query(10, MAX_ITEM_BYTES + 1)).unwrap_err().to_string();
-        assert!(e.starts_with("q.jsonl:3: field `checklist[1]`: the checklist item is 8193 bytes long"), "{e}");
+        // A query's limits through the query: `rocketeval`'s tests.
         assert!(check_rubric("r.txt", 0, "--rubric-file", &"r".repeat(MAX_RUBRIC_BYTES)).is_ok());
         let e = check_rubric("r.txt", 0, "--rubric-file", &"r".repeat(MAX_RUBRIC_BYTES + 1)).unwrap_err().to_string();
         assert!(e.starts_with("r.txt: field `--rubric-file`: the rubric is 65537 bytes long"), "{e}");

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::jsonl::{self, Lined};
+use super::limits;
 use crate::error::FormatError;
 
 /// Who said a message.
@@ -59,6 +60,18 @@ pub struct Query {
 }
 
 impl Query {
+    /// Refuse a query longer than [`limits::MAX_QUERY_BYTES`] or with an item longer than
+    /// [`limits::MAX_ITEM_BYTES`], naming the field.
+    pub fn check_limits(&self, file: &str, line: usize) -> Result<(), FormatError> {
+        let messages = self.conversation_input.iter().map(|m| m.content.len()).sum::<usize>();
+        let longest = || {
+            let i = self.conversation_input.iter().enumerate().max_by_key(|(_, m)| m.content.len()).map_or(0, |(i, _)| i);
+            format!("conversation_input[{i}].content")
+        };
+        limits::check_query_bytes(file, line, messages + self.references.values().map(String::len).sum::<usize>(), longest)?;
+        limits::check_items(file, line, &self.checklist)
+    }
+
     /// The user query this instance asks to answer (the last message).
     pub fn user_query(&self) -> &str {
         self.conversation_input.last().map(|m| m.content.as_str()).unwrap_or("")
@@ -284,7 +297,7 @@ pub fn read_queries(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Query>>, Forma
 
 /// [`read_queries`] from a stream, a line at a time.
 pub fn read_queries_from(file: &str, reader: impl std::io::BufRead) -> Result<Vec<Lined<Query>>, FormatError> {
-    read_validated_from(file, reader, |q: &Query, f, l| super::limits::check_query(f, l, q))
+    read_validated_from(file, reader, |q: &Query, f, l| q.check_limits(f, l))
 }
 
 /// Read a checklists JSONL file (`checklist.jsonl`), refusing an item too long to judge.
@@ -294,7 +307,7 @@ pub fn read_checklists(file: &str, bytes: &[u8]) -> Result<Vec<Lined<Checklist>>
 
 /// [`read_checklists`] from a stream, a line at a time.
 pub fn read_checklists_from(file: &str, reader: impl std::io::BufRead) -> Result<Vec<Lined<Checklist>>, FormatError> {
-    read_validated_from(file, reader, |c: &Checklist, f, l| super::limits::check_checklist(f, l, c))
+    read_validated_from(file, reader, |c: &Checklist, f, l| limits::check_items(f, l, &c.checklist))
 }
 
 /// Read a judgments JSONL file, validating every record.
@@ -430,6 +443,19 @@ fn chat_history_out<S: Serializer>(h: &[Message], s: S) -> Result<S::Ok, S::Erro
 mod tests {
     use super::*;
     use crate::formats::jsonl::read_jsonl;
+
+    #[test]
+    fn a_query_over_its_limits_is_refused_naming_the_field() {
+        let query = |content: usize, item: usize| {
+            let q = serde_json::json!({"session_id": "a", "conversation_input": [{"role": "user", "content": "x".repeat(content)}], "checklist": ["ok?", "y".repeat(item)]});
+            read_jsonl::<Query>("q.jsonl", format!("{q}\n").as_bytes()).unwrap().remove(0).value
+        };
+        assert!(query(limits::MAX_QUERY_BYTES, limits::MAX_ITEM_BYTES).check_limits("q.jsonl", 1).is_ok());
+        let e = query(limits::MAX_QUERY_BYTES + 1, 1).check_limits("q.jsonl", 3).unwrap_err().to_string();
+        assert!(e.starts_with("q.jsonl:3: field `conversation_input[0].content`: the query is 524289 bytes long"), "{e}");
+        let e = query(10, limits::MAX_ITEM_BYTES + 1).check_limits("q.jsonl", 3).unwrap_err().to_string();
+        assert!(e.starts_with("q.jsonl:3: field `checklist[1]`: the checklist item is 8193 bytes long"), "{e}");
+    }
 
     #[test]
     fn response_shapes() {
