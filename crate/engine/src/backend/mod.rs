@@ -4,6 +4,7 @@
 //! Activations are row-major `[rows, cols]` f32 matrices (`rows` = tokens). Weight matrices are
 //! `[n_out, n_in]` in GGUF's layout and stay quantized on the backend.
 
+pub mod adapter;
 pub mod cpu;
 pub mod policy;
 #[cfg(feature = "webgpu")]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use wgpu::util::DeviceExt;
 
-use super::{KernelSet, WebGpuOptions};
+use super::options::{KernelSet, WebGpuOptions};
 use crate::backend::policy;
 use crate::EngineError;
 
@@ -72,7 +72,8 @@ impl Device {
             info.name = report.map(|r| r.name()).unwrap_or_default();
         }
         let fallback = report.is_some_and(|r| r.fallback);
-        let software_adapter = crate::device::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
+        let software_adapter =
+            crate::backend::adapter::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
         let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
         // Native only: wgpu's browser backend does not request the browser's `subgroups` feature,
         // and naga does not parse the `enable subgroups;` a browser's WGSL would need.

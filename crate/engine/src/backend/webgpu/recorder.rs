@@ -1,13 +1,12 @@
 //! Recording, not executing: ops append dispatches here; `flush` sends them all in one command
 //! encoder and one compute pass. Small per-dispatch data (parameters, token ids, RoPE tables,
 //! attention ranges) goes into one arena buffer written once per submission. Pipelines are created
-//! on first use and cached by kernel variant.
+//! on first use and cached by kernel variant ([`Shader`]).
 
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 
 use super::device::{self, Device, Status};
-use super::ops::Kernel;
 use crate::EngineError;
 
 /// Bytes of one arena slot's alignment (WebGPU's largest minimum offset alignment).
@@ -30,12 +29,26 @@ struct Pass {
     groups: [u32; 3],
 }
 
+/// What a pipeline is made from: a kernel family's variant, which carries every number the host and
+/// the shader must agree on (each family's file implements it). Its `Debug` text, with its type's
+/// name, is the pipeline-cache key and the pipeline's label.
+pub(super) trait Shader: std::fmt::Debug {
+    /// The WGSL module.
+    fn source(&self) -> String;
+    /// Values of the kernel's `override` constants.
+    fn constants(&self) -> Vec<(&'static str, f64)>;
+    /// Equal keys, the same pipeline.
+    fn key(&self) -> String {
+        format!("{}::{self:?}", std::any::type_name::<Self>())
+    }
+}
+
 /// A read-back under way: the staging buffer and the map callback's answer.
 pub(super) type Readback = (wgpu::Buffer, futures_channel::oneshot::Receiver<Result<(), wgpu::BufferAsyncError>>);
 
 #[derive(Default)]
 pub(super) struct Recorder {
-    pipelines: HashMap<Kernel, (wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+    pipelines: HashMap<String, (wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
     passes: Vec<Pass>,
     arena: Vec<u8>,
     arena_buf: Option<wgpu::Buffer>,
@@ -45,11 +58,11 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    fn pipeline(&mut self, dev: &Device, k: &Kernel) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
-        if let Some(p) = self.pipelines.get(k) {
+    fn pipeline(&mut self, dev: &Device, k: &dyn Shader) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+        let label = k.key();
+        if let Some(p) = self.pipelines.get(&label) {
             return p.clone();
         }
-        let label = format!("{k:?}");
         let module = dev.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(k.source().into()),
@@ -64,7 +77,7 @@ impl Recorder {
             cache: None,
         });
         let layout = pipeline.get_bind_group_layout(0);
-        self.pipelines.insert(k.clone(), (pipeline.clone(), layout.clone()));
+        self.pipelines.insert(label, (pipeline.clone(), layout.clone()));
         (pipeline, layout)
     }
 
@@ -94,11 +107,11 @@ impl Recorder {
     }
 
     /// Record one dispatch: `params` at binding 0, then `binds`.
-    pub fn dispatch<P: bytemuck::Pod>(&mut self, dev: &Device, k: Kernel, params: &P, mut binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
+    pub fn dispatch<P: bytemuck::Pod>(&mut self, dev: &Device, k: &dyn Shader, params: &P, mut binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
         if groups.contains(&0) {
             return;
         }
-        let (pipeline, layout) = self.pipeline(dev, &k);
+        let (pipeline, layout) = self.pipeline(dev, k);
         let p = self.arena(std::slice::from_ref(params));
         binds.insert(0, (0, p));
         self.passes.push(Pass { pipeline, layout, binds, groups });

@@ -2,8 +2,8 @@
 //! and split by rows into parts where one storage binding cannot hold them.
 
 use super::device::Device;
+use super::options::WebGpuOptions;
 use super::repack::{self, Format};
-use super::WebGpuOptions;
 use crate::gguf::TensorInfo;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;

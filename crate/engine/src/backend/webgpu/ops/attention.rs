@@ -6,9 +6,9 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
+use super::super::recorder::{Bind, Shader};
 use super::cache::{self, Cache};
-use super::{lane, subgroup_section, Ctx, Kernel};
+use super::{lane, module, subgroup_section, Ctx};
 use crate::backend::policy::{self, visible_keys};
 use crate::backend::{AttnLayout, AttnParams};
 
@@ -71,7 +71,7 @@ impl Variant {
     /// Both kernels keep per-thread arrays or unrolled code sized by these numbers (a function-scope
     /// array length and a uniform array length must be constants, not overrides), so they are
     /// written into the text.
-    pub fn source(&self) -> String {
+    fn body(&self) -> String {
         match *self {
             Variant::Gpu { bq, bk, hd2, subgroups } => {
                 let text = subgroup_section(ATTENTION, subgroups);
@@ -211,7 +211,7 @@ pub(in super::super) fn record(
         (7, Bind::Buf(ob)),
     ];
     cx.dispatch(
-        Kernel::Attention(Variant::Gpu { bq, bk, hd2, subgroups: cx.dev.subgroups }),
+        &Variant::Gpu { bq, bk, hd2, subgroups: cx.dev.subgroups },
         &params,
         binds,
         [nq.div_ceil(bq as usize) as u32, p.n_head as u32, 1],
@@ -297,7 +297,7 @@ fn ubo(cx: &mut Ctx, [qb, kb, vb, ob]: [&wgpu::Buffer; 4], rb: &Bind, cache: &Ca
             (7, Bind::Buf(ob.clone())),
         ];
         binds.extend(qhb.clone().map(|b| (5, Bind::Buf(b))));
-        cx.dispatch(Kernel::Attention(variant), &params, binds, [nq.div_ceil(UBO_QUERIES) as u32, n_head as u32, 1]);
+        cx.dispatch(&variant, &params, binds, [nq.div_ceil(UBO_QUERIES) as u32, n_head as u32, 1]);
     }
 }
 
@@ -306,5 +306,15 @@ fn gcd(a: usize, b: usize) -> usize {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+impl Shader for Variant {
+    fn source(&self) -> String {
+        module(self.body())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
     }
 }

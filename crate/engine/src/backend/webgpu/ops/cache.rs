@@ -5,13 +5,13 @@ use bytemuck::{Pod, Zeroable};
 
 use super::super::device::Device;
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
+use super::super::recorder::{Bind, Shader};
 use super::super::weight::human;
-use super::{Ctx, Kernel};
+use super::{eltwise, module, Ctx};
 use crate::backend::policy;
 use crate::EngineError;
 
-pub(super) const SOURCE: &str = include_str!("../kernels/append.wgsl");
+const SOURCE: &str = include_str!("../kernels/append.wgsl");
 
 /// Rows of slack past a cache's capacity: the software attention binds whole blocks of up to this
 /// many keys past the last one.
@@ -92,5 +92,19 @@ pub(in super::super) fn append(cx: &mut Ctx, cache: &mut Cache, k: &Tensor, v: &
 pub(super) fn record_append(cx: &mut Ctx, k: &wgpu::Buffer, v: &wgpu::Buffer, kc: &wgpu::Buffer, vc: &wgpu::Buffer, n: usize, dst: usize) {
     let g = cx.dev.grid(n, super::eltwise::WG);
     let binds = vec![(1, Bind::Buf(k.clone())), (2, Bind::Buf(v.clone())), (3, Bind::Buf(kc.clone())), (4, Bind::Buf(vc.clone()))];
-    cx.dispatch(Kernel::Append, &Params { n: n as u32, dst: dst as u32, pad1: 0, pad2: 0 }, binds, g);
+    cx.dispatch(&Append, &Params { n: n as u32, dst: dst as u32, pad1: 0, pad2: 0 }, binds, g);
+}
+
+/// The append kernel (one variant).
+#[derive(Debug)]
+struct Append;
+
+impl Shader for Append {
+    fn source(&self) -> String {
+        module(SOURCE.to_string())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![("WG", eltwise::WG as f64)]
+    }
 }

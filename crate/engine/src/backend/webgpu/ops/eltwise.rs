@@ -3,8 +3,8 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
-use super::{section, Ctx, Kernel};
+use super::super::recorder::{Bind, Shader};
+use super::{module, section, Ctx};
 use crate::backend::{policy, Activation};
 
 const ELTWISE: &str = include_str!("../kernels/eltwise.wgsl");
@@ -41,7 +41,7 @@ pub(in super::super) enum Variant {
 }
 
 impl Variant {
-    pub fn source(&self) -> &'static str {
+    fn body(&self) -> &'static str {
         section(
             ELTWISE,
             match self {
@@ -79,6 +79,16 @@ pub(in super::super) fn gated_activation(cx: &mut Ctx, gate: &Tensor, up: &Tenso
 fn binary<P: Pod>(cx: &mut Ctx, v: Variant, params: &P, [a, b]: [&Tensor; 2], out: Tensor, n: usize) -> Tensor {
     let Some([a, b, o]) = bufs([a, b, &out]) else { return out };
     let g = cx.dev.grid(n, WG);
-    cx.dispatch(Kernel::Eltwise(v), params, vec![(1, Bind::Buf(a)), (2, Bind::Buf(b)), (3, Bind::Buf(o))], g);
+    cx.dispatch(&v, params, vec![(1, Bind::Buf(a)), (2, Bind::Buf(b)), (3, Bind::Buf(o))], g);
     out
+}
+
+impl Shader for Variant {
+    fn source(&self) -> String {
+        module(self.body().to_string())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![("WG", WG as f64)]
+    }
 }

@@ -6,12 +6,12 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::super::options::WebGpuOptions;
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::{Bind, Readback};
+use super::super::recorder::{Bind, Readback, Shader};
 use super::super::repack::Format;
 use super::super::weight::Weight;
-use super::super::WebGpuOptions;
-use super::{dq_section, matmul, planes, reduce, xload, Ctx, Kernel};
+use super::{dq_section, matmul, module, planes, reduce, xload, Ctx};
 use crate::backend::policy;
 use crate::EngineError;
 
@@ -31,7 +31,7 @@ struct Params {
     has_cap: u32,
 }
 
-pub(super) fn source(fmt: Format, xvec: bool, subgroups: bool) -> String {
+fn body(fmt: Format, xvec: bool, subgroups: bool) -> String {
     format!("{LOGITS}\n{}\n{}\n{}", reduce(subgroups), xload(xvec), dq_section(fmt))
 }
 
@@ -78,7 +78,25 @@ pub(in super::super) fn record(
         let mut binds = vec![(1, Bind::Buf(xb.clone())), (2, idb.clone()), (3, Bind::Buf(ob.clone()))];
         binds.extend(planes(part));
         let [per_z, z, _] = cx.dev.grid(ids.len(), 1);
-        cx.dispatch(Kernel::Logits { fmt, xvec: x.cols % 4 == 0, subgroups: cx.dev.subgroups }, &params, binds, [per_z, x.rows as u32, z]);
+        cx.dispatch(&Logits { fmt, xvec: x.cols % 4 == 0, subgroups: cx.dev.subgroups }, &params, binds, [per_z, x.rows as u32, z]);
     }
     Ok(cx.rec.start_readback(cx.dev, &ob, (x.rows * ids.len() * 4) as u64))
+}
+
+/// The logits kernel of a weight format and activation loader.
+#[derive(Debug)]
+struct Logits {
+    fmt: Format,
+    xvec: bool,
+    subgroups: bool,
+}
+
+impl Shader for Logits {
+    fn source(&self) -> String {
+        module(body(self.fmt, self.xvec, self.subgroups))
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }

@@ -4,12 +4,12 @@
 
 use bytemuck::{Pod, Zeroable};
 
+use super::super::options::WebGpuOptions;
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
+use super::super::recorder::{Bind, Shader};
 use super::super::repack::Format;
 use super::super::weight::{Part, Weight};
-use super::super::WebGpuOptions;
-use super::{dq_section, lane, planes, subgroup_section, xload, Ctx, Kernel};
+use super::{dq_section, lane, module, planes, subgroup_section, xload, Ctx};
 
 const MATMUL_IO: &str = include_str!("../kernels/matmul_io.wgsl");
 const GEMM: &str = include_str!("../kernels/gemm.wgsl");
@@ -83,7 +83,7 @@ pub(in super::super) enum Variant {
 }
 
 impl Variant {
-    pub fn source(&self) -> String {
+    fn body(&self) -> String {
         match *self {
             Variant::Gemm { fmt, f16, xvec, .. } => {
                 // The tile element type is a type, which no override can set: an alias before the file.
@@ -99,7 +99,7 @@ impl Variant {
         }
     }
 
-    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+    fn overrides(&self) -> Vec<(&'static str, f64)> {
         match *self {
             Variant::Gemm { bk, .. } => vec![("BK", bk as f64)],
             Variant::PackX => vec![("WG", super::eltwise::WG as f64)],
@@ -200,7 +200,7 @@ pub(in super::super) fn record(
             }
             _ => [part.rows.div_ceil(GEMM_TILE) as u32, m.div_ceil(GEMM_TILE) as u32, 1],
         };
-        cx.dispatch(Kernel::Matmul(variant), &params, binds, groups);
+        cx.dispatch(&variant, &params, binds, groups);
     }
 }
 
@@ -228,7 +228,7 @@ fn ubo(
     let total = chunks * m * kc;
     let g = cx.dev.grid(total, super::eltwise::WG);
     let params = PackParams { n: total as u32, m: m as u32, k: k as u32, kc: kc as u32 };
-    cx.dispatch(Kernel::Matmul(Variant::PackX), &params, vec![(1, Bind::Buf(xb.clone())), (2, Bind::Buf(pb.clone()))], g);
+    cx.dispatch(&Variant::PackX, &params, vec![(1, Bind::Buf(xb.clone())), (2, Bind::Buf(pb.clone()))], g);
     for part in parts {
         for c in 0..chunks {
             let k8n = (kc.min(kp - c * kc) / 8) as u32;
@@ -254,8 +254,18 @@ fn ubo(
                     (3, Bind::Buf(yb.clone())),
                 ];
                 binds.extend(planes(part));
-                cx.dispatch(Kernel::Matmul(variant), &params, binds, [part.rows.div_ceil(UBO_ROWS) as u32, 1, 1]);
+                cx.dispatch(&variant, &params, binds, [part.rows.div_ceil(UBO_ROWS) as u32, 1, 1]);
             }
         }
+    }
+}
+
+impl Shader for Variant {
+    fn source(&self) -> String {
+        module(self.body())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        self.overrides()
     }
 }

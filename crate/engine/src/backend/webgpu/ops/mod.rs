@@ -3,9 +3,9 @@
 //! WGSL `Params` struct of its kernel, under the same names (`tests/wgsl_params.rs` holds each pair
 //! together) —, its bindings and its grid.
 //!
-//! A variant is the pipeline-cache key ([`Kernel`]) and carries every number both sides must agree
-//! on: the host computes the grid from it and hands the same numbers to the shader as WGSL
-//! `override` constants ([`Kernel::constants`]), so the two cannot drift apart. Text generation is
+//! A variant is the pipeline-cache key (it implements the recorder's `Shader`) and carries every
+//! number both sides must agree on: the host computes the grid from it and hands the same numbers
+//! to the shader as WGSL `override` constants (`Shader::constants`), so the two cannot drift apart. Text generation is
 //! left only where an override cannot express the shader (types, function-scope and uniform array
 //! sizes, unrolled code); each such place says so.
 
@@ -20,7 +20,7 @@ pub(super) mod rows;
 
 use super::device::Device;
 use super::pool::{Pool, Tensor};
-use super::recorder::{Bind, Recorder};
+use super::recorder::{Bind, Recorder, Shader};
 use super::repack::Format;
 use super::weight::Part;
 
@@ -30,51 +30,14 @@ const XLOAD: &str = include_str!("../kernels/xload.wgsl");
 const LANE: &str = include_str!("../kernels/lane.wgsl");
 const REDUCE: &str = include_str!("../kernels/reduce.wgsl");
 
-/// Every pipeline the backend uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum Kernel {
-    Matmul(matmul::Variant),
-    Attention(attention::Variant),
-    Norm(norm::Variant),
-    Rope,
-    Eltwise(eltwise::Variant),
-    Rows(rows::Variant),
-    Append,
-    Logits { fmt: Format, xvec: bool, subgroups: bool },
-}
-
-impl Kernel {
-    /// The WGSL module: the common helpers, then the family's kernel.
-    pub fn source(&self) -> String {
-        let body = match *self {
-            Kernel::Matmul(v) => v.source(),
-            Kernel::Attention(v) => v.source(),
-            Kernel::Norm(v) => format!("{}\n{}", norm::SOURCE, reduce(v.subgroups)),
-            Kernel::Rope => rope::SOURCE.to_string(),
-            Kernel::Eltwise(v) => v.source().to_string(),
-            Kernel::Rows(v) => v.source(),
-            Kernel::Append => cache::SOURCE.to_string(),
-            Kernel::Logits { fmt, xvec, subgroups } => logits::source(fmt, xvec, subgroups),
-        };
-        // `enable` directives must come before any declaration.
-        let (directives, body) = match body.strip_prefix("enable f16;\n") {
-            Some(rest) => ("enable f16;\n", rest.to_string()),
-            None => ("", body),
-        };
-        format!("{directives}{COMMON}\n{body}")
-    }
-
-    /// Values of the kernel's `override` constants.
-    pub fn constants(&self) -> Vec<(&'static str, f64)> {
-        match *self {
-            Kernel::Matmul(v) => v.constants(),
-            Kernel::Norm(v) => vec![("WG", v.wg as f64)],
-            Kernel::Rope => vec![("WG", rope::WG as f64)],
-            Kernel::Eltwise(_) | Kernel::Append => vec![("WG", eltwise::WG as f64)],
-            Kernel::Rows(v) => vec![("WG", v.wg() as f64)],
-            Kernel::Attention(_) | Kernel::Logits { .. } => Vec::new(),
-        }
-    }
+/// A kernel's WGSL module: its `enable` directives, the common helpers, then the family's text.
+fn module(body: String) -> String {
+    // `enable` directives must come before any declaration.
+    let (directives, body) = match body.strip_prefix("enable f16;\n") {
+        Some(rest) => ("enable f16;\n", rest.to_string()),
+        None => ("", body),
+    };
+    format!("{directives}{COMMON}\n{body}")
 }
 
 /// The text of section `//#name` of a multi-section file (up to the next section).
@@ -141,7 +104,7 @@ impl Ctx<'_> {
         self.pool.alloc(self.dev, rows, cols)
     }
 
-    pub fn dispatch<P: bytemuck::Pod>(&mut self, k: Kernel, params: &P, binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
+    pub fn dispatch<P: bytemuck::Pod>(&mut self, k: &dyn Shader, params: &P, binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
         self.rec.dispatch(self.dev, k, params, binds, groups);
     }
 

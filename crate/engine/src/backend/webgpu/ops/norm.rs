@@ -3,12 +3,12 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
+use super::super::recorder::{Bind, Shader};
 use super::super::weight::Weight;
-use super::{Ctx, Kernel};
+use super::{module, reduce, Ctx};
 use crate::backend::policy;
 
-pub(super) const SOURCE: &str = include_str!("../kernels/norm.wgsl");
+const SOURCE: &str = include_str!("../kernels/norm.wgsl");
 
 /// The parameters of `norm.wgsl`.
 #[repr(C)]
@@ -38,6 +38,16 @@ pub(in super::super) fn record(cx: &mut Ctx, x: &Tensor, w: &Weight, eps: f32, g
     // One workgroup per group, whatever its size.
     let groups = cx.dev.grid(n_groups, 1);
     let params = Params { n_groups: n_groups as u32, group: g as u32, eps, pad: 0 };
-    cx.dispatch(Kernel::Norm(variant), &params, vec![(1, Bind::Buf(xb)), (2, Bind::Buf(wb)), (3, Bind::Buf(ob))], groups);
+    cx.dispatch(&variant, &params, vec![(1, Bind::Buf(xb)), (2, Bind::Buf(wb)), (3, Bind::Buf(ob))], groups);
     out
+}
+
+impl Shader for Variant {
+    fn source(&self) -> String {
+        module(format!("{SOURCE}\n{}", reduce(self.subgroups)))
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![("WG", self.wg as f64)]
+    }
 }

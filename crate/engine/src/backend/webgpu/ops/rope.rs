@@ -4,14 +4,14 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
-use super::{Ctx, Kernel};
+use super::super::recorder::{Bind, Shader};
+use super::{module, Ctx};
 use crate::backend::{policy, Rope};
 
-pub(super) const SOURCE: &str = include_str!("../kernels/rope.wgsl");
+const SOURCE: &str = include_str!("../kernels/rope.wgsl");
 
 /// Invocations per workgroup (the `WG` override), one per rotated pair.
-pub(super) const WG: u32 = 64;
+const WG: u32 = 64;
 
 /// The parameters of `rope.wgsl`.
 #[repr(C)]
@@ -39,5 +39,19 @@ pub(in super::super) fn record(cx: &mut Ctx, x: &mut Tensor, positions: &[u32], 
     let table = cx.rec.arena_memo(key, || rope.table(positions, head_dim));
     let g = cx.dev.grid(x.rows * x.cols / 2, WG);
     let params = Params { rows: x.rows as u32, cols: x.cols as u32, half: (head_dim / 2) as u32, neox: rope.neox as u32 };
-    cx.dispatch(Kernel::Rope, &params, vec![(1, table), (2, Bind::Buf(xb))], g);
+    cx.dispatch(&Rotate, &params, vec![(1, table), (2, Bind::Buf(xb))], g);
+}
+
+/// The rotation kernel (one variant).
+#[derive(Debug)]
+struct Rotate;
+
+impl Shader for Rotate {
+    fn source(&self) -> String {
+        module(SOURCE.to_string())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![("WG", WG as f64)]
+    }
 }

@@ -4,10 +4,10 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::super::pool::{bufs, Tensor};
-use super::super::recorder::Bind;
+use super::super::recorder::{Bind, Shader};
 use super::super::repack::Format;
 use super::super::weight::Weight;
-use super::{dq_section, planes, Ctx, Kernel};
+use super::{dq_section, module, planes, Ctx};
 use crate::backend::policy;
 use crate::EngineError;
 
@@ -48,7 +48,7 @@ pub(in super::super) enum Variant {
 }
 
 impl Variant {
-    pub fn source(&self) -> String {
+    fn body(&self) -> String {
         match *self {
             Variant::Embed(fmt) => format!("{EMBED}\n{}", dq_section(fmt)),
             Variant::Select => SELECT.to_string(),
@@ -91,7 +91,7 @@ pub(in super::super) fn embed(cx: &mut Ctx, table: &Weight, tokens: &[u32], scal
         let mut binds = vec![(1, toks.clone()), (2, Bind::Buf(ob.clone()))];
         binds.extend(planes(part));
         let g = cx.dev.grid(tokens.len() * kp / 8, variant.wg());
-        cx.dispatch(Kernel::Rows(variant), &params, binds, g);
+        cx.dispatch(&variant, &params, binds, g);
     }
     Ok(out)
 }
@@ -108,6 +108,16 @@ pub(in super::super) fn select(cx: &mut Ctx, x: &Tensor, rows: &[usize]) -> Tens
     let n = rows.len() * x.cols;
     let g = cx.dev.grid(n, Variant::Select.wg());
     let params = SelectParams { n: n as u32, cols: x.cols as u32, pad1: 0, pad2: 0 };
-    cx.dispatch(Kernel::Rows(Variant::Select), &params, vec![(1, ib), (2, Bind::Buf(xb)), (3, Bind::Buf(ob))], g);
+    cx.dispatch(&Variant::Select, &params, vec![(1, ib), (2, Bind::Buf(xb)), (3, Bind::Buf(ob))], g);
     out
+}
+
+impl Shader for Variant {
+    fn source(&self) -> String {
+        module(self.body())
+    }
+
+    fn constants(&self) -> Vec<(&'static str, f64)> {
+        vec![("WG", self.wg() as f64)]
+    }
 }
