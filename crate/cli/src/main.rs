@@ -51,12 +51,16 @@ enum Command {
     Models(commands::models::Models),
 }
 
-/// The exit code an error maps to: 3 for bad input data (and shards that cannot be merged), 4 for
+/// The exit code an error maps to: 3 for bad input data (malformed, or well-formed but unusable
+/// together, such as rankings with too few models in common; and shards that cannot be merged), 4 for
 /// I/O, 1 otherwise.
 fn exit_code(error: &anyhow::Error) -> u8 {
+    use rocketjudge_core::Error as Core;
     if error.downcast_ref::<rocketjudge_core::FormatError>().is_some()
         || error.downcast_ref::<inputs::InputProblems>().is_some()
         || error.downcast_ref::<commands::merge::Refused>().is_some()
+        // Well-formed inputs that cannot be used together (too few models in common, no comparisons).
+        || matches!(error.downcast_ref::<Core>(), Some(Core::Format(_) | Core::Invalid(_)))
     {
         3
     } else if error.downcast_ref::<std::io::Error>().is_some() {

@@ -768,6 +768,36 @@ fn what_was_accepted_in_silence_is_refused() {
 
 /// Cells that no table can show (a model name of 70,000 characters) are shortened on the terminal
 /// and kept whole in JSON; a --model-origin that is not an origin is refused before it reaches a header.
+/// The words and exit codes the README promises: a CSV where JSON Lines are expected is named as
+/// CSV, and well-formed inputs that cannot be used together (two rankings with too few models in
+/// common) are bad input, exit code 3 like a malformed file.
+#[test]
+fn csv_is_named_and_unusable_inputs_exit_3() {
+    let inputs = Inputs::new();
+    let s = |rel: &str| inputs.s(rel);
+    let w = |rel: &str, text: &str| std::fs::write(inputs.p(rel), text).unwrap();
+    let mut failures = Vec::new();
+    w("scores.csv", "session_id,model_test,score\nq1,a,7\n");
+    let csv = format!("{}:1: this is CSV, which is not accepted here", s("scores.csv"));
+    refused("a CSV of scores", &["rank", "--scores", &s("scores.csv")], 3, &[&csv], &mut failures);
+    refused(
+        "a CSV of queries",
+        &["checklist", "prompt", "--queries", &s("scores.csv"), "--session", "q1"],
+        3,
+        &["this is CSV"],
+        &mut failures,
+    );
+    w("two.json", r#"[{"model":"a","score":1100},{"model":"b","score":1000}]"#);
+    refused(
+        "rankings with two models in common",
+        &["meta", "--ranking", &s("two.json"), "--reference", &s("two.json")],
+        3,
+        &["at least 3 are needed"],
+        &mut failures,
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn long_cells_and_odd_origins_do_not_panic() {
     let inputs = Inputs::new();

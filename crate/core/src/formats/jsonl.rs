@@ -24,12 +24,27 @@ pub struct Lined<T> {
 pub fn parse_value<T: DeserializeOwned>(file: &str, line: usize, text: &str) -> Result<T, FormatError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        if line == 1 && looks_like_csv(text) {
+            return FormatError::new(
+                file,
+                line,
+                "",
+                "this is CSV, which is not accepted here: expected JSON Lines, one JSON object per line",
+            );
+        }
         let path = e.path().to_string();
         let field = if path == "." { String::new() } else { path };
         FormatError::new(file, line, field, describe(e.inner()))
     })?;
     de.end().map_err(|e| FormatError::new(file, line, "", describe(&e)))?;
     Ok(value)
+}
+
+/// A first line that is no JSON value but a row of comma- (or tab-, semicolon-) separated fields: a
+/// CSV header, say, where JSON Lines were expected.
+fn looks_like_csv(text: &str) -> bool {
+    let t = text.trim_start();
+    !t.starts_with(['{', '[', '"']) && t.contains([',', '\t', ';']) && serde_json::from_str::<serde::de::IgnoredAny>(t).is_err()
 }
 
 fn describe(e: &serde_json::Error) -> String {
@@ -340,6 +355,17 @@ mod tests {
         assert_eq!(err.line, 3);
         assert_eq!(err.field, "xs[1]");
         assert!(err.to_string().starts_with("f.jsonl:3: field `xs[1]`"), "{err}");
+    }
+
+    #[test]
+    fn a_csv_file_is_named_as_csv() {
+        for csv in [&b"model,score\na,1\n"[..], b"session_id\tscore\n", b"a;b\n"] {
+            let err = read_jsonl::<Rec>("r.csv", csv).unwrap_err();
+            assert!(err.message.starts_with("this is CSV, which is not accepted here"), "{err}");
+        }
+        // Not CSV: a JSON line with a comma, a record of the wrong shape, a later line.
+        assert!(!read_jsonl::<Rec>("f", b"{\"id\":1,\"xs\":[]}").unwrap_err().message.contains("CSV"));
+        assert!(!read_jsonl::<Rec>("f", b"{\"id\":\"a\",\"xs\":[]}\nx,y\n").unwrap_err().message.contains("CSV"));
     }
 
     #[test]
