@@ -85,18 +85,24 @@ pub fn files_in(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// A judgments file as far as its last complete record: `grade` appends a line per response, so a
-/// file of a run still going (or killed mid-write) may end in an unfinished one — a last line without
-/// its newline that is not yet valid JSON — which is left out with a note (the run finishes or cuts
-/// it; nothing here writes). A last line that is whole JSON is read like every other line, with or
-/// without its newline, so what a file holds never depends on that byte.
+/// Whether `last`, the last line of the judgments file `name` when it has no newline, is unfinished:
+/// `grade` appends a line per response, so a file of a run still going (or killed mid-write) may end
+/// in a line not yet valid JSON, which is left out with a note (the run finishes or cuts it; nothing
+/// here writes). A last line that is whole JSON is read like every other line, with or without its
+/// newline, so what a file holds never depends on that byte.
+fn unfinished_last_line(name: &str, last: &[u8]) -> bool {
+    let unfinished = !last.iter().all(u8::is_ascii_whitespace) && serde_json::from_slice::<serde::de::IgnoredAny>(last).is_err();
+    if unfinished {
+        eprintln!("note: {name}: leaving out an unfinished last line ({} bytes; a run still writing?)", last.len());
+    }
+    unfinished
+}
+
+/// A judgments file as far as its last complete record ([`unfinished_last_line`]).
 fn read_judgment_lines(f: &Path) -> Result<Vec<u8>> {
     let mut bytes = read(f)?;
     let complete = crate::output::complete_len(&bytes);
-    let tail = &bytes[complete..];
-    let unfinished = !tail.iter().all(u8::is_ascii_whitespace) && serde_json::from_slice::<serde::de::IgnoredAny>(tail).is_err();
-    if unfinished {
-        eprintln!("note: {}: leaving out an unfinished last line ({} bytes; a run still writing?)", f.display(), bytes.len() - complete);
+    if unfinished_last_line(&f.display().to_string(), &bytes[complete..]) {
         bytes.truncate(complete);
     }
     Ok(bytes)
@@ -165,15 +171,12 @@ pub fn judged(path: &Path, decoding: Option<Decoding>) -> Result<Judged> {
 /// Each judgment of the file `path` (named `name`) to `each`, read a line at a time as
 /// `formats::rocketeval::read_judgments` reads a file: a malformed line is the error whatever comes
 /// before it, then the first judgment that fails its validation (so from that one on, `each` sees no
-/// more while the remaining lines are parsed). `grade` appends a line per response, so a file of a
-/// run still going (or killed mid-write) may end in an unfinished line — a last line without its
-/// newline that is not yet valid JSON — which is left out with a note, as [`read_judgment_lines`]
-/// does.
+/// more while the remaining lines are parsed), and an unfinished last line left out
+/// ([`unfinished_last_line`]). `formats::rocketeval::each_validated` without that last rule.
 pub fn each_judgment_in(name: &str, path: &Path, mut each: impl FnMut(Lined<Judgment>)) -> Result<()> {
     let mut invalid = None;
     jsonl::each_line(name, open(path)?, |line, text, ended| {
-        if !ended && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-            eprintln!("note: {name}: leaving out an unfinished last line ({} bytes; a run still writing?)", text.len());
+        if !ended && unfinished_last_line(name, text.as_bytes()) {
             return Ok(());
         }
         let value: Judgment = jsonl::parse_value(name, line, text)?;

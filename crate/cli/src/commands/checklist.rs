@@ -101,21 +101,13 @@ pub fn run(c: ChecklistCmd) -> CliResult {
             // Every query read and checked as `create` checks them; only the one asked for is kept.
             let mut sessions: Vec<Lined<String>> = Vec::new();
             let mut wanted = None;
-            let mut invalid = None;
-            jsonl::each_line(&name, inputs::open(&queries)?, |line, text, _| {
-                let q: Query = jsonl::parse_value(&name, line, text)?;
-                if invalid.is_none() {
-                    invalid = q.check_limits(&name, line).err();
+            let check = |q: &Query, f: &str, l: usize| q.check_limits(f, l);
+            formats::rocketeval::each_validated(&name, inputs::open(&queries)?, check, |q: Lined<Query>| {
+                sessions.push(Lined { line: q.line, value: q.value.session_id.clone() });
+                if q.value.session_id == session && wanted.is_none() {
+                    wanted = Some(q.value);
                 }
-                sessions.push(Lined { line, value: q.session_id.clone() });
-                if q.session_id == session && wanted.is_none() {
-                    wanted = Some(q);
-                }
-                Ok(())
             })?;
-            if let Some(e) = invalid {
-                return Err(e.into());
-            }
             once_each(&name, sessions.iter().map(|s| (s.line, s.value.as_str())))?;
             let q = wanted.with_context(|| format!("no query `{session}` in {name}"))?;
             println!("{}", creation_prompt(&q));

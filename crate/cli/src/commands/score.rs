@@ -148,7 +148,8 @@ impl Read {
 
 pub fn run(a: Args) -> CliResult {
     let train: HashSet<&str> = a.train_models.iter().map(String::as_str).collect();
-    let read = Read::judgments(&a.judgments, &train)?;
+    let mut read = Read::judgments(&a.judgments, &train)?;
+    let scored_problems = std::mem::take(&mut read.problems);
     if let Some(missing) = train.iter().find(|m| !read.models.iter().any(|k| k == **m)) {
         bail!("training model `{missing}` has no judgments in {}", a.judgments.display());
     }
@@ -160,7 +161,7 @@ pub fn run(a: Args) -> CliResult {
     let names = JudgmentNames { files: &read.files, sessions: &read.sessions, models: &read.models };
     let mut problems = formats::check_judgment_rows(&keys, &names);
     drop(keys);
-    problems.extend(read.problems.iter().cloned());
+    problems.extend(scored_problems);
     inputs::report(problems)?;
     let (session, model, probs) =
         (|k: &Kept| read.sessions.name(k.key.session), |k: &Kept| read.models.name(k.key.model), |k: &Kept| &read.probs[k.probs.clone()]);

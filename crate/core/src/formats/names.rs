@@ -42,14 +42,13 @@ impl Names {
 
     /// The names sorted, and each number's place among them.
     pub fn sorted(self) -> (Vec<String>, Vec<usize>) {
-        let mut order: Vec<u32> = (0..self.names.len() as u32).collect();
-        order.sort_by(|&a, &b| self.names[a as usize].cmp(&self.names[b as usize]));
-        let mut place = vec![0; order.len()];
-        for (i, &n) in order.iter().enumerate() {
-            place[n as usize] = i;
+        let mut named: Vec<(Box<str>, u32)> = self.names.into_iter().zip(0..).collect();
+        named.sort_unstable();
+        let mut place = vec![0; named.len()];
+        for (i, (_, n)) in named.iter().enumerate() {
+            place[*n as usize] = i;
         }
-        let mut names: Vec<Option<Box<str>>> = self.names.into_iter().map(Some).collect();
-        (order.iter().map(|&n| names[n as usize].take().map(String::from).unwrap_or_default()).collect(), place)
+        (named.into_iter().map(|(name, _)| name.into()).collect(), place)
     }
 }
 

@@ -269,8 +269,7 @@ where
     read_validated_from(file, bytes, validate)
 }
 
-/// [`read_validated`] from a stream, a line at a time (only the records are held, never the file):
-/// a malformed line is the error whatever comes before it, then the first record that fails `validate`.
+/// [`read_validated`] from a stream, a line at a time (only the records are held, never the file).
 pub fn read_validated_from<T, F, R>(file: &str, reader: R, validate: F) -> Result<Vec<Lined<T>>, FormatError>
 where
     T: serde::de::DeserializeOwned,
@@ -278,16 +277,31 @@ where
     R: std::io::BufRead,
 {
     let mut rows = Vec::new();
+    each_validated(file, reader, validate, |r| rows.push(r))?;
+    Ok(rows)
+}
+
+/// Each record of a JSONL stream to `each`, read a line at a time, as the `read_*` functions read a
+/// file: a malformed line is the error whatever comes before it, then the first record that fails
+/// `validate` (from that one on, `each` sees no more while the remaining lines are parsed).
+pub fn each_validated<T, F, R>(file: &str, reader: R, validate: F, mut each: impl FnMut(Lined<T>)) -> Result<(), FormatError>
+where
+    T: serde::de::DeserializeOwned,
+    F: Fn(&T, &str, usize) -> Result<(), FormatError>,
+    R: std::io::BufRead,
+{
     let mut invalid = None;
     jsonl::each_line(file, reader, |line, text, _| {
         let value: T = jsonl::parse_value(file, line, text)?;
         if invalid.is_none() {
-            invalid = validate(&value, file, line).err();
+            match validate(&value, file, line) {
+                Ok(()) => each(Lined { line, value }),
+                Err(e) => invalid = Some(e),
+            }
         }
-        rows.push(Lined { line, value });
         Ok(())
     })?;
-    invalid.map_or(Ok(rows), Err)
+    invalid.map_or(Ok(()), Err)
 }
 
 /// Read a queries JSONL file, refusing a query or checklist item too long to judge ([`super::limits`]).
