@@ -3,7 +3,10 @@
 //! attention ranges) goes into one arena buffer written once per submission. Pipelines are created
 //! on first use and cached by kernel variant ([`Shader`]).
 
+use std::any::{Any, TypeId};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::Hasher;
 use std::num::NonZeroU64;
 
 use super::device::{self, Device, Status};
@@ -30,17 +33,20 @@ struct Pass {
 }
 
 /// What a pipeline is made from: a kernel family's variant, which carries every number the host and
-/// the shader must agree on (each family's file implements it). Its `Debug` text, with its type's
-/// name, is the pipeline-cache key and the pipeline's label.
-pub(super) trait Shader: std::fmt::Debug {
+/// the shader must agree on (each family's file implements it). Equal variants of one type share a
+/// pipeline; its label is the variant's `Debug` text with its type's name.
+pub(super) trait Shader: std::fmt::Debug + std::hash::Hash + Eq + Clone + 'static {
     /// The WGSL module.
     fn source(&self) -> String;
     /// Values of the kernel's `override` constants.
     fn constants(&self) -> Vec<(&'static str, f64)>;
-    /// Equal keys, the same pipeline.
-    fn key(&self) -> String {
-        format!("{}::{self:?}", std::any::type_name::<Self>())
-    }
+}
+
+/// A cached pipeline and the variant it was made for.
+struct Cached {
+    variant: Box<dyn Any>,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
 }
 
 /// A read-back under way: the staging buffer and the map callback's answer.
@@ -48,7 +54,8 @@ pub(super) type Readback = (wgpu::Buffer, futures_channel::oneshot::Receiver<Res
 
 #[derive(Default)]
 pub(super) struct Recorder {
-    pipelines: HashMap<String, (wgpu::ComputePipeline, wgpu::BindGroupLayout)>,
+    /// By the variant's type and hash; the variant itself tells apart two that hash alike.
+    pipelines: HashMap<(TypeId, u64), Vec<Cached>>,
     passes: Vec<Pass>,
     arena: Vec<u8>,
     arena_buf: Option<wgpu::Buffer>,
@@ -58,11 +65,17 @@ pub(super) struct Recorder {
 }
 
 impl Recorder {
-    fn pipeline(&mut self, dev: &Device, k: &dyn Shader) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
-        let label = k.key();
-        if let Some(p) = self.pipelines.get(&label) {
-            return p.clone();
+    fn pipeline<S: Shader>(&mut self, dev: &Device, k: &S) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+        let key = (TypeId::of::<S>(), {
+            let mut h = DefaultHasher::new();
+            k.hash(&mut h);
+            h.finish()
+        });
+        let cached = self.pipelines.get(&key).and_then(|v| v.iter().find(|c| c.variant.downcast_ref::<S>() == Some(k)));
+        if let Some(c) = cached {
+            return (c.pipeline.clone(), c.layout.clone());
         }
+        let label = format!("{}::{k:?}", std::any::type_name::<S>());
         let module = dev.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(k.source().into()),
@@ -77,7 +90,8 @@ impl Recorder {
             cache: None,
         });
         let layout = pipeline.get_bind_group_layout(0);
-        self.pipelines.insert(label, (pipeline.clone(), layout.clone()));
+        let cached = Cached { variant: Box::new(k.clone()), pipeline: pipeline.clone(), layout: layout.clone() };
+        self.pipelines.entry(key).or_default().push(cached);
         (pipeline, layout)
     }
 
@@ -107,7 +121,14 @@ impl Recorder {
     }
 
     /// Record one dispatch: `params` at binding 0, then `binds`.
-    pub fn dispatch<P: bytemuck::Pod>(&mut self, dev: &Device, k: &dyn Shader, params: &P, mut binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
+    pub fn dispatch<P: bytemuck::Pod, S: Shader>(
+        &mut self,
+        dev: &Device,
+        k: &S,
+        params: &P,
+        mut binds: Vec<(u32, Bind)>,
+        groups: [u32; 3],
+    ) {
         if groups.contains(&0) {
             return;
         }

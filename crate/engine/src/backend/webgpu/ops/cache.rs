@@ -96,7 +96,7 @@ pub(super) fn record_append(cx: &mut Ctx, k: &wgpu::Buffer, v: &wgpu::Buffer, kc
 }
 
 /// The append kernel (one variant).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Append;
 
 impl Shader for Append {

@@ -84,7 +84,7 @@ pub(in super::super) fn record(
 }
 
 /// The logits kernel of a weight format and activation loader.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Logits {
     fmt: Format,
     xvec: bool,

@@ -104,7 +104,7 @@ impl Ctx<'_> {
         self.pool.alloc(self.dev, rows, cols)
     }
 
-    pub fn dispatch<P: bytemuck::Pod>(&mut self, k: &dyn Shader, params: &P, binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
+    pub fn dispatch<P: bytemuck::Pod, S: Shader>(&mut self, k: &S, params: &P, binds: Vec<(u32, Bind)>, groups: [u32; 3]) {
         self.rec.dispatch(self.dev, k, params, binds, groups);
     }
 

@@ -43,7 +43,7 @@ pub(in super::super) fn record(cx: &mut Ctx, x: &mut Tensor, positions: &[u32], 
 }
 
 /// The rotation kernel (one variant).
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Rotate;
 
 impl Shader for Rotate {
