@@ -56,7 +56,7 @@ step "the data fetcher (every file checked against data/PROVENANCE.json; the PyP
 python3 -m unittest scripts/data/test_fetch.py 2>&1
 
 step "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2) and what its llama.cpp reference asks for"
-.cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py scripts/bench/test_llama_cpp_bench.py 2>&1
+.cache/gguf-venv/bin/python -m unittest scripts/bench/test_twin.py crate/cli/src/commands/bench/test_llama_cpp_bench.py 2>&1
 
 step "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
 npm run -s lint 2>&1

@@ -1,0 +1,162 @@
+//! The bench report as a table: the matmul sweep, the workload line, a row per engine, how
+//! llama.cpp ran, and the ratios.
+
+use serde_json::Value;
+
+use super::{is_cpu, Args};
+use crate::commands::text_table;
+
+pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
+    let ours = &report["rocketjudge"];
+    let f = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
+    let mib = |v: &Value| v["peak_rss_bytes"].as_f64().map(|b| format!("{:.0}", b / 1048576.0)).unwrap_or_else(|| "–".into());
+    let pct = |v: &Value, k: &str| v[k].as_f64().map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "unknown".into());
+    if let Some(s) = report.get("matmul") {
+        println!(
+            "matrix products on {}: x[{}×{}] · W[{}×{}]ᵀ (GEMM) and 1 row (GEMV), {} repetitions each",
+            ours["backend"].as_str().unwrap_or(""),
+            s["m"],
+            s["k"],
+            s["n"],
+            s["k"],
+            s["repetitions"]
+        );
+        let rows: Vec<Vec<String>> = s["types"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                vec![t["type"].as_str().unwrap_or("").to_string(), f(t, "gemm_gflops"), f(t, "gemv_gflops"), f(t, "gemv_weight_gb_per_s")]
+            })
+            .collect();
+        print!("{}", text_table(&["type", "GEMM GFLOP/s", "GEMV GFLOP/s", "GEMV GB/s (weights)"], &rows));
+        println!(
+            "empty sync {:.3} ms; one tiny op (add of 256 values) {:.3} ms\n",
+            s["empty_sync_ms"].as_f64().unwrap_or(0.0),
+            s["tiny_op_ms"].as_f64().unwrap_or(0.0)
+        );
+    }
+    let cpu = is_cpu(ours);
+    println!(
+        "{} · prefix {} tokens, {} items × {:.1} tokens{}, median of {} (load {:.1}s, prefill chunks of {})",
+        a.model,
+        report["workload"]["prefix_tokens"],
+        a.items,
+        report["workload"]["suffix_tokens"].as_f64().unwrap_or(0.0),
+        if cpu { format!(", {threads} threads") } else { String::new() },
+        a.repeat,
+        ours["load_s"].as_f64().unwrap_or(0.0),
+        ours["chunk"]
+    );
+    println!(
+        "peak: {} — {}",
+        ours["peak_tflops"].as_f64().map(|p| format!("{p:.3} T(FL)OP/s")).unwrap_or_else(|| "unknown".into()),
+        ours["peak_source"].as_str().unwrap_or("")
+    );
+    let mut rows = vec![vec![
+        format!("rocketjudge ({})", ours["backend"].as_str().unwrap_or("")),
+        f(ours, "prefill_tokens_per_s"),
+        f(ours, "items_per_s"),
+        f(ours, "seconds_per_response"),
+        f(ours, "decode_tokens_per_s"),
+        f(ours, "prefill_gflops"),
+        f(ours, "gflops"),
+        pct(ours, "fraction_of_peak"),
+        mib(ours),
+    ]];
+    if let Some(r) = report.get("llama_cpp") {
+        rows.push(vec![
+            format!(
+                "llama.cpp {} on {} (prefix KV reused; {})",
+                r["llama_cpp_python"].as_str().unwrap_or(""),
+                r["device"].as_str().unwrap_or("cpu"),
+                llama_settings(&r["settings"])
+            ),
+            f(r, "prefill_tokens_per_s"),
+            f(r, "items_per_s"),
+            f(r, "seconds_per_response"),
+            f(r, "decode_tokens_per_s"),
+            "–".into(),
+            "–".into(),
+            "–".into(),
+            mib(r),
+        ]);
+        if let Some(s) = r["scratch_s"].as_f64() {
+            rows.push(vec![
+                "llama.cpp (prefix re-run per item)".into(),
+                "–".into(),
+                format!("{:.2}", a.items as f64 / s),
+                format!("{s:.2}"),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+            ]);
+        }
+    }
+    print!(
+        "{}",
+        text_table(
+            &["engine", "prefill tok/s", "items/s", "s/response", "decode tok/s", "prefill GFLOP/s", "GFLOP/s", "of peak", "peak RSS MiB"],
+            &rows
+        )
+    );
+    let r = &report["llama_cpp"];
+    if let Some(pilot) = r["pilot"].as_array().filter(|p| !p.is_empty()) {
+        let tried: Vec<String> = pilot
+            .iter()
+            .map(|p| format!("{} {:.1} tok/s", threads_phrase(&p["threads"]), p["prefix_tokens_per_s"].as_f64().unwrap_or(0.0)))
+            .collect();
+        println!("llama.cpp's thread count from a pilot on {} tokens of the prefix: {}", pilot[0]["tokens"], tried.join(", "));
+    }
+    if let Some(runs) = r["runs"].as_array().filter(|r| r.len() > 1) {
+        let each: Vec<String> = runs
+            .iter()
+            .map(|run| {
+                let (pre, items) = (run["prefill_s"].as_f64().unwrap_or(0.0), run["items_s"].as_f64().unwrap_or(0.0));
+                format!(
+                    "flash attention {}: prefill {:.2} tok/s, {:.2} s/response",
+                    if run["settings"]["flash_attn"].as_bool().unwrap_or(false) { "on" } else { "off" },
+                    report["workload"]["prefix_tokens"].as_f64().unwrap_or(0.0) / pre,
+                    pre + items
+                )
+            })
+            .collect();
+        println!("llama.cpp's workload both ways — {}; its row is the faster response", each.join("; "));
+    }
+    if let Some(b) = r.get("best_prefill") {
+        println!(
+            "llama.cpp's prefill figure is from its faster prefill, {} (the rest of its row from the faster response)",
+            llama_settings(&b["settings"])
+        );
+    }
+    if let Some(r) = report.get("ratio") {
+        println!(
+            "ratio: prefill throughput ×{:.2} of llama.cpp; seconds per response ×{:.2} faster{}",
+            r["prefill_tokens_per_s"].as_f64().unwrap(),
+            r["speedup_seconds_per_response"].as_f64().unwrap(),
+            r["decode_tokens_per_s"].as_f64().map(|d| format!("; decode ×{d:.2} of llama.cpp")).unwrap_or_default()
+        );
+    }
+}
+
+/// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.
+pub(super) fn llama_settings(s: &Value) -> String {
+    let mut out = format!(
+        "{}, flash attention {}",
+        threads_phrase(&s["threads"]),
+        if s["flash_attn"].as_bool().unwrap_or(false) { "on" } else { "off" }
+    );
+    if let (Some(b), Some(u)) = (s["n_batch"].as_u64(), s["n_ubatch"].as_u64()) {
+        out += &format!(", batch {b} (physical {u})");
+    }
+    out
+}
+
+/// "1 thread", "2 threads".
+fn threads_phrase(n: &Value) -> String {
+    let n = n.as_u64().unwrap_or(0);
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
