@@ -9,7 +9,7 @@ use rocketjudge_core::formats::{Judgment, Lined, Score};
 use rocketjudge_core::rank::{RankOptions, RankSettings, ScoreTable};
 use rocketjudge_core::schedule::Job;
 use rocketjudge_core::score::judgment_score;
-use rocketjudge_core::settle::{Pace, PairVerdict, SettleRule, Standing};
+use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 
 use crate::commands::text_table;
 use crate::inputs::Work;
@@ -105,19 +105,6 @@ fn score_of(j: &Lined<Judgment>) -> Option<Score> {
     })
 }
 
-/// "separated 99%" or "too close 71%" (and how much more it may need), for a pair's cell.
-pub fn verdict_cell(p: &PairVerdict) -> String {
-    let share = format!("{:.0}%", p.pair.share * 100.0);
-    if p.separated {
-        format!("separated {share}")
-    } else {
-        match p.more {
-            Some(m) => format!("too close {share} (~{m} more)"),
-            None => format!("too close {share}"),
-        }
-    }
-}
-
 /// The standing's leaderboard: rank, model, Bradley–Terry rating with its interval, responses graded,
 /// and the verdict on the pair it forms with the next model.
 fn standing_table(s: &Standing) -> String {
@@ -130,7 +117,7 @@ fn standing_table(s: &Standing) -> String {
                 (Some(l), Some(u)) => format!("{l:.0} – {u:.0}"),
                 _ => "–".into(),
             };
-            let next = s.pairs.get(i).map(verdict_cell).unwrap_or_default();
+            let next = s.pairs.get(i).map(|p| p.verdict.clone()).unwrap_or_default();
             vec![e.rank.to_string(), e.model.clone(), format!("{:.0}", e.score), ci, e.responses.to_string(), next]
         })
         .collect();

@@ -15,6 +15,13 @@
 //! `n` shared queries, z = μ/σ grows like √n, so separation at `level` needs about
 //! n·(z*/z)² queries, z* the normal quantile of `level`. A pair with no gap in its favour (μ ≤ 0) has
 //! no estimate: nothing says it will ever separate.
+//!
+//! Each pair's [`PairState`] is the one story the rows and the summary sentence tell (the CLI and
+//! the page print its words): separated; too close with an estimate that fits in the benchmark;
+//! ordered so far but on fewer shared queries than the rule's minimum; too close beyond what the
+//! benchmark holds; no sign of an order; or, on a benchmark with fewer queries than the minimum,
+//! never separable here. Percentages are said only beside a separated pair, and an interval of no
+//! width (one query, or identical scores) is no interval.
 
 use serde::{Deserialize, Serialize};
 
@@ -93,8 +100,68 @@ pub struct PairVerdict {
     pub pair: AdjacentPair,
     pub separated: bool,
     /// Too close: about how many more responses per model would separate it (`None`: no sign of a
-    /// difference yet).
+    /// difference yet). What the adaptive order sorts by; [`PairVerdict::state`] says whether the
+    /// benchmark can give that many.
     pub more: Option<usize>,
+    pub state: PairState,
+    /// The state in words, as the rows of the CLI and the page print it.
+    pub verdict: String,
+}
+
+/// Where an adjacent pair stands (see the module notes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PairState {
+    /// Ordered this way in at least the rule's share of replicates, on enough shared queries.
+    Separated,
+    /// Too close: about `more` more responses per model are estimated to separate it, and the
+    /// benchmark has them.
+    Closing { more: usize },
+    /// Ordered this way in at least the rule's share of replicates, but on `common` shared queries,
+    /// fewer than the rule's minimum (which the benchmark can still reach).
+    FewShared { common: usize },
+    /// Too close, and the estimate (or the minimum of shared queries) is more than the benchmark holds.
+    NotWithin,
+    /// No gap in its favour yet: nothing says it will separate.
+    NoSign,
+    /// The benchmark has fewer queries than the rule's minimum of shared queries: no pair separates here.
+    CannotSeparate,
+}
+
+impl PairState {
+    /// The state of `pair` under `rule`, the benchmark holding `queries` queries (`None`: unknown, and
+    /// then estimates beyond twice the shared queries so far count as not within reach).
+    pub fn of(pair: &AdjacentPair, rule: &SettleRule, queries: Option<usize>) -> Self {
+        if rule.separates(pair) {
+            return PairState::Separated;
+        }
+        if queries.is_some_and(|q| q < rule.min_queries) {
+            return PairState::CannotSeparate;
+        }
+        let reach = queries.unwrap_or(2 * pair.common.max(1));
+        match rule.queries_needed(pair) {
+            Some(n) if n > reach => PairState::NotWithin,
+            Some(_) if pair.share >= rule.level => PairState::FewShared { common: pair.common },
+            Some(n) => PairState::Closing { more: n - pair.common },
+            None => PairState::NoSign,
+        }
+    }
+
+    /// The state in words for a row ("vs next"): `share` (of replicates) is said only beside a
+    /// separated pair.
+    pub fn words(&self, share: f64, rule: &SettleRule, queries: Option<usize>) -> String {
+        let within = if queries.is_some() { "this benchmark" } else { "twice the queries graded so far" };
+        match *self {
+            PairState::Separated => format!("separated ({:.0}% of replicates)", share * 100.0),
+            PairState::Closing { more } => format!("too close: about {more} more response{} per model", if more == 1 { "" } else { "s" }),
+            PairState::FewShared { common } => format!("too close: {common} shared queries of the {} needed", rule.min_queries),
+            PairState::NotWithin => format!("too close: not separable within {within}"),
+            PairState::NoSign => "too close: no sign of an order yet".into(),
+            PairState::CannotSeparate => {
+                format!("cannot separate: {} queries here, {} shared needed", queries.unwrap_or(0), rule.min_queries)
+            }
+        }
+    }
 }
 
 /// The live leaderboard of a run (see the module notes).
@@ -146,15 +213,23 @@ impl Standing {
         queries: Option<usize>,
         rule: SettleRule,
     ) -> Standing {
-        let (entries, adjacent) = ranking.map(|r| (r.entries, r.adjacent)).unwrap_or_default();
+        let (mut entries, adjacent) = ranking.map(|r| (r.entries, r.adjacent)).unwrap_or_default();
+        // An interval of no width (one shared query, identical scores) tells nothing: none.
+        for e in &mut entries {
+            if e.lower.zip(e.upper).is_some_and(|(l, u)| (u - l).abs() < 1e-9) {
+                (e.lower, e.upper) = (None, None);
+            }
+        }
         let ranked: std::collections::HashSet<&str> = entries.iter().map(|e| e.model.as_str()).collect();
         let unranked: Vec<String> = models.iter().filter(|m| !ranked.contains(m.as_str())).cloned().collect();
         let pairs: Vec<PairVerdict> = adjacent
             .into_iter()
             .map(|pair| {
-                let separated = rule.separates(&pair);
+                let state = PairState::of(&pair, &rule, queries);
+                let separated = state == PairState::Separated;
                 let more = if separated { None } else { rule.queries_needed(&pair).map(|n| n - pair.common) };
-                PairVerdict { pair, separated, more }
+                let verdict = state.words(pair.share, &rule, queries);
+                PairVerdict { pair, separated, more, state, verdict }
             })
             .collect();
         let settled = unranked.is_empty() && entries.len() >= 2 && pairs.len() + 1 == entries.len() && pairs.iter().all(|p| p.separated);
@@ -198,12 +273,20 @@ impl Standing {
             parts.push(format!("{} model{} not ranked yet", self.unranked.len(), if self.unranked.len() == 1 { "" } else { "s" }));
         }
         let close = self.too_close();
-        if close > 0 {
-            let graded_per_model = self.graded.div_ceil(self.entries.len().max(1));
-            // Unknown benchmark size (`rank` on a folder): estimates beyond doubling the run say little.
-            let room = self.queries.map_or(graded_per_model, |q| q.saturating_sub(graded_per_model));
-            // Pairs whose estimate fits in what the benchmark has left, and the others.
-            let within: Vec<usize> = self.pairs.iter().filter(|p| !p.separated).filter_map(|p| p.more).filter(|&r| r <= room).collect();
+        if self.queries.is_some_and(|q| q < self.rule.min_queries) {
+            parts.push(format!(
+                "this benchmark has {} queries, fewer than the {} shared queries a separated pair needs: the ranking cannot settle here",
+                self.queries.unwrap_or(0),
+                self.rule.min_queries
+            ));
+        } else if close > 0 {
+            // The summary counts what the rows say: estimates within reach, and the rest.
+            let within: Vec<usize> = self
+                .pairs
+                .iter()
+                .filter(|p| matches!(p.state, PairState::Closing { .. } | PairState::FewShared { .. }))
+                .filter_map(|p| p.more)
+                .collect();
             let mut s = format!("{close} pair{} still too close", if close == 1 { "" } else { "s" });
             if let Some(&r) = within.iter().max() {
                 let models = self.entries.len() + self.unranked.len();
@@ -213,8 +296,8 @@ impl Standing {
             }
             let rest = close - within.len();
             if rest > 0 {
-                let within = if self.queries.is_some() { "within this benchmark" } else { "within twice the responses graded so far" };
-                s += &format!(" ({rest} show{} no sign of separating {within})", if rest == 1 { "s" } else { "" });
+                let within = if self.queries.is_some() { "within this benchmark" } else { "within twice the queries graded so far" };
+                s += &format!(" ({rest} not expected to separate {within})");
             }
             parts.push(s);
         }
@@ -322,7 +405,7 @@ mod tests {
         assert!(s.pairs[0].separated && !s.pairs[1].separated, "{:?}", s.pairs);
         assert_eq!((s.pairs[1].pair.share, s.pairs[1].more), (0.0, None));
         assert!(
-            s.sentence(Pace::default()).ends_with("1 pair still too close (1 shows no sign of separating within this benchmark)"),
+            s.sentence(Pace::default()).ends_with("1 pair still too close (1 not expected to separate within this benchmark)"),
             "{}",
             s.sentence(Pace::default())
         );
@@ -336,6 +419,88 @@ mod tests {
         assert_eq!(s.pairs[0].pair.share, 1.0);
         assert!(!s.settled);
         assert_eq!(s.pairs[0].more, Some(DEFAULT_MIN_QUERIES - 3));
+        // Its row says why, with no percentage beside a verdict it contradicts.
+        assert_eq!(s.pairs[0].state, PairState::FewShared { common: 3 });
+        assert_eq!(s.pairs[0].verdict, "too close: 3 shared queries of the 10 needed");
+    }
+
+    /// A benchmark with fewer queries than the rule's minimum can never separate a pair: every row
+    /// and the sentence say so, with no estimate of "more" it could never give.
+    #[test]
+    fn a_benchmark_below_the_minimum_says_it_cannot_settle() {
+        let t = ScoreTable::new(&scores(&[1.0, 5.0, 9.0], 3, 5)).unwrap();
+        let s = Standing::new(&t, &models(3), Some(9), Some(3), &opts(), SettleRule::default()).unwrap();
+        assert!(!s.settled);
+        assert!(s.pairs.iter().all(|p| p.state == PairState::CannotSeparate), "{:?}", s.pairs);
+        assert_eq!(s.pairs[0].verdict, "cannot separate: 3 queries here, 10 shared needed");
+        let sentence = s.sentence(Pace { secs_per_response: Some(5.0), elapsed: None });
+        assert!(sentence.contains("the ranking cannot settle here") && !sentence.contains("more"), "{sentence}");
+    }
+
+    /// Tied models: no sign of an order, said without the 0% of replicates that orders them.
+    #[test]
+    fn a_tie_shows_no_sign_and_no_percentage() {
+        let mut v = scores(&[5.0, 5.0], 12, 6);
+        let m0: Vec<f64> = v.iter().filter(|s| s.model_test == "m0").map(|s| s.score).collect();
+        v.iter_mut().filter(|s| s.model_test == "m1").zip(m0).for_each(|(s, x)| s.score = x);
+        let s = Standing::new(&ScoreTable::new(&v).unwrap(), &models(2), Some(40), Some(20), &opts(), SettleRule::default()).unwrap();
+        assert_eq!(s.pairs[0].state, PairState::NoSign);
+        assert!(!s.pairs[0].verdict.contains('%'), "{}", s.pairs[0].verdict);
+    }
+
+    /// A pair whose estimate needs more shared queries than the benchmark holds says so, and the
+    /// summary counts it with the pairs that show no sign, not among those "about N more" separates.
+    #[test]
+    fn an_estimate_beyond_the_benchmark_is_not_within_it() {
+        let pair =
+            AdjacentPair { above: "a".into(), below: "b".into(), share: 0.7, replicates: 100, mean_gap: 1.0, sd_gap: 1.0, common: 20 };
+        let rule = SettleRule::default();
+        // 55 shared queries needed (see queries_needed_scales_with_the_squared_z).
+        assert_eq!(PairState::of(&pair, &rule, Some(40)), PairState::NotWithin);
+        assert_eq!(PairState::of(&pair, &rule, Some(80)), PairState::Closing { more: 35 });
+        // Unknown size: within twice the shared queries so far.
+        assert_eq!(PairState::of(&pair, &rule, None), PairState::NotWithin);
+        assert_eq!(PairState::NotWithin.words(0.7, &rule, Some(40)), "too close: not separable within this benchmark");
+    }
+
+    /// The sentence and the rows tell one story: the pairs it calls too close are the rows' pairs that
+    /// are not separated, the largest "more" it gives is a row's, and nothing it counts as estimable
+    /// is a row that says otherwise; intervals of no width are none.
+    #[test]
+    fn the_summary_agrees_with_the_rows() {
+        for (seed, queries, graded) in [(7, 16, 4), (8, 16, 12), (9, 40, 6), (10, 40, 25), (11, 80, 14)] {
+            let t = ScoreTable::new(&scores(&[4.0, 4.6, 5.0, 7.5], graded, seed)).unwrap();
+            let s = Standing::new(&t, &models(4), Some(4 * queries), Some(queries), &opts(), SettleRule::default()).unwrap();
+            let sentence = s.sentence(Pace::default());
+            let close = s.pairs.iter().filter(|p| !p.separated).count();
+            if close > 0 {
+                assert!(sentence.contains(&format!("{close} pair{} still too close", if close == 1 { "" } else { "s" })), "{sentence}");
+            }
+            let within: Vec<usize> = s
+                .pairs
+                .iter()
+                .filter(|p| matches!(p.state, PairState::Closing { .. } | PairState::FewShared { .. }))
+                .filter_map(|p| p.more)
+                .collect();
+            match within.iter().max() {
+                Some(r) => assert!(sentence.contains(&format!("about {r} more")), "{sentence}"),
+                None => assert!(!sentence.contains("more response"), "{sentence}"),
+            }
+            for p in &s.pairs {
+                assert_eq!(p.separated, p.state == PairState::Separated);
+                assert_eq!(p.verdict.contains('%'), p.separated, "{}", p.verdict);
+                if let PairState::Closing { more } = p.state {
+                    assert!(p.pair.common + more <= queries, "{p:?}");
+                }
+            }
+            for e in &s.entries {
+                assert!(e.lower.zip(e.upper).is_none_or(|(l, u)| u - l > 1e-9), "{e:?}");
+            }
+        }
+        // One shared query: the bootstrap's interval has no width, and none is given.
+        let t = ScoreTable::new(&scores(&[2.0, 8.0], 1, 12)).unwrap();
+        let s = Standing::new(&t, &models(2), Some(40), Some(20), &opts(), SettleRule::default()).unwrap();
+        assert!(s.entries.iter().all(|e| e.lower.is_none() && e.upper.is_none()), "{:?}", s.entries);
     }
 
     #[test]

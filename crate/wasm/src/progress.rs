@@ -68,7 +68,8 @@ struct Scope {
 }
 
 /// The live leaderboard of `judgments` (those of the run so far): `{entries, pairs: [{above, below,
-/// share, common, separated, more, ...}], unranked, graded, total, queries, settled, rule, sentence}`,
+/// share, common, separated, more, state, verdict (the row's words), ...}], unranked, graded, total,
+/// queries, settled, rule, sentence}`,
 /// ranked with `settings` (as `rank`'s; bootstrap replicates needed). `scope`: `{models, total,
 /// queries, rule?: {level, minQueries}, pace?: {secsPerResponse?, elapsed?}}`.
 #[wasm_bindgen]

@@ -13,7 +13,6 @@ use super::CliResult;
 use super::{text_table, Format};
 use crate::inputs;
 use crate::knobs::DecodingFlags;
-use crate::live::verdict_cell;
 use rocketjudge_core::settle::{Pace, SettleRule, Standing};
 
 /// Rank models from their graded responses.
@@ -205,7 +204,7 @@ fn print_ranking(a: &Args, opts: &RankOptions, ranking: rank::Ranking, graded: O
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
-                    let next = pair(i).map(verdict_cell).unwrap_or_default();
+                    let next = pair(i).map(|p| p.verdict.clone()).unwrap_or_default();
                     vec![e.model.clone(), e.rank.to_string(), f(Some(e.score)), f(e.lower), f(e.upper), count(e).to_string(), next]
                 })
                 .collect();
