@@ -32,7 +32,15 @@ export default [
       ],
     },
   },
-  { files: ['web/**/*.js'], languageOptions: { globals: { ...globals.browser } } },
+  {
+    files: ['web/**/*.js'],
+    languageOptions: { globals: { ...globals.browser } },
+    // A screen is a file a newcomer reads at once, and a function fits on a screen or two (issue #61).
+    rules: {
+      'max-lines': ['error', { max: 500, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }],
+    },
+  },
   { files: ['web/worker/**/*.js'], languageOptions: { globals: { ...globals.worker } } },
   { files: ['sw.js'], languageOptions: { sourceType: 'script', globals: { ...globals.serviceworker } } },
   { files: ['web/csp.js'], languageOptions: { sourceType: 'script' } },

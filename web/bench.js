@@ -219,6 +219,16 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
 async function run(opts) {
   if (running) return;
   running = true;
+  // Run is disabled while a run lasts, and the result area says what runs instead of "Not run yet".
+  $('#bench-run').disabled = true;
+  mount(
+    $('#result'),
+    h(
+      'p',
+      { class: 'hint', id: 'bench-running' },
+      `Running on ${opts.backends.join(' and ')}: each engine loads the model, warms up and runs ${opts.repeat} timed round${opts.repeat === 1 ? '' : 's'}; wllama first tries its settings on a short piece. The table fills in as each backend finishes.`,
+    ),
+  );
   const report = {
     model: opts.model,
     threads,
@@ -288,6 +298,7 @@ async function run(opts) {
   // Without the per-round p(Yes) (long); the table has the rest.
   $('#bench-json').textContent = JSON.stringify(report, (k, v) => (k === 'pYes' ? undefined : v));
   running = false;
+  $('#bench-run').disabled = false;
 }
 
 const MIB = 2 ** 20;
@@ -419,7 +430,7 @@ function renderSetup() {
     h(
       'p',
       { class: 'hint' },
-      `${threads} thread${threads === 1 ? '' : 's'} for both engines (the app's setting; ?threads=N here). `,
+      `rocketjudge runs on ${threads} thread${threads === 1 ? '' : 's'} (the app's setting; ?threads=N here); wllama is tried on ${threads === 1 ? '1 thread' : `${threads} threads and on 1`} and runs on its faster. `,
       adapter
         ? `WebGPU adapter: ${adapter.name}${adapter.software ? ' — software, so WebGPU runs a small workload only' : ''}.`
         : 'No WebGPU adapter in this browser.',

@@ -7,7 +7,8 @@
 //   {id, ok: false, error, kind, place?} (`kind`: the engine's error kind; `place` for a malformed
 //   file: {file, line, field, detail});
 // - an event {type, ...fields} goes from the worker to the page while a request runs;
-// - a signal {type} goes from the page to the worker and gets no reply (pause, resume, cancel).
+// - a signal {type} goes from the page to the worker and gets no reply (pause, resume, cancel; during
+//   a grading run, untilSettled and untilDone turn its stop-when-settled on and off).
 //
 // Each entry says what its fields are and, for a request, what its result is, and names the worker
 // module that handles it. `core` requests call one pure function of the wasm module by name; only the
@@ -41,7 +42,7 @@ export const REQUESTS = {
   // web/worker/grading.js: grading and the stored judgments
   grade: {
     module: 'grading',
-    fields: '{jobs: [{query, response, model}], order?, seed?, scope?: {models, sessions, total}, until?}',
+    fields: '{jobs: [{query, response, model}], order?, seed?, scope?: {models, sessions, total, keys}, until?}',
     result: '{graded, sentence?, cancelled?, stopped?, settled?, left?, movedTo?}',
   },
   standing: {
@@ -69,7 +70,8 @@ export const REQUESTS = {
   // web/worker/views.js: results computed by core from the stored judgments
   view: {
     module: 'views',
-    fields: '{view (see VIEWS there), judge, settings?, decoding?, categories?, labels?, strong?, session?}',
+    fields:
+      '{view (see VIEWS there), judge, scope?: {keys}, settings?, decoding?, categories?, labels?, strong?, session?}',
     result: "the view's value",
   },
   rankDefaults: { module: 'views', fields: '{}', result: '{settings, methods}' },
@@ -131,7 +133,7 @@ export const EVENTS = {
   notice: '{text}: something the user should know (a fallback, a view that could not be computed)',
   'judge-changed': "{judge}: the judge now runs elsewhere (loadJudge's result)",
   'engine-restarted': '{}: the engine trapped and was restarted without its judge',
-  graded: '{judgment, detail, done, total, perMinute, secsPerResponse, etaSec}',
+  graded: '{judgment, detail, done, total, perMinute, secsPerResponse, etaSec, standing?}',
   'grade-error': '{session_id, model, error}',
   standing: "{standing}: the run's live leaderboard",
   'probe-progress': '{done, total}',
@@ -143,7 +145,7 @@ export const EVENTS = {
 };
 
 /** Signals: the page tells the worker, no reply. `debugLoseDevice` is for tests only. */
-export const SIGNALS = ['pause', 'resume', 'cancel', 'debugLoseDevice'];
+export const SIGNALS = ['pause', 'resume', 'cancel', 'untilSettled', 'untilDone', 'debugLoseDevice'];
 
 /**
  * The wasm module's pure functions the page may call by name (the `core` request): parsers of
@@ -169,6 +171,7 @@ export const CORE_CALLS = [
   'probeText',
   'promptStyles',
   'promptVersion',
+  'runChoices',
   'kernelSelfTest',
   'debugPanic',
 ];

@@ -92,9 +92,15 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   assert.match(info, /cpu \(\d+ threads?, f32\)/);
   // `rocketjudge serve` sends COOP/COEP: the threaded engine runs, on every core of this machine.
   const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  // In plain words, the kernels' own name on hover.
   assert.match(
     await page.locator('#threads-info').innerText(),
-    new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, int8 wasm relaxed-simd`),
+    new RegExp(`CPU engine: ${cores > 1 ? `${cores} threads` : '1 thread'}, 8-bit integer kernels with SIMD`),
+  );
+  assert.match(await page.locator('#threads-info').getAttribute('title'), /int8 wasm relaxed-simd/);
+  assert.match(
+    await page.locator('.badge', { hasText: 'judge:' }).innerText(),
+    new RegExp(`on the CPU \\(${cores} threads?\\)$`),
   );
   // The wasm module's SIMD kernels equal the scalar reference for every weight type: both
   // relaxed-simd kernels (the engine races them on the first products), 8 types × 3 shapes each;
@@ -112,6 +118,19 @@ test('CPU: threads and integer kernels where the page is isolated; grades 4 mode
   const f32Worst = Math.max(...selfTest.filter((t) => t.dtype === 'F32').map((t) => t.max_rel_error));
   console.log(`wasm f32 products vs f64 sums: max relative error ${f32Worst.toExponential(2)}`);
   await shot(page, 'cpu-graded');
+  // Two queries, fewer than a separated pair must share: the page says the ranking cannot settle,
+  // and each pair's row of the live leaderboard says why, with no estimate it could never reach.
+  assert.match(
+    await page.locator('#grade-cannot-settle').innerText(),
+    /has 2 queries, fewer than the 10 shared queries a separated pair needs/,
+  );
+  assert.ok(await page.locator('#grade-until').isDisabled());
+  const verdicts = await page.$$eval('#standing-table td.verdict', (cells) =>
+    cells.map((c) => c.textContent).filter(Boolean),
+  );
+  assert.equal(verdicts.length, 3, verdicts.join(' | '));
+  for (const v of verdicts) assert.equal(v, 'cannot separate: 2 queries here, 10 shared needed');
+  assert.match(await page.locator('#standing-sentence').innerText(), /the ranking cannot settle here/);
   const board = await leaderboard(page);
   assert.equal(board.length, 4);
   const exported = await exportFile(page, 'export-judgments', 'browser-cpu-judgments.jsonl');
@@ -331,15 +350,21 @@ test('resume after a reload to one thread (int8, the default): grades are kept, 
   await page.waitForSelector('#threads-info');
   assert.match(
     await page.locator('#threads-info').innerText(),
-    /CPU engine: 1 thread \(one thread chosen\), int8 wasm relaxed-simd/,
+    /CPU engine: 1 thread \(one thread chosen\), 8-bit integer kernels with SIMD/,
   );
+  assert.match(await page.locator('#threads-info').getAttribute('title'), /int8 wasm relaxed-simd/);
   const kept = await page.$$eval('#responses table.models tbody tr', (rows) =>
     rows.reduce((n, r) => n + (Number(r.querySelector('td.graded').textContent) || 0), 0),
   );
   assert.ok(kept >= 3, `grades kept after reload: ${kept}`);
-  await loadJudge(page, JUDGE, 'cpu');
-  const label = await page.locator('#start-grading').innerText();
-  assert.match(label, new RegExp(`Grade ${8 - kept} response`), label);
+  // One click resumes: the judge is loaded again from this browser's cache by itself, and Grade
+  // offers what is left.
+  await page.waitForFunction(
+    (left) => document.querySelector('#start-grading')?.textContent === `Resume (${left} left)`,
+    8 - kept,
+    { timeout: 300_000, polling: 200 },
+  );
+  assert.match(await page.locator('.judge-info').innerText(), /cpu \(1 thread/);
   await gradeAll(page);
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-resumed.jsonl'));
   assert.equal(new Set(judgments.map(gradeKey)).size, 8);

@@ -38,10 +38,14 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
   await page.fill('#bench-repeat', '1');
   assert.equal(await page.isChecked('#bench-webgpu'), true, 'WebGPU is offered where the browser has an adapter');
   await page.click('#bench-run');
+  // While it runs: Run disabled, and the result area says what is running.
+  assert.equal(await page.isDisabled('#bench-run'), true);
+  assert.match(await page.locator('#bench-running').innerText(), /^Running on cpu and webgpu/);
   await page.waitForFunction(() => document.querySelector('#bench-json').textContent, null, {
     timeout: 900_000,
     polling: 1000,
   });
+  assert.equal(await page.isDisabled('#bench-run'), false, 'Run is enabled again when the run ends');
   const report = JSON.parse(await page.locator('#bench-json').textContent());
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.isolated, true);

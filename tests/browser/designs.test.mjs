@@ -116,6 +116,8 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   await page.waitForSelector('#design-empty');
 
   // ---- Pairwise, every two models, plain prompt (the default design): 2 queries × 3 pairs, both orders.
+  // Before the run, the tab says what it runs over: 3 models' answers to 2 queries.
+  assert.equal(await page.locator('#design-status').innerText(), '6 loaded responses to run over');
   await runDesign(page);
   assert.match(await page.locator('#design-summary').innerText(), /6 comparisons/);
   const consistency = await page.locator('#design-consistency').innerText();

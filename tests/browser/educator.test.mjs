@@ -245,6 +245,23 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
     assert.equal(r.rank, `${c.rank_before} → ${c.rank_after}`);
     assert.equal(r.score, `${c.score_before.toFixed(2)} → ${c.score_after.toFixed(2)}`);
   });
+  // The chart's legend shows each series in the colour its intervals are drawn in (the series'
+  // own visual colour, which its renderItem draws with): before grey, after blue.
+  await page.waitForFunction(() => document.querySelector('#calibration-plot canvas'));
+  const legend = await page.evaluate(async () => {
+    const echarts = await import('/web/vendor/echarts.esm.min.js');
+    const chart = echarts.getInstanceByDom(document.querySelector('#calibration-plot'));
+    const model = chart.getModel();
+    return chart.getOption().series.map((series, i) => ({
+      name: series.name,
+      legend: model.getSeriesByIndex(i).getData().getVisual('style').fill,
+      drawn: series.itemStyle.color,
+    }));
+  });
+  assert.deepEqual(legend, [
+    { name: 'before', legend: '#9ca3af', drawn: '#9ca3af' },
+    { name: 'after', legend: '#1d4ed8', drawn: '#1d4ed8' },
+  ]);
   await shot(page, 'educator-calibrate');
   // Labels are kept in this browser.
   await page.reload();

@@ -204,7 +204,14 @@ test('the app: a checklist written by the loaded judge in the tab, edited, saved
   await shot(page, 'checklist-written-in-the-tab');
   // The edit step: the first question reworded, then saved; the query is graded with the new list.
   await page.fill('ol.editor li:first-child input', 'Does the response answer the question directly?');
-  await page.click('#save-checklist');
+  // Clicked in the page, read at once: busy (disabled, saying what it regrades) from the click on.
+  const busy = await page.evaluate(() => {
+    const b = document.querySelector('#save-checklist');
+    b.click();
+    return { disabled: b.disabled, text: b.textContent };
+  });
+  assert.equal(busy.disabled, true);
+  assert.match(busy.text, /^Regrading \d+ items? of \d+ responses?…$/);
   await page.waitForFunction(
     (n) => document.querySelectorAll('#inspector-grid tbody tr').length === n + 1,
     written.length,

@@ -152,8 +152,14 @@ export async function loadJudge(page, model, backend, precision = 'int8') {
   await page.selectOption('#model-select', model);
   await page.selectOption('#backend-select', backend);
   await page.selectOption('#precision-select', precision);
-  await page.click('#load-judge');
-  await page.waitForSelector('.judge-info', { timeout: 600_000 });
+  // Load waits for a load under way (after a reload the page loads the kept judge by itself), and
+  // is disabled until its own load ends.
+  await page.click('#load-judge', { timeout: 600_000 });
+  await page.waitForFunction(
+    () => !document.querySelector('#load-judge')?.disabled && document.querySelector('.judge-info'),
+    null,
+    { timeout: 600_000, polling: 100 },
+  );
   return page.locator('.judge-info').innerText();
 }
 

@@ -42,6 +42,45 @@ test('the loaded judge is described without internal token ids', () => {
 
 const label = () => page.locator('#grade-rate').innerText();
 
+/**
+ * Every count of graded responses on the page at one moment (read in one go): the progress line, the
+ * live leaderboard's sentence and its per-model column, the responses table's column, and, where the
+ * Results card shows a leaderboard, its header and its per-model column. Each is [graded, total] or a
+ * sum; absent ones are null.
+ */
+const counts = () =>
+  page.evaluate(() => {
+    const of = (sel) => {
+      const m = /(\d+) of (\d+) responses/.exec(document.querySelector(sel)?.textContent || '');
+      return m ? [Number(m[1]), Number(m[2])] : null;
+    };
+    const sum = (sel) => {
+      const cells = [...document.querySelectorAll(sel)];
+      return cells.length ? cells.reduce((n, c) => n + Number(c.textContent), 0) : null;
+    };
+    const header = /(\d+) graded responses/.exec(
+      document.querySelector('#results .tab-body:not(.staging)')?.innerText || '',
+    );
+    return {
+      progress: of('#grade-rate'),
+      standing: of('#standing-sentence'),
+      standingRows: sum('#standing-table tbody tr td:nth-child(3)'),
+      responsesTable: sum('#responses table.models td.graded'),
+      results: header ? Number(header[1]) : null,
+      resultsRows: sum('#results .tab-body:not(.staging) #leaderboard tbody tr td:nth-child(5)'),
+    };
+  });
+
+/** The counts agree: every one present is the progress line's count of 12. */
+function agree(c, when) {
+  const [graded, total] = c.progress;
+  assert.equal(total, 12, `${when}: ${JSON.stringify(c)}`);
+  assert.deepEqual(c.standing, [graded, total], `${when}: the live leaderboard's sentence: ${JSON.stringify(c)}`);
+  for (const k of ['standingRows', 'responsesTable', 'results', 'resultsRows'])
+    if (c[k] != null) assert.equal(c[k], graded, `${when}: ${k}: ${JSON.stringify(c)}`);
+  return graded;
+}
+
 test('the pace is in responses per minute from the first response, Paused says so, and Results is never blank during the run', async () => {
   assert.ok((await page.locator('#status .notice.info').count()) > 0, 'the judge-loaded message is up');
   await page.click('#start-grading');
@@ -71,6 +110,18 @@ test('the pace is in responses per minute from the first response, Paused says s
   // A pause draws the results so far; from then on the card is never without a leaderboard, through
   // the rest of the run and the redraw at its end: every change to the card is watched.
   await page.waitForSelector('#results #leaderboard tbody tr');
+  // One count, paused: progress, live leaderboard, responses table and Results all say the same, once
+  // the response in flight at the pause has landed (the counts stay put and no view is being drawn).
+  let paused = await counts();
+  for (let still = 0; still < 2; ) {
+    await page.waitForTimeout(500);
+    const c = await counts();
+    const drawing = await page.locator('#results .staging').count();
+    still = !drawing && JSON.stringify(c) === JSON.stringify(paused) ? still + 1 : 0;
+    paused = c;
+  }
+  assert.ok(paused.results != null && paused.standingRows != null, JSON.stringify(paused));
+  agree(paused, 'paused');
   await page.evaluate(() => {
     window.blankResults = 0;
     new MutationObserver(() => {
@@ -81,6 +132,9 @@ test('the pace is in responses per minute from the first response, Paused says s
   let samples = 0;
   while ((await page.locator('#start-grading').innerText()) !== 'All graded') {
     samples += 1;
+    // While grading: the Grade card and the responses table are drawn together, from one count.
+    const c = await counts();
+    if (c.progress && c.standing) agree({ ...c, results: null, resultsRows: null }, `sample ${samples}`);
     await page.waitForTimeout(500);
     assert.ok(samples < 3600, 'the run did not end');
   }
@@ -99,6 +153,7 @@ test('the pace is in responses per minute from the first response, Paused says s
   await done.locator('button.dismiss').click();
   assert.equal(await page.locator('#status .notice', { hasText: 'Graded' }).count(), 0);
   assert.match(await label(), /^12 of 12 responses · [\d.]+ per minute$/);
+  assert.equal(agree(await counts(), 'the end'), 12);
 });
 
 test("every table's headers are aligned with their numbers, in every result view", async () => {
@@ -256,6 +311,32 @@ function widest() {
 }
 
 /** Press Tab until every visible, enabled control has had focus; return those that never did. */
+/**
+ * Words broken inside across two lines (in the page): every word of 4 or more characters in a table
+ * cell, a header, a button, a label or a badge that spans more than one line box. Model names (file
+ * names may be one long word) and quoted texts (pre) are left out. Returns "word (in tag)" strings.
+ */
+function brokenWords() {
+  const out = [];
+  const boxes = document.querySelectorAll('td:not(.model), th, button, label, .badge');
+  for (const box of boxes) {
+    if (!box.getClientRects().length || box.closest('pre, td.model')) continue;
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (t.parentElement.closest('pre, td.model, .sr-only')) continue;
+      // A word: letters and digits between spaces, hyphens and slashes (a line may break after those).
+      for (const m of t.data.matchAll(/[^\s\-–—/]{4,}/g)) {
+        const r = document.createRange();
+        r.setStart(t, m.index);
+        r.setEnd(t, m.index + m[0].length);
+        const lines = new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top)));
+        if (lines.size > 1) out.push(`${m[0]} (in ${box.tagName.toLowerCase()})`);
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
 async function unreachableByTab() {
   const n = await page.evaluate(() => {
     const controls = 'a[href], button, input, select, textarea, summary';
@@ -295,7 +376,7 @@ async function unreachableByTab() {
   );
 }
 
-test('every view on a laptop and a phone: photographed, no sideways scrolling, no serious accessibility violation, every control reachable by Tab', async () => {
+test('every view on a laptop and a phone: photographed, no sideways scrolling, no word broken inside, no serious accessibility violation, every control reachable by Tab', async () => {
   mkdirSync(SCREENS, { recursive: true });
   const tabs = await page.$$eval('#results [role=tab]', (bs) => bs.map((b) => b.id));
   const problems = [];
@@ -305,6 +386,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(SCREENS, `${size}-app.png`) });
     problems.push(...(await axeSerious(page, `${size}, the page`)));
+    problems.push(...(await page.evaluate(brokenWords)).map((w) => `${size}, the page: a word broken inside: ${w}`));
     for (const id of tabs) {
       await page.click(`#${id}`);
       // Drawn: the new tab strip marks it, and no view is being drawn out of sight.
@@ -318,6 +400,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
       const [scroll, client, what] = await page.evaluate(widest);
       if (scroll > client)
         problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
+      problems.push(...(await page.evaluate(brokenWords)).map((w) => `${size}, ${id}: a word broken inside: ${w}`));
       if (size === 'laptop')
         problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
     }

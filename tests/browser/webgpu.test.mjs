@@ -325,7 +325,7 @@ test('device loss in the middle of grading: a clear message, nothing lost or dou
   );
   assert.match(
     await page.locator('.badge', { hasText: 'judge:' }).innerText(),
-    / on cpu\b/,
+    / on the CPU\b/,
     'the judge badge says where it runs now',
   );
 

@@ -13,7 +13,10 @@ const jsIn = (dir) =>
     .filter((f) => f.endsWith('.js'))
     .map((f) => `${dir}${f}`);
 const workerFiles = jsIn('web/worker/');
-const pageFiles = [...jsIn('web/'), ...jsIn('web/lib/')];
+// The page's modules: web/ and its folders but the worker's and the vendored libraries'.
+const pageFiles = readdirSync(new URL('web/', root), { recursive: true })
+  .filter((f) => f.endsWith('.js') && !/^(worker|vendor)\//.test(f))
+  .map((f) => `web/${f}`);
 const testFiles = jsIn('tests/browser/').concat(
   readdirSync(new URL('tests/browser/', root))
     .filter((f) => f.endsWith('.mjs'))
@@ -49,7 +52,7 @@ test('the page uses only listed requests, events and core calls', () => {
   const signalled = [...matches(pageFiles, /\.signal\(([^)]*)\)/g)].flatMap((a) =>
     [...a.matchAll(/'(\w+)'/g)].map((m) => m[1]),
   );
-  assert.deepEqual([...new Set(signalled)].sort(), ['cancel', 'pause', 'resume']);
+  assert.deepEqual([...new Set(signalled)].sort(), ['cancel', 'pause', 'resume', 'untilDone', 'untilSettled']);
   for (const t of signalled) assert.ok(SIGNALS.includes(t), `signal ${t}`);
   const core = matches(pageFiles, /\.core\(\s*'([a-zA-Z]+)'/g);
   for (const t of core) assert.ok(CORE_CALLS.includes(t), `core call ${t}`);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { choosePlan } from '../../web/worker/engine.js';
 import { checklistChanges } from '../../web/lib/checklist.js';
-import { runScope, gradableJobs, candidates } from '../../web/lib/run.js';
+import { runScope, gradableJobs, candidates, countGraded, inScope } from '../../web/lib/run.js';
 import { trustNote } from '../../web/lib/manifest.js';
 import { readFileSync } from 'node:fs';
 
@@ -45,7 +45,27 @@ test("a run covers responses to queries with a checklist; the worker is asked ab
     { model: 'm1', records: [{ session_id: 'q1' }, { session_id: 'q2' }, { session_id: 'q3' }] },
     { model: 'm2', records: [{ session_id: 'q3' }, { session_id: 'q9' }] },
   ];
-  assert.deepEqual(runScope(queries, responses), { models: ['m1', 'm2'], sessions: ['q1', 'q3'], total: 3 });
+  const scope = runScope(queries, responses);
+  assert.deepEqual(scope, {
+    models: ['m1', 'm2'],
+    sessions: ['q1', 'q3'],
+    total: 3,
+    keys: ['m1\u0000q1', 'm1\u0000q3', 'm2\u0000q3'],
+  });
+  // The one count: stored grades of this run's responses only (not m2's q1, which it has no response
+  // to, nor a query without a checklist), each once.
+  const graded = [
+    { model_test: 'm1', session_id: 'q1' },
+    { model_test: 'm1', session_id: 'q1' },
+    { model_test: 'm2', session_id: 'q1' },
+    { model_test: 'm1', session_id: 'q2' },
+    { model_test: 'm2', session_id: 'q3' },
+  ];
+  assert.deepEqual(countGraded(scope, graded), { graded: 2, total: 3 });
+  assert.deepEqual(
+    inScope(scope, graded).map((j) => `${j.model_test}/${j.session_id}`),
+    ['m1/q1', 'm1/q1', 'm2/q3'],
+  );
   const jobs = gradableJobs(queries, responses);
   assert.deepEqual(
     jobs.map((j) => `${j.model}/${j.response.session_id}`),
@@ -59,11 +79,13 @@ test("a run covers responses to queries with a checklist; the worker is asked ab
   ]);
 });
 
-test("a judge's trust note comes from its manifest entry, with where its figures were measured", () => {
+test("a judge's trust note comes from its manifest entry, with where its figures were measured apart", () => {
   const { models } = JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8'));
   const note = trustNote(models, 'qwen2.5-coder-0.5b');
-  assert.match(note, /^The 0\.5B judge agrees only weakly/);
-  assert.match(note, /\(Measured: .*docs\/quality\/qwen2\.5-coder-0\.5b-s6\.md\.\)$/);
-  assert.match(trustNote(models, 'smollm2-135m'), /ranks models in reverse/);
-  assert.match(trustNote(models, 'my-own-judge'), /^Small judges vary/);
+  assert.match(note.text, /^The 0\.5B judge agrees only weakly/);
+  // The page shows the note; where it was measured (a path in the repository) is for a hover.
+  assert.doesNotMatch(note.text, /docs\//);
+  assert.match(note.measured, /^Measured: .*docs\/quality\/qwen2\.5-coder-0\.5b-s6\.md\.$/);
+  assert.match(trustNote(models, 'smollm2-135m').text, /ranks models in reverse/);
+  assert.match(trustNote(models, 'my-own-judge').text, /^Small judges vary/);
 });

@@ -30,13 +30,14 @@ export function recommendedModel(models, hardwareGpu) {
 }
 
 /**
- * How far to trust `judge`'s rankings: its manifest entry's `trust` note and where its figures were
- * measured; a judge the manifest does not know gets the general caution.
+ * How far to trust `judge`'s rankings: {text: its manifest entry's `trust` note, measured: where its
+ * figures were measured}; a judge the manifest does not know gets the general caution.
  */
 export function trustNote(models, judge) {
   const trust = (models || []).find((m) => m.name === judge)?.trust;
-  if (!trust) return 'Small judges vary: validate against a reference before trusting a ranking.';
-  return `${trust.note} (Measured: ${trust.measured}.)`;
+  if (!trust) return { text: 'Small judges vary: validate against a reference before trusting a ranking.' };
+  // Where the figures come from (a measurement and its report in the repository) is for a hover, not the page.
+  return { text: trust.note, measured: `Measured: ${trust.measured}.` };
 }
 
 /**

@@ -144,12 +144,11 @@ function shortOf(done, total) {
 }
 
 /**
- * Download `source` ({key, urls, sha256?, size?}: the model's bytes are those of `urls` joined in
- * order) into the store; `progress(done, total)` per chunk. `fits(bytes)` throws when a model of
- * that size cannot run here; it is asked before the download. Returns the stored Blob. A SHA-256
- * mismatch, or a download that fails part way, deletes what was stored for the key and throws.
+ * Open the download of `source` after refusing what cannot run or fit: by the known size before any
+ * byte is asked for, else by the first response's Content-Length. Returns {resp (urls[0]'s), total
+ * (the bytes expected, 0 when unknown)}.
  */
-export async function fetchModel(source, wasm, progress, fits = () => {}) {
+async function openDownload(source, fits) {
   // Refuse what cannot run before any byte is downloaded: by the known size, else by Content-Length.
   if (source.size) fits(source.size);
   await checkRoom(source.size);
@@ -166,67 +165,81 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     await resp.body.cancel().catch(() => {});
     throw e;
   }
-  const body = urls.length === 1 ? resp.body : joinedStream(urls, resp);
-  const hasher = new wasm.Sha256Stream();
-  const dir = await opfsDir();
-  let done = 0;
-  const verify = () => {
-    const got = hasher.hex();
-    if (source.sha256 && got !== source.sha256) {
-      throw new Error(
-        `the downloaded model's SHA-256 (${got.slice(0, 16)}…) does not match the expected ${source.sha256.slice(0, 16)}…; it was discarded`,
-      );
-    }
-    return got;
-  };
-  if (dir && self.FileSystemSyncAccessHandle) {
-    // The marker goes before any byte changes: an interrupted download leaves no marker.
-    await dir.removeEntry(`${source.key}.json`).catch(() => {});
-    const file = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
-    const access = await file.createSyncAccessHandle();
-    // A download that breaks off or fails its check leaves nothing for the key.
-    let sha;
-    try {
-      try {
-        access.truncate(0);
-        const reader = body.getReader();
-        for (;;) {
-          const { done: end, value } = await reader.read();
-          if (end) break;
-          access.write(value, { at: done });
-          hasher.update(value);
-          done += value.length;
-          progress(done, total);
-        }
-        access.flush();
-        shortOf(done, total);
-      } finally {
-        access.close();
-      }
-      sha = verify();
-    } catch (e) {
-      await removeCachedModel(source.key);
-      throw e;
-    }
-    const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
-    const text = new TextEncoder().encode(
-      JSON.stringify({
-        complete: true,
-        size: done,
-        sha256: sha,
-        verified: !!source.sha256,
-        url: urls[0],
-        parts: urls.length,
-      }),
+  return { resp, total };
+}
+
+/** The hex SHA-256 `hasher` has computed; throws when `source` names another. */
+function verifiedHash(hasher, source) {
+  const got = hasher.hex();
+  if (source.sha256 && got !== source.sha256) {
+    throw new Error(
+      `the downloaded model's SHA-256 (${got.slice(0, 16)}…) does not match the expected ${source.sha256.slice(0, 16)}…; it was discarded`,
     );
-    marker.truncate(0);
-    marker.write(text, { at: 0 });
-    marker.flush();
-    marker.close();
-    return openCachedModel(source.key, source.sha256);
   }
-  // Fallback: the Cache API. The bytes go to a partial entry while they are hashed; only verified
-  // bytes are stored under the model's key, with their hash and size as the marker.
+  return got;
+}
+
+/** Write the OPFS marker of `done` stored bytes with SHA-256 `sha`: the model is now whole. */
+async function writeMarker(dir, source, done, sha) {
+  const urls = source.urls;
+  const marker = await (await dir.getFileHandle(`${source.key}.json`, { create: true })).createSyncAccessHandle();
+  const text = new TextEncoder().encode(
+    JSON.stringify({
+      complete: true,
+      size: done,
+      sha256: sha,
+      verified: !!source.sha256,
+      url: urls[0],
+      parts: urls.length,
+    }),
+  );
+  marker.truncate(0);
+  marker.write(text, { at: 0 });
+  marker.flush();
+  marker.close();
+}
+
+/** Stream `body` into OPFS as `<key>.gguf`, hashing it, then mark it whole; returns the stored Blob. */
+async function storeInOpfs(dir, source, body, hasher, progress, total) {
+  let done = 0;
+  // The marker goes before any byte changes: an interrupted download leaves no marker.
+  await dir.removeEntry(`${source.key}.json`).catch(() => {});
+  const file = await dir.getFileHandle(`${source.key}.gguf`, { create: true });
+  const access = await file.createSyncAccessHandle();
+  // A download that breaks off or fails its check leaves nothing for the key.
+  let sha;
+  try {
+    try {
+      access.truncate(0);
+      const reader = body.getReader();
+      for (;;) {
+        const { done: end, value } = await reader.read();
+        if (end) break;
+        access.write(value, { at: done });
+        hasher.update(value);
+        done += value.length;
+        progress(done, total);
+      }
+      access.flush();
+      shortOf(done, total);
+    } finally {
+      access.close();
+    }
+    sha = verifiedHash(hasher, source);
+  } catch (e) {
+    await removeCachedModel(source.key);
+    throw e;
+  }
+  await writeMarker(dir, source, done, sha);
+  return openCachedModel(source.key, source.sha256);
+}
+
+/**
+ * Fallback: the Cache API. The bytes go to a partial entry while they are hashed; only verified
+ * bytes are stored under the model's key, with their hash and size as the marker.
+ */
+async function storeInCache(source, body, hasher, progress, total) {
+  let done = 0;
   const [toCache, toHash] = body.tee();
   const c = await caches.open(CACHE);
   await c.delete(cacheUrl(source.key));
@@ -244,7 +257,7 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
     }
     await stored;
     shortOf(done, total);
-    sha = verify();
+    sha = verifiedHash(hasher, source);
   } catch (e) {
     await stored.catch(() => {});
     await removeCachedModel(source.key);
@@ -263,4 +276,20 @@ export async function fetchModel(source, wasm, progress, fits = () => {}) {
   );
   await c.delete(partial);
   return openCachedModel(source.key, source.sha256);
+}
+
+/**
+ * Download `source` ({key, urls, sha256?, size?}: the model's bytes are those of `urls` joined in
+ * order) into the store; `progress(done, total)` per chunk. `fits(bytes)` throws when a model of
+ * that size cannot run here; it is asked before the download. Returns the stored Blob. A SHA-256
+ * mismatch, or a download that fails part way, deletes what was stored for the key and throws.
+ */
+export async function fetchModel(source, wasm, progress, fits = () => {}) {
+  const { resp, total } = await openDownload(source, fits);
+  const urls = source.urls;
+  const body = urls.length === 1 ? resp.body : joinedStream(urls, resp);
+  const hasher = new wasm.Sha256Stream();
+  const dir = await opfsDir();
+  if (dir && self.FileSystemSyncAccessHandle) return storeInOpfs(dir, source, body, hasher, progress, total);
+  return storeInCache(source, body, hasher, progress, total);
 }

@@ -8,22 +8,43 @@ function gradable(queries) {
 
 /**
  * The run: every model's responses to queries with a checklist (graded or not), for the live
- * leaderboard: {models (in file order), sessions, total}. `responses`: [{model, records}].
+ * leaderboard and the one count: {models (in file order), sessions, total, keys (each response's
+ * `responseKey`)}. `responses`: [{model, records}]; a model's response to a query counts once.
  */
 export function runScope(queries, responses) {
   const withChecklist = gradable(queries);
   const models = [];
   const sessions = new Set();
-  let total = 0;
+  const keys = new Set();
   for (const r of responses) {
     for (const resp of r.records) {
       if (!withChecklist.has(resp.session_id)) continue;
       if (!models.includes(r.model)) models.push(r.model);
       sessions.add(resp.session_id);
-      total += 1;
+      keys.add(responseKey(r.model, resp.session_id));
     }
   }
-  return { models, sessions: [...sessions], total };
+  return { models, sessions: [...sessions], total: keys.size, keys: [...keys] };
+}
+
+/** A response's key in a scope's `keys`. */
+export const responseKey = (model, session) => `${model}\u0000${session}`;
+
+/**
+ * The one count of a run every place shows (progress, notices, the live leaderboard, Results, the
+ * responses table): of `scope`'s responses (runScope), how many are among `graded`
+ * ([{model_test, session_id}]: what the worker stores for the judge). Returns {graded, total}.
+ */
+export function countGraded(scope, graded) {
+  const keys = new Set(scope.keys);
+  const done = new Set(graded.map((j) => responseKey(j.model_test, j.session_id)).filter((k) => keys.has(k)));
+  return { graded: done.size, total: scope.total };
+}
+
+/** The judgments of `graded` ([{model_test, session_id, ...}]) that are responses of `scope`. */
+export function inScope(scope, graded) {
+  const keys = new Set(scope.keys);
+  return graded.filter((j) => keys.has(responseKey(j.model_test, j.session_id)));
 }
 
 /**

@@ -3,6 +3,8 @@
 // errors (file, line, field, what was expected) without their internal notation, shown beside the
 // control they concern.
 
+import { h } from './dom.js';
+
 /** What each upload control takes, in words. */
 export const EXPECTED = {
   jsonl: 'JSON Lines (one JSON object per line)',
@@ -64,4 +66,24 @@ export function plainError(e) {
   if (/^invalid JSON/.test(detail))
     return `${where}: not valid JSON (expected one complete JSON object${line ? ' on the line' : ''}).`;
   return `${where}${field ? `, field "${field}"` : ''}: ${detail.replace(/`/g, '"')}.`.replace(/\.\.$/, '.');
+}
+
+/**
+ * A file control (one file): the chosen file is checked as `expect` names (a key of EXPECTED) and
+ * given with its bytes to `use(file, bytes)`; a failure of either goes, in plain words, to
+ * `failed(message)`; `done()` runs after both (the view's redraw).
+ */
+export function uploadControl({ id, accept, label, expect = 'jsonl', title }, { use, failed, done = () => {} }) {
+  const input = h('input', { type: 'file', accept, id, 'aria-label': label, title });
+  input.addEventListener('change', async () => {
+    const file = input.files[0];
+    if (!file) return;
+    try {
+      await use(file, await readUpload(file, expect));
+    } catch (e) {
+      failed(plainError(e));
+    }
+    done();
+  });
+  return input;
 }

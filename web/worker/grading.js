@@ -3,8 +3,9 @@
 // judgments. Requests: `grade`, `standing`, `pending`, `graded`, `regrade`, `judgments`.
 
 import { Pace } from '../lib/pace.js';
+import { inScope } from '../lib/run.js';
 import { engine, post, describeError, recoverIfTrapped } from './engine.js';
-import { current, loadedJudge, judgeRun, onJudge } from './judge.js';
+import { current, control, loadedJudge, judgeRun, onJudge } from './judge.js';
 import { stored, keep, judgmentOf, judgmentsOf } from './store.js';
 
 /**
@@ -13,13 +14,23 @@ import { stored, keep, judgmentOf, judgmentsOf } from './store.js';
  * cannot be computed (a standing is information, never a reason to stop grading).
  */
 async function runStanding(judgeName, scope, pace) {
-  const models = new Set(scope.models);
+  const js = inScope(scope, await judgmentsOf(judgeName));
   const sessions = new Set(scope.sessions);
-  const js = (await judgmentsOf(judgeName)).filter((j) => models.has(j.model_test) && sessions.has(j.session_id));
   try {
     return engine.wasm.standing(js, { models: scope.models, total: scope.total, queries: sessions.size, pace }, null);
   } catch (e) {
     post({ type: 'notice', text: `The live leaderboard could not be computed: ${describeError(e)}` });
+    return null;
+  }
+}
+
+/** The tokens `judge` runs to grade `job` ({query, response}): its prompt's prefix and every item's
+ * suffix, counted by tokenizing (the judge's `explain`); null when it cannot be said. */
+function tokensOf(judge, job) {
+  try {
+    const v = judge.explain(job.query, job.response, null);
+    return v.prefix_tokens + v.suffix_tokens.reduce((a, b) => a + b, 0);
+  } catch {
     return null;
   }
 }
@@ -34,9 +45,10 @@ export const handlers = {
    * Grade a run: `jobs` ([{query, response, model}]: the responses still to grade, model by model in
    * file order) in `order` (core's schedule: `interleaved`, `model` or `adaptive`) from `seed` (core's
    * default when absent).
-   * `scope` ({models, sessions, total}: the whole run, what is graded included) gives the live
-   * leaderboard, posted as {type: 'standing'} at the start and after every query's worth of responses;
-   * with `until: 'settled'` the run stops once that leaderboard is settled. Each judgment is written
+   * `scope` ({models, sessions, total, keys}: the whole run, what is graded included) gives the live
+   * leaderboard, posted as {type: 'standing'} at the start and with every `graded` event after;
+   * with `until: 'settled'` (or the signal `untilSettled` during the run) the run stops once that
+   * leaderboard is settled. Each judgment is written
    * to IndexedDB before it is reported, so a reload loses at most the response in flight.
    */
   async grade({ jobs, order = 'interleaved', seed = null, scope = null, until = null }) {
@@ -44,6 +56,8 @@ export const handlers = {
     const { wasm } = engine;
     const started = performance.now();
     const startedOn = current.info.backendKind;
+    // The page may turn this on or off during the run (signals untilSettled, untilDone).
+    control.untilSettled = until === 'settled';
     const defaults = wasm.runChoices();
     const { rule } = defaults;
     seed ??= defaults.seed;
@@ -60,6 +74,10 @@ export const handlers = {
     const pick = (i) =>
       (picked[i] ??= wasm.nextJob(keys, order, seed, done, order === 'adaptive' ? live : null, rule.minQueries));
     const pace = new Pace();
+    // The tokens the judge will run for each job (its prompt and items, tokenized, nothing run): the
+    // time left is the work left at the measured seconds per token.
+    const work = jobs.map((j) => tokensOf(judge, j));
+    let tokensLeft = work.every((t) => t != null) ? work.reduce((a, b) => a + b, 0) : null;
     let stepStarted = 0;
     const r = await judgeRun(
       jobs.length,
@@ -69,39 +87,43 @@ export const handlers = {
         return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null);
       },
       async (i, result) => {
-        pace.add((performance.now() - stepStarted) / 1000);
+        const { prefixTokens, suffixTokens, truncatedChars } = result;
+        const seconds = (performance.now() - stepStarted) / 1000;
+        pace.add(seconds, prefixTokens + suffixTokens);
         done[picked[i]] = 1;
+        if (tokensLeft != null) tokensLeft -= work[picked[i]];
         await keep(result.judgment);
         const secs = (performance.now() - started) / 1000;
         const remaining = jobs.length - i - 1;
-        const { prefixTokens, suffixTokens, truncatedChars } = result;
-        post({
-          type: 'graded',
-          judgment: result.judgment,
-          detail: { prefixTokens, suffixTokens, truncatedChars, backend: current.info.backendKind },
-          done: i + 1,
-          total: jobs.length,
-          perMinute: pace.perMinute(),
-          secsPerResponse: pace.secsPerResponse(),
-          etaSec: pace.secondsLeft(remaining),
-        });
-        if (scope && ((i + 1) % scope.models.length === 0 || i + 1 === jobs.length)) {
+        // The live leaderboard after every response, posted with it: the page shows one count.
+        if (scope) {
           live = await runStanding(current.handle.name(), scope, {
             secsPerResponse: pace.secsPerResponse(),
             elapsed: secs,
           });
-          if (live) post({ type: 'standing', standing: live });
         }
+        post({
+          type: 'graded',
+          judgment: result.judgment,
+          detail: { prefixTokens, suffixTokens, truncatedChars, seconds, backend: current.info.backendKind },
+          done: i + 1,
+          total: jobs.length,
+          perMinute: pace.perMinute(),
+          secsPerResponse: pace.secsPerResponse(),
+          etaSec: pace.secondsLeft(remaining, tokensLeft),
+          ...(scope ? { standing: live } : {}),
+        });
       },
       (i, error) => {
         // No job chosen: the schedule itself failed, which ends the run.
         if (picked[i] === undefined) throw new Error(`the grading order failed: ${error}`);
         // Not graded in this run: skipped, so the schedule moves on.
         done[picked[i]] = 1;
+        if (tokensLeft != null) tokensLeft -= work[picked[i]];
         const job = jobs[picked[i]];
         post({ type: 'grade-error', session_id: job.response.session_id, model: job.model, error });
       },
-      () => until === 'settled' && !!live && live.settled,
+      () => control.untilSettled && !!live && live.settled,
     );
     const base = { graded: r.done, ...(live ? { sentence: live.sentence } : {}) };
     if (r.cancelled) return { ...base, cancelled: true };

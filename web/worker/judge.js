@@ -15,7 +15,9 @@ import { checkFits, readHeader, openModel } from './models.js';
 export const current = { handle: null, info: null, loaded: null, running: false, loseDevice: false };
 
 /** Pause and cancel, set by the page's signals and read between the items of a run. */
-export const control = { paused: false, cancelled: false };
+// `untilSettled`: a grading run stops once its live leaderboard is settled (the page's checkbox,
+// which may change during the run).
+export const control = { paused: false, cancelled: false, untilSettled: false };
 
 afterRestart(() => {
   current.handle = null;
@@ -28,11 +30,13 @@ export function loadedJudge() {
   return current.handle;
 }
 
-/** The page's signals: pause, resume, cancel, and (tests) losing the GPU device. */
+/** The page's signals: pause, resume, cancel, stop when settled or not, and (tests) losing the GPU device. */
 export function signal(type) {
   if (type === 'pause') control.paused = true;
   else if (type === 'resume') control.paused = false;
   else if (type === 'cancel') control.cancelled = true;
+  else if (type === 'untilSettled') control.untilSettled = true;
+  else if (type === 'untilDone') control.untilSettled = false;
   else if (type === 'debugLoseDevice') {
     // During a run the device is destroyed before the next item (the judge is busy with the
     // current one), otherwise now.

@@ -1,5 +1,5 @@
-// The educator's requests (web/educator.js): bias probes on one response or many, a second judge for
-// the judge probe, and what the judge saw and how a score and rank came about. Requests: `probe`,
+// The educator's requests (web/views/educator/): bias probes on one response or many, a second judge
+// for the judge probe, and what the judge saw and how a score and rank came about. Requests: `probe`,
 // `probeAll`, `loadProbeJudge`, `explain`.
 
 import { engine, post, failure } from './engine.js';

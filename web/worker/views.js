@@ -3,9 +3,11 @@
 
 import { engine, failure } from './engine.js';
 import { judgmentsOf } from './store.js';
+import { inScope } from '../lib/run.js';
 
 /**
- * {view, judge, settings?, decoding?, categories?, labels?, strong?, session?} → the view. `settings` are
+ * {view, judge, scope?, settings?, decoding?, categories?, labels?, strong?, session?} → the view, of
+ * the judgments of `scope`'s responses (runScope's keys: the run the page has loaded) when given. `settings` are
  * ranking settings ({method, tieMargin, equal, pairOrders, bootstrap, resample, seed}, each optional;
  * defaults: `rankDefaults`). `decoding` ({method, samples?, temperature?, seed?}, core's): how the
  * items' probabilities become scores, passed to core as a parameter (null: as each judgment records;
@@ -35,7 +37,8 @@ export const handlers = {
   async view(r) {
     const answer = VIEWS[r.view];
     if (!answer) throw failure('input', `unknown view ${r.view}`);
-    return answer(engine.wasm, await judgmentsOf(r.judge), r, r.decoding ?? null);
+    const all = await judgmentsOf(r.judge);
+    return answer(engine.wasm, r.scope ? inScope(r.scope, all) : all, r, r.decoding ?? null);
   },
 
   /** The ranking settings' defaults and choices (core's). */
