@@ -139,4 +139,3 @@ pub(super) fn run_matmul<B: HostUpload>(backend: &mut B, shape: &str, reps: usiz
     let dispatch_ms = t.elapsed().as_secs_f64() * 10.0;
     Ok(json!({"m": m, "n": n, "k": k, "repetitions": reps, "types": rows, "empty_sync_ms": sync_ms, "tiny_op_ms": dispatch_ms}))
 }
-

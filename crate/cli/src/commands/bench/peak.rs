@@ -122,4 +122,3 @@ pub(super) fn flops(c: &Config, p: f64, items: f64, s: f64) -> (f64, f64) {
         + c.attention_flops(last_keys) * per_layer;
     (prefill, suffixes)
 }
-

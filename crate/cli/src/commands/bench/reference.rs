@@ -39,4 +39,3 @@ pub(super) fn run_llama_cpp(a: &Args, model: &Path, threads: usize, gpu: bool, p
     }
     Ok(v)
 }
-

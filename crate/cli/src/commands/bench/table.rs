@@ -159,4 +159,3 @@ fn threads_phrase(n: &Value) -> String {
     let n = n.as_u64().unwrap_or(0);
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
 }
-

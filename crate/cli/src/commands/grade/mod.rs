@@ -160,7 +160,8 @@ pub fn run(a: Args) -> CliResult {
     let (mut judge, _) = judges::load(&a.io.model, &a.io.judge.device, a.io.judge.max_tokens)?;
     if plan.pairwise {
         let scale = if a.eval_type == EvalType::Pairwise5Point { PairwiseScale::FivePoint } else { PairwiseScale::Binary };
-        let settings = PairSettings { scale, checklist: plan.checklist, k: plan.k, reference: a.reference.clone(), decoding: plan.decoding };
+        let settings =
+            PairSettings { scale, checklist: plan.checklist, k: plan.k, reference: a.reference.clone(), decoding: plan.decoding };
         return Ok(pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out)?);
     }
     judge.set_prompt_style(a.prompt);
@@ -229,7 +230,15 @@ fn judgments_path(a: &Args, model: &str) -> PathBuf {
 
 /// After the loop: what was graded, why a run settled early stops, and for a finished run each
 /// model's file in file order (whatever order it was graded in) and a shard's completion record.
-fn finish(a: &Args, work: &[&inputs::Work], all_work: &[inputs::Work], judge_name: &str, live: &Live, done: &[bool], graded: &Graded) -> CliResult {
+fn finish(
+    a: &Args,
+    work: &[&inputs::Work],
+    all_work: &[inputs::Work],
+    judge_name: &str,
+    live: &Live,
+    done: &[bool],
+    graded: &Graded,
+) -> CliResult {
     if graded.truncated > 0 {
         eprintln!(
             "note: {} responses were longer than the judge's context and were truncated (marked in the prompt and in `truncated_chars`)",
