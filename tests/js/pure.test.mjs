@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { choosePlan } from '../../web/worker/engine.js';
 import { checklistChanges } from '../../web/lib/checklist.js';
 import { runScope, gradableJobs, candidates, countGraded, inScope } from '../../web/lib/run.js';
-import { trustNote } from '../../web/lib/manifest.js';
+import { trustNote, recommendedModel } from '../../web/lib/manifest.js';
 import { readFileSync } from 'node:fs';
 
 test('threads need an isolated page and relaxed SIMD; otherwise one thread, saying why', () => {
@@ -77,6 +77,13 @@ test("a run covers responses to queries with a checklist; the worker is asked ab
     { model: 'm1', session_id: 'q3', items: 1 },
     { model: 'm2', session_id: 'q3', items: 1 },
   ]);
+});
+
+test('the 1.5B is recommended where it keeps pace, the 0.5B (fast and rough) elsewhere', () => {
+  const { models } = JSON.parse(readFileSync(new URL('../../models/manifest.json', import.meta.url), 'utf8'));
+  assert.equal(recommendedModel(models, true), 'qwen2.5-coder-1.5b');
+  assert.equal(recommendedModel(models, false), 'qwen2.5-coder-0.5b');
+  assert.equal(recommendedModel([], true), null);
 });
 
 test("a judge's trust note comes from its manifest entry, with where its figures were measured apart", () => {

@@ -19,13 +19,14 @@ export function modelSource(m) {
 }
 
 /**
- * The judge the manifest recommends for this device, by its `role` ("recommended where WebGPU runs",
- * "recommended without WebGPU (CPU)"): the first for a hardware GPU, the second otherwise.
+ * The judge the manifest recommends for this device, by its `role`: the one "recommended" where it
+ * keeps pace (`fast`: a hardware GPU, or the threaded CPU engine with relaxed SIMD), else the one
+ * that is "fast and rough" (the 1.5B takes about 2.5 times the 0.5B's time, which one thread without
+ * relaxed SIMD cannot spare).
  */
-export function recommendedModel(models, hardwareGpu) {
-  const role = hardwareGpu ? 'recommended where WebGPU runs' : 'recommended without WebGPU';
-  const m =
-    models.find((x) => (x.role || '').startsWith(role)) || models.find((x) => (x.role || '').startsWith('recommended'));
+export function recommendedModel(models, fast) {
+  const role = (prefix) => models.find((x) => (x.role || '').startsWith(prefix));
+  const m = (fast ? null : role('fast and rough')) || role('recommended');
   return m ? m.name : null;
 }
 

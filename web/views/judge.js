@@ -8,9 +8,12 @@ import { modelSource, splitHash, recommendedModel as recommendedIn } from '../li
 import { state, engine, notice, throttle, renderAll, runsOn, kernelWords } from '../page.js';
 import { paceKey } from './grade.js';
 
-/** The manifest's recommended judge for this device (its `role`): where a hardware GPU runs WebGPU, else on the CPU. */
+/** The manifest's recommended judge for this device (its `role`): the 1.5B where it keeps pace (a
+ * hardware GPU, or the threaded CPU engine with relaxed SIMD), else the 0.5B. */
 function recommendedModel() {
-  return recommendedIn(state.manifest, !!(state.gpu && state.gpu.hardware));
+  const e = state.engine;
+  const fastCpu = !!e && e.threads >= 2 && /relaxed-simd/.test(e.cpuKernels || '');
+  return recommendedIn(state.manifest, !!(state.gpu && state.gpu.hardware) || fastCpu);
 }
 
 /**
@@ -164,7 +167,7 @@ function gpuLine() {
   if (!g) return 'Checking WebGPU…';
   if (!g.available) return `No WebGPU: ${g.why}. The CPU engine runs instead.`;
   if (!g.hardware)
-    return `WebGPU: ${g.name} is a software adapter (the CPU drawing for a missing GPU), slower than the CPU engine, so the CPU engine runs and the 0.5B judge is recommended. Choose "WebGPU, even on a software adapter" to try it anyway.`;
+    return `WebGPU: ${g.name} is a software adapter (the CPU drawing for a missing GPU), slower than the CPU engine, so the CPU engine runs. Choose "WebGPU, even on a software adapter" to try it anyway.`;
   return `WebGPU: ${g.name}${g.f16 ? ', shader-f16' : ', no shader-f16'}.`;
 }
 
