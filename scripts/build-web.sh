@@ -18,8 +18,10 @@ names=--remove-name-section
 bindgen() { wasm-bindgen --target web $names --remove-producers-section --out-dir "$2" "$1"; }
 
 echo "== building the wasm engine (release, simd128 $features): pkg/" >&2
-cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features
-bindgen target/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm pkg
+# A target folder of its own (as the threaded build has): no lock shared with the native build, so
+# scripts/test.sh builds the app while the native tests run.
+cargo build --release -p rocketjudge-wasm --target wasm32-unknown-unknown $features --target-dir target/wasm
+bindgen target/wasm/wasm32-unknown-unknown/release/rocketjudge_wasm.wasm pkg
 
 # The threaded engine: shared memory and atomics need a std built with them (nightly -Z build-std,
 # the toolchain pinned in scripts/lib/wasm-threads-toolchain), plus relaxed-simd's dot product. The

@@ -45,7 +45,17 @@ step "building the tests and the CLI (release, WebGPU backend included)"
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-step "cargo test (core, engine, CLI)"
+# The web app's two wasm builds run beside the native tests, which leave about a quarter of the two
+# cores idle (processes waiting on each other, a scheduler, a server); its log is printed when it ends.
+# In a process group of its own, so that a failure of the suite stops it too.
+web_log=$(mktemp)
+# shellcheck disable=SC2016
+setsid bash -c 'started=$(date +%s); rc=0; ./scripts/build-web.sh >"$1" 2>&1 || rc=$?
+  echo "$rc $(($(date +%s) - started))" >"$1.done"' web-build "$web_log" &
+web_build=$!
+trap 'kill -- -"$web_build" 2>/dev/null || true; step_times' EXIT
+
+step "cargo test (core, engine, CLI; the web app builds beside it)"
 cargo test "${build[@]}" 2>&1
 
 step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
@@ -67,8 +77,13 @@ node --test tests/js/ 2>&1
 step "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
 ./scripts/test-arm.sh
 
-step "building the web app"
-./scripts/build-web.sh
+step "building the web app (what is left of it after the steps above)"
+wait "$web_build" || true
+cat "$web_log" >&2
+read -r web_rc web_secs <"$web_log.done"
+rm -f "$web_log" "$web_log.done"
+log "the web app's build took $((web_secs / 60)) min $((web_secs % 60)) s, beside the steps above"
+[ "$web_rc" = 0 ] || { echo "building the web app failed (exit $web_rc)" >&2; exit 1; }
 
 step "browser tests (Chromium, SwiftShader WebGPU)"
 node --test --test-concurrency=1 tests/browser/ 2>&1
