@@ -122,3 +122,84 @@ pub(super) fn flops(c: &Config, p: f64, items: f64, s: f64) -> (f64, f64) {
         + c.attention_flops(last_keys) * per_layer;
     (prefill, suffixes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{assumed_peak, cpu_peak, CpuFacts};
+    use rocketjudge_engine::device::{BackendInfo, BackendKind};
+
+    fn gpu(name: &str, software_adapter: bool) -> BackendInfo {
+        BackendInfo {
+            kind: BackendKind::WebGpu,
+            description: String::new(),
+            why: String::new(),
+            adapter: Some(name.into()),
+            vendor: None,
+            device_type: None,
+            software_adapter,
+            threads: None,
+            kernels: String::new(),
+            precision: None,
+            f16: false,
+            subgroups: false,
+        }
+    }
+
+    #[test]
+    fn peaks_come_from_the_flag_or_the_gpu_name_or_are_unknown() {
+        let cpu = BackendInfo { kind: BackendKind::Cpu, adapter: None, kernels: "int8 scalar".into(), ..gpu("", false) };
+        assert_eq!(assumed_peak(&cpu, Some(1.5)).0, Some(1.5));
+        assert_eq!(assumed_peak(&cpu, None).0, None);
+        assert_eq!(assumed_peak(&gpu("NVIDIA H100 80GB HBM3", false), None).0, Some(67.0));
+        assert_eq!(assumed_peak(&gpu("NVIDIA H100 PCIe", false), None).0, Some(51.0));
+        assert_eq!(assumed_peak(&gpu("NVIDIA H200", false), None).0, Some(67.0));
+        let (p, why) = assumed_peak(&gpu("llvmpipe (LLVM 19.1.7, 256 bits)", true), None);
+        assert_eq!(p, None);
+        assert!(why.contains("llvmpipe (LLVM 19.1.7, 256 bits)") && why.contains("software adapter"), "{why}");
+    }
+
+    /// A CPU's peak: the cores the threads occupy (SMT siblings share one) × the kernels' operations
+    /// per cycle × the clock from /proc/cpuinfo.
+    #[test]
+    fn a_cpu_peak_comes_from_its_cores_clock_and_kernels() {
+        // Two packages of two cores, each core with two SMT threads (8 logical CPUs).
+        let mut info = String::new();
+        for (p, c) in [(0, 0), (0, 0), (0, 1), (0, 1), (1, 0), (1, 0), (1, 1), (1, 1)] {
+            info += &format!("processor\t: x\ncpu MHz\t\t: 2500.000\nphysical id\t: {p}\ncore id\t\t: {c}\n\n");
+        }
+        let facts = CpuFacts::parse(&info);
+        assert_eq!(facts, CpuFacts { mhz: Some(2500.0), cores: Some(4), halves: false });
+        // 2 threads: 2 cores × 128 int8 ops × 2.5 GHz; 8 threads still occupy only 4 cores.
+        assert!((cpu_peak("int8 avx512-vnni", 2, &facts).unwrap().0 - 0.64).abs() < 1e-12);
+        assert!((cpu_peak("int8 avx2", 8, &facts).unwrap().0 - 1.28).abs() < 1e-12);
+        if cfg!(target_arch = "x86_64") {
+            let (f32_peak, why) = cpu_peak("f32", 1, &facts).unwrap();
+            assert!((f32_peak - 0.08).abs() < 1e-12 && why.contains("2.50 GHz"), "{why}");
+        }
+        assert_eq!(cpu_peak("int8 scalar", 2, &facts), None);
+        // No clock given: unknown; no core ids: the threads count as cores.
+        assert_eq!(cpu_peak("int8 avx2", 2, &CpuFacts::parse("processor\t: 0\n")), None);
+        let (p, _) = cpu_peak("int8 avx2", 3, &CpuFacts::parse("cpu MHz\t: 1000\n")).unwrap();
+        assert!((p - 0.384).abs() < 1e-12);
+    }
+
+    /// AMD Zen and Zen+ (family 23, models below 48) run 256-bit instructions as two halves: a
+    /// quarter of the int8 peak, half the f32 one. Zen 2 (model 49) and Intel keep the full peak.
+    #[test]
+    fn zen_and_zen_plus_have_a_128_bit_peak() {
+        let info = |vendor: &str, family: u32, model: u32| {
+            format!("processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\ncpu MHz\t\t: 2000.000\n")
+        };
+        let zen = CpuFacts::parse(&info("AuthenticAMD", 23, 1));
+        assert!(zen.halves);
+        assert!((cpu_peak("int8 avx2", 2, &zen).unwrap().0 - 0.128).abs() < 1e-12);
+        if cfg!(target_arch = "x86_64") {
+            assert!((cpu_peak("f32", 2, &zen).unwrap().0 - 0.064).abs() < 1e-12);
+        }
+        for (vendor, family, model) in [("AuthenticAMD", 23, 49), ("AuthenticAMD", 25, 1), ("GenuineIntel", 6, 1)] {
+            let facts = CpuFacts::parse(&info(vendor, family, model));
+            assert!(!facts.halves, "{vendor} family {family} model {model}");
+            assert!((cpu_peak("int8 avx2", 2, &facts).unwrap().0 - 0.512).abs() < 1e-12);
+        }
+    }
+}

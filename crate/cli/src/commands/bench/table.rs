@@ -142,7 +142,7 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
 }
 
 /// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.
-pub(super) fn llama_settings(s: &Value) -> String {
+fn llama_settings(s: &Value) -> String {
     let mut out = format!(
         "{}, flash attention {}",
         threads_phrase(&s["threads"]),
@@ -158,4 +158,17 @@ pub(super) fn llama_settings(s: &Value) -> String {
 fn threads_phrase(n: &Value) -> String {
     let n = n.as_u64().unwrap_or(0);
     format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::llama_settings;
+
+    /// The llama.cpp row names the settings it ran under (the batch only where they give it).
+    #[test]
+    fn the_reference_row_names_its_settings() {
+        let s = serde_json::json!({"threads": 1, "flash_attn": true, "n_batch": 1580, "n_ubatch": 512});
+        assert_eq!(llama_settings(&s), "1 thread, flash attention on, batch 1580 (physical 512)");
+        assert_eq!(llama_settings(&serde_json::json!({"threads": 2, "flash_attn": false})), "2 threads, flash attention off");
+    }
 }
