@@ -15,8 +15,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 log "cross-compiling the engine's unit tests for aarch64"
 # The engine (its kernels) as released; its dependencies (tokenizers, minijinja, gemm, …) at opt-level 1:
 # they compile faster, and the unit tests need no more of them.
-# A target folder of its own: scripts/test.sh runs this beside the native tests, with no cargo lock shared.
-out=$(cargo test --release --locked -p rocketjudge-engine --lib --target aarch64-unknown-linux-gnu --target-dir target/arm --no-run --message-format=json \
+out=$(cargo test --release --locked -p rocketjudge-engine --lib --target aarch64-unknown-linux-gnu --no-run --message-format=json \
   --config 'profile.release.package."*".opt-level=1' 2>/dev/null \
   | python3 -c 'import sys,json; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("executable")]' | tail -1)
 for cpu in max cortex-a72; do

@@ -45,39 +45,17 @@ step "building the tests and the CLI (release, WebGPU backend included)"
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-# Two steps run beside the native tests, which leave about a quarter of the two cores idle (processes
-# waiting on each other, a scheduler, a server): the web app's two wasm builds and the ARM kernels
-# (cross-compiled, then run under qemu). Each builds in a target folder of its own (no cargo lock is
-# shared) and runs in a process group of its own (stopped with the suite on a failure); its log and
-# its own time are printed where it is joined.
-declare -A beside_pid beside_log
-beside() { # NAME COMMAND...
-  local name=$1
-  shift
-  beside_log[$name]=$(mktemp)
-  # shellcheck disable=SC2016
-  setsid bash -c 'log=$1; shift; started=$(date +%s); rc=0; "$@" >"$log" 2>&1 || rc=$?
-    echo "$rc $(($(date +%s) - started))" >"$log.done"' beside "${beside_log[$name]}" "$@" &
-  beside_pid[$name]=$!
-}
-joined() { # NAME
-  local log=${beside_log[$1]} rc secs
-  wait "${beside_pid[$1]}" || true
-  cat "$log" >&2
-  read -r rc secs <"$log.done"
-  rm -f "$log" "$log.done"
-  log "$1 took $((secs / 60)) min $((secs % 60)) s, beside the steps above"
-  [ "$rc" = 0 ] || { echo "$1 failed (exit $rc)" >&2; exit 1; }
-}
-stop_beside() {
-  local p
-  for p in "${beside_pid[@]}"; do kill -- -"$p" 2>/dev/null || true; done
-}
-trap 'stop_beside; step_times' EXIT
-beside "building the web app" ./scripts/build-web.sh
-beside "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)" ./scripts/test-arm.sh
+# The web app's two wasm builds run beside the native tests, which leave about a quarter of the two
+# cores idle (processes waiting on each other, a scheduler, a server); its log is printed when it ends.
+# In a process group of its own, so that a failure of the suite stops it too.
+web_log=$(mktemp)
+# shellcheck disable=SC2016
+setsid bash -c 'started=$(date +%s); rc=0; ./scripts/build-web.sh >"$1" 2>&1 || rc=$?
+  echo "$rc $(($(date +%s) - started))" >"$1.done"' web-build "$web_log" &
+web_build=$!
+trap 'kill -- -"$web_build" 2>/dev/null || true; step_times' EXIT
 
-step "cargo test (core, engine, CLI; the web app and the ARM kernels beside it)"
+step "cargo test (core, engine, CLI; the web app builds beside it)"
 cargo test "${build[@]}" 2>&1
 
 step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
@@ -96,11 +74,16 @@ npm run -s lint 2>&1
 step "unit tests of the page's pure modules and the worker protocol (node)"
 node --test tests/js/ 2>&1
 
-step "the ARM kernels (what is left of them after the steps above)"
-joined "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
+step "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
+./scripts/test-arm.sh
 
 step "building the web app (what is left of it after the steps above)"
-joined "building the web app"
+wait "$web_build" || true
+cat "$web_log" >&2
+read -r web_rc web_secs <"$web_log.done"
+rm -f "$web_log" "$web_log.done"
+log "the web app's build took $((web_secs / 60)) min $((web_secs % 60)) s, beside the steps above"
+[ "$web_rc" = 0 ] || { echo "building the web app failed (exit $web_rc)" >&2; exit 1; }
 
 step "browser tests (Chromium, SwiftShader WebGPU)"
 node --test --test-concurrency=1 tests/browser/ 2>&1
