@@ -36,9 +36,13 @@ export const responseKey = (model, session) => `${model}\u0000${session}`;
  * ([{model_test, session_id}]: what the worker stores for the judge). Returns {graded, total}.
  */
 export function countGraded(scope, graded) {
+  return { graded: gradedKeys(scope, graded).size, total: scope.total };
+}
+
+/** The `responseKey`s of `scope`'s responses that are among `graded`: what countGraded counts. */
+export function gradedKeys(scope, graded) {
   const keys = new Set(scope.keys);
-  const done = new Set(graded.map((j) => responseKey(j.model_test, j.session_id)).filter((k) => keys.has(k)));
-  return { graded: done.size, total: scope.total };
+  return new Set(graded.map((j) => responseKey(j.model_test, j.session_id)).filter((k) => keys.has(k)));
 }
 
 /** The judgments of `graded` ([{model_test, session_id, ...}]) that are responses of `scope`. */

@@ -41,9 +41,14 @@ async function startGrading() {
   // Once, so the Results card says where the live leaderboard is; it is redrawn on a pause and at the end.
   renderResultsPanel();
   const { order, until } = state.run;
+  let r = null;
   try {
-    const r = await engine.request('grade', { jobs, order, scope: currentScope(), until: until ? 'settled' : null });
-    Object.assign(state.grading, { running: false, paused: false });
+    r = await engine.request('grade', { jobs, order, scope: currentScope(), until: until ? 'settled' : null });
+  } catch (e) {
+    notice(`Grading failed: ${e.message}`, 'error');
+  }
+  Object.assign(state.grading, { running: false, paused: false });
+  if (r) {
     await refreshGraded();
     const c = gradedCount();
     const counted = `${c.graded} of ${c.total} responses graded`;
@@ -51,10 +56,7 @@ async function startGrading() {
     else if (r.stopped) notice(`Grading stopped: ${r.stopped} (${counted}).`, 'error');
     else if (r.settled) notice(`Stopped: ${r.sentence}. ${r.left} responses are left; press Grade to grade them too.`);
     else notice(`Graded: ${counted}.`);
-  } catch (e) {
-    notice(`Grading failed: ${e.message}`, 'error');
   }
-  Object.assign(state.grading, { running: false, paused: false });
   if (state.pace) await db.put('settings', { secsPerResponse: state.pace }, paceKey());
   renderAll();
 }
@@ -103,6 +105,7 @@ const ORDERS = [
 ];
 
 export function renderGrade() {
+  const count = gradedCount();
   const g = state.grading;
   const jobs = g.running ? [] : state.pending || [];
   const ready = state.judge && state.benchmark && state.responses.length;
@@ -122,8 +125,8 @@ export function renderGrade() {
       ? h(
           'div',
           { class: 'progress-block' },
-          h('label', { for: 'grade-progress', id: 'grade-rate' }, progressLine(g)),
-          h('progress', { id: 'grade-progress', max: gradedCount().total || 1, value: gradedCount().graded }),
+          h('label', { for: 'grade-progress', id: 'grade-rate' }, progressLine(g, count)),
+          h('progress', { id: 'grade-progress', max: count.total || 1, value: count.graded }),
         )
       : null,
     resuming(g, jobs)
@@ -252,8 +255,7 @@ function pauseButton(g) {
 
 /** `12 of 64 responses · 3.1 per minute · about 17m left`: the run's one count (graded of all its
  * responses, earlier visits' grades included), and the pace over the last responses once one is graded. */
-function progressLine(g) {
-  const c = gradedCount();
+function progressLine(g, c) {
   const parts = [`${c.graded} of ${c.total} responses`];
   if (g.running && g.perMinute == null) parts.push('measuring the pace on the first response');
   else if (g.perMinute != null)

@@ -4,7 +4,7 @@
 import { h, mount, $, messagesBeside } from '../lib/dom.js';
 import * as db from '../lib/db.js';
 import { readUpload, plainError, UploadError } from '../lib/upload.js';
-import { gradableJobs, candidates, inScope, responseKey } from '../lib/run.js';
+import { gradableJobs, candidates, gradedKeys, responseKey } from '../lib/run.js';
 import { state, engine, inOrder, renderAll, currentScope } from '../page.js';
 import { formatsLink, problemList } from './benchmark.js';
 
@@ -97,10 +97,6 @@ export async function refreshGraded() {
   state.pending = left && left.map((i) => jobs[i]);
 }
 
-/** Responses of the loaded run that `judge` graded, as `responseKey`s: the one count, per model. */
-const gradedKeys = () =>
-  new Set(inScope(currentScope(), state.graded.responses).map((r) => responseKey(r.model_test, r.session_id)));
-
 export function renderResponses() {
   const input = h('input', {
     type: 'file',
@@ -169,7 +165,8 @@ function dropZone(add) {
 
 /** The models loaded: per model its responses and how many of them `judge` graded, and a remove button. */
 function modelsTable(judge) {
-  const graded = gradedKeys();
+  // The one count (lib/run.js), per model.
+  const graded = gradedKeys(currentScope(), state.graded.responses);
   return h(
     'div',
     { class: 'scroll' },

@@ -15,9 +15,12 @@ import { stored, keep, judgmentOf, judgmentsOf } from './store.js';
  */
 async function runStanding(judgeName, scope, pace) {
   const js = inScope(scope, await judgmentsOf(judgeName));
-  const sessions = new Set(scope.sessions);
   try {
-    return engine.wasm.standing(js, { models: scope.models, total: scope.total, queries: sessions.size, pace }, null);
+    return engine.wasm.standing(
+      js,
+      { models: scope.models, total: scope.total, queries: scope.sessions.length, pace },
+      null,
+    );
   } catch (e) {
     post({ type: 'notice', text: `The live leaderboard could not be computed: ${describeError(e)}` });
     return null;
