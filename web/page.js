@@ -22,12 +22,14 @@ export const state = {
   // left to grade ([{query, response, model}]; null until asked).
   graded: { judge: null, responses: [] },
   pending: null,
+  pendingTokens: null, // the tokens the loaded judge runs to grade them (null: not known)
   grading: { running: false, paused: false, done: 0, total: 0, perMinute: null, etaSec: null, errors: [] },
   uploadErrors: { bench: [], responses: [] }, // shown beside the upload control they concern
   run: { order: 'interleaved', until: false }, // how the next run grades (core's schedule), and whether it stops when settled
   settleRule: null, // core's rule for a settled ranking ({level, minQueries}), read at boot
   standing: null, // the live leaderboard of the loaded judge's grades of this run (core's settle)
   pace: null, // seconds per response this judge took on this device (the last run's)
+  secsPerToken: null, // and seconds per token it runs (its prompts and items), the same run's
   reference: null, // {name, entries}
   notices: [],
   gpu: null, // {available, name, f16}

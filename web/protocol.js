@@ -60,6 +60,11 @@ export const REQUESTS = {
     fields: '{judge, candidates: [{model, session_id, items}]}',
     result: "[index]: the candidates left to grade (core's resume rule)",
   },
+  work: {
+    module: 'grading',
+    fields: '{jobs: [{query, response}]}',
+    result: '{tokens}: the tokens the loaded judge runs to grade them (null: not known)',
+  },
   graded: {
     module: 'grading',
     fields: '{judge?}',
@@ -133,7 +138,7 @@ export const EVENTS = {
   notice: '{text}: something the user should know (a fallback, a view that could not be computed)',
   'judge-changed': "{judge}: the judge now runs elsewhere (loadJudge's result)",
   'engine-restarted': '{}: the engine trapped and was restarted without its judge',
-  graded: '{judgment, detail, done, total, perMinute, secsPerResponse, etaSec, standing?}',
+  graded: '{judgment, detail, done, total, perMinute, secsPerResponse, secsPerToken, etaSec, standing?}',
   'grade-error': '{session_id, model, error}',
   standing: "{standing}: the run's live leaderboard",
   'probe-progress': '{done, total}',

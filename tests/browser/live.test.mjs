@@ -81,6 +81,11 @@ test('query-by-query grading, a live leaderboard while grading, stop when settle
     new RegExp(`Ranking settled after ${n} of 24 responses`),
   );
   assert.equal(await page.locator('#start-grading').innerText(), `Grade ${24 - n} responses`);
+  // The estimate for what is left: its tokens, counted before the run, at the pace measured on this one.
+  assert.match(
+    await page.locator('#grade-estimate').innerText(),
+    new RegExp(`^${24 - n} responses to grade: about \\S.*: \\d+ tokens at \\d+ tokens per second measured here[.;]`),
+  );
 
   // A later run grades what is left, and the leaderboard is the CLI's on the exported judgments.
   await page.uncheck('#grade-until');

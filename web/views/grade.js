@@ -57,13 +57,15 @@ async function startGrading() {
     else if (r.settled) notice(`Stopped: ${r.sentence}. ${r.left} responses are left; press Grade to grade them too.`);
     else notice(`Graded: ${counted}.`);
   }
-  if (state.pace) await db.put('settings', { secsPerResponse: state.pace }, paceKey());
+  if (state.pace)
+    await db.put('settings', { secsPerResponse: state.pace, secsPerToken: state.secsPerToken }, paceKey());
   renderAll();
 }
 
 engine.on('graded', (m) => {
   Object.assign(state.grading, { done: m.done, total: m.total, perMinute: m.perMinute, etaSec: m.etaSec });
   state.pace = m.secsPerResponse;
+  state.secsPerToken = m.secsPerToken ?? state.secsPerToken;
   // The one count: the stored grades, this one added as the worker stored it, and the live leaderboard
   // computed with it; the Grade card and the responses table are drawn together from them.
   const j = m.judgment;
@@ -92,8 +94,16 @@ engine.on('grade-error', (m) => {
   notice(`${m.model} on ${m.session_id}: ${m.error}`, 'error');
 });
 
-/** The time a run of `n` responses should take at this device's measured pace. */
+/**
+ * The time the responses left should take at this device's measured pace: their tokens (what the
+ * judge runs for them, counted before the run) at the seconds per token of this judge's last run here;
+ * else, with no tokens counted, its seconds per response times their number.
+ */
 function estimate(n) {
+  const perToken = state.secsPerToken;
+  const tokens = state.pendingTokens;
+  if (perToken && tokens)
+    return `about ${duration(perToken * tokens)}: ${tokens} tokens at ${fmt(1 / perToken, 0)} tokens per second measured here`;
   if (!state.pace) return 'the time per response is measured on the first one';
   return `about ${duration(state.pace * n)} at ${fmt(state.pace, 1)} s per response measured here`;
 }

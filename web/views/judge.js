@@ -265,7 +265,9 @@ async function loadJudge(choice, file, url, backend, precision = 'int8') {
   try {
     state.judge = await engine.request('loadJudge', { source, backend, maxTokens: 4096, options: { precision } });
     await db.put('settings', { choice, backend, precision }, 'judge');
-    state.pace = (await db.get('settings', paceKey()).catch(() => null))?.secsPerResponse ?? null;
+    const pace = await db.get('settings', paceKey()).catch(() => null);
+    state.pace = pace?.secsPerResponse ?? null;
+    state.secsPerToken = pace?.secsPerToken ?? null;
     notice(`Judge ${state.judge.name} loaded on ${runsOn(state.judge)}.`);
   } catch (e) {
     state.judgeError = `Could not load the judge: ${e.message}`;

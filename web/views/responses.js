@@ -95,6 +95,10 @@ export async function refreshGraded() {
     .request('pending', { judge: state.judge.name, candidates: candidates(jobs) })
     .catch(() => null);
   state.pending = left && left.map((i) => jobs[i]);
+  // Their work, for the estimate before a run: what the judge runs for them, tokenized.
+  state.pendingTokens = state.pending?.length
+    ? ((await engine.request('work', { jobs: state.pending }).catch(() => null))?.tokens ?? null)
+    : null;
 }
 
 export function renderResponses() {

@@ -113,6 +113,7 @@ export const handlers = {
           total: jobs.length,
           perMinute: pace.perMinute(),
           secsPerResponse: pace.secsPerResponse(),
+          secsPerToken: pace.secsPerToken(),
           etaSec: pace.secondsLeft(remaining, tokensLeft),
           ...(scope ? { standing: live } : {}),
         });
@@ -133,6 +134,19 @@ export const handlers = {
     if (r.stopped) return { ...base, stopped: r.stopped };
     if (r.settled) return { ...base, settled: true, left: jobs.length - r.done };
     return startedOn === current.info.backendKind ? base : { ...base, movedTo: current.info.backendKind };
+  },
+
+  /** The tokens the loaded judge runs to grade `jobs` ([{query, response}]), tokenized and not run:
+   * {tokens}, null when a job's cannot be said (the page's estimate before a run). */
+  async work({ jobs }) {
+    const judge = loadedJudge();
+    let tokens = 0;
+    for (const j of jobs) {
+      const t = tokensOf(judge, j);
+      if (t == null) return { tokens: null };
+      tokens += t;
+    }
+    return { tokens };
   },
 
   /** The live leaderboard of `judge`'s stored grades of a run (`scope` as for `grade`), or null. */
