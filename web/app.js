@@ -10,7 +10,7 @@ import { readManifest } from './lib/manifest.js';
 import { state, engine, notice, renderStatus, onRenderAll } from './page.js';
 import { renderJudge, reloadKeptJudge } from './views/judge.js';
 import { loadBundledBenchmark, renderBench } from './views/benchmark.js';
-import { loadDemoResponses, refreshGraded, renderResponses } from './views/responses.js';
+import { DEMO_MODELS, loadDemoResponses, refreshGraded, renderResponses } from './views/responses.js';
 import { renderGrade, refreshStanding } from './views/grade.js';
 import { renderResultsPanel } from './views/results-panel.js';
 
@@ -84,7 +84,7 @@ async function loadDemo() {
     // True while the demo's answers are loaded and nothing has been graded of them.
     const demo = new Set(state.responses.map((r) => r.file));
     notice(
-      'Demo loaded: MT-Bench with answers of 4 models. Load the judge and press Grade.',
+      `Demo loaded: MT-Bench with answers of ${DEMO_MODELS.length} models. Load the judge and press Grade.`,
       'info',
       () => state.responses.some((r) => demo.has(r.file)) && !state.graded.responses.length,
     );

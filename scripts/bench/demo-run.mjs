@@ -1,5 +1,5 @@
 // The demo as a newcomer runs it, measured: the app (served by `rocketjudge serve`) in headless
-// Chromium, the bundled demo (MT-Bench, 4 models' answers), a judge loaded on the CPU engine, Grade
+// Chromium, the bundled demo (MT-Bench, 3 models' answers), a judge loaded on the CPU engine, Grade
 // pressed; every graded response recorded as the page is told of it (its model and query, the
 // tokens the judge ran for it, its own seconds, the time left the page showed, the live
 // leaderboard's separated pairs and order), until --responses are graded; then Cancel. Called by
@@ -34,7 +34,7 @@ try {
   page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
   if (a.threads) await page.addInitScript((t) => localStorage.setItem('rocketjudge-threads', t), a.threads);
   await page.goto(`${a.origin}/?debug=1`);
-  await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 4, null, {
+  await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 3, null, {
     timeout: 120_000,
   });
   await page.selectOption('#model-select', a.model);

@@ -364,7 +364,7 @@ test('resume after a reload to one thread (int8, the default): grades are kept, 
     8 - kept,
     { timeout: 300_000, polling: 200 },
   );
-  assert.match(await page.locator('.judge-info').innerText(), /cpu \(1 thread/);
+  assert.match(await page.locator('.judge-info').getAttribute('title'), /cpu \(1 thread/);
   await gradeAll(page);
   const judgments = jsonl(await exportFile(page, 'export-judgments', 'browser-resumed.jsonl'));
   assert.equal(new Set(judgments.map(gradeKey)).size, 8);

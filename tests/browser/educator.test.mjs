@@ -19,6 +19,8 @@ import {
   cli,
   gradeNatively,
   int8Band,
+  overlappingLabels,
+  VIEWPORT,
   ROOT,
   OUT,
   jsonl,
@@ -263,6 +265,16 @@ test('explain, probe, calibrate and compare with GPT-4 on the bundled MT-Bench, 
     { name: 'after', legend: '#1d4ed8', drawn: '#1d4ed8' },
   ]);
   await shot(page, 'educator-calibrate');
+  // Its labels are not drawn over each other, on a laptop or a phone.
+  for (const [width, height] of [
+    [1366, 900],
+    [390, 844],
+  ]) {
+    await page.setViewportSize({ width, height });
+    await page.waitForTimeout(700); // the chart's resize and its animation
+    assert.deepEqual(await page.evaluate(overlappingLabels), [], `calibrate at ${width}px`);
+  }
+  await page.setViewportSize(VIEWPORT);
   // Labels are kept in this browser.
   await page.reload();
   await page.waitForSelector('#tab-calibrate');

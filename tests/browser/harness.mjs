@@ -2,6 +2,7 @@
 // Debian's Chromium driven by playwright-core with WebGPU on SwiftShader, request logging for the
 // privacy checks, screenshots into tests/browser/out/.
 
+import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,10 +71,13 @@ export async function launch() {
   return launchChromium(['--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-webgpu-adapter=swiftshader']);
 }
 
+/** The window every test page starts with. */
+export const VIEWPORT = { width: 1400, height: 1600 };
+
 /** A fresh profile (empty IndexedDB/OPFS) with a log of every request and console error. */
 export async function newPage(browser, origin, options = {}) {
   const context = await browser.newContext({
-    viewport: { width: 1400, height: 1600 },
+    viewport: VIEWPORT,
     acceptDownloads: true,
     ...options,
   });
@@ -99,6 +103,41 @@ export async function newPage(browser, origin, options = {}) {
     external: () =>
       log.requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')),
   };
+}
+
+/**
+ * Chart labels drawn over each other: every pair of texts a chart on the page draws (axis
+ * labels, legends, names; those ECharts hides are not drawn) whose boxes overlap by more than a pixel
+ * both ways. Run in the page (page.evaluate); returns "chart: text / text" strings.
+ */
+export async function overlappingLabels() {
+  const echarts = await import('/web/vendor/echarts.esm.min.js');
+  const out = [];
+  for (const el of document.querySelectorAll('[_echarts_instance_]')) {
+    const chart = echarts.getInstanceByDom(el);
+    if (!chart || !el.checkVisibility()) continue;
+    const texts = chart
+      .getZr()
+      .storage.getDisplayList(true)
+      .filter((d) => d.type === 'tspan' && !d.invisible && String(d.style.text ?? '').trim())
+      .map((d) => {
+        // Its box, as tall as its font (a text span's own box is shorter), about the same middle.
+        const r = d.getBoundingRect().clone();
+        const size = Number(/(\d+(?:\.\d+)?)px/.exec(d.style.font || '')?.[1] ?? r.height);
+        r.y += r.height / 2 - size / 2;
+        r.height = size;
+        if (d.transform) r.applyTransform(d.transform);
+        return { r, text: String(d.style.text) };
+      });
+    for (let i = 0; i < texts.length; i += 1)
+      for (let j = i + 1; j < texts.length; j += 1) {
+        const [a, b] = [texts[i].r, texts[j].r];
+        const ox = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+        const oy = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+        if (ox > 1 && oy > 1) out.push(`${el.id || el.parentElement?.id}: "${texts[i].text}" / "${texts[j].text}"`);
+      }
+  }
+  return out;
 }
 
 export async function shot(page, name) {
@@ -160,7 +199,9 @@ export async function loadJudge(page, model, backend, precision = 'int8') {
     null,
     { timeout: 600_000, polling: 100 },
   );
-  return page.locator('.judge-info').innerText();
+  // What it says, and the engine's own description of its backend (on hover).
+  const info = page.locator('.judge-info');
+  return `${await info.innerText()} [${await info.getAttribute('title')}]`;
 }
 
 export async function gradeAll(page, timeout = 1_800_000) {
@@ -238,6 +279,36 @@ export function nativeGrades(judge, models, precision = 'int8', dir = FIX) {
 export function int8Band(judge) {
   const g = JSON.parse(readFileSync(join(ROOT, 'tests/golden/engine', `parity-${judge}.json`), 'utf8'));
   return { item: 2 * g.reference_variation, mean: g.reference_variation };
+}
+
+const logit = (p) => Math.log(p) - Math.log1p(-p);
+
+/**
+ * WebGPU against the CPU: every item of `judgments` within 0.01 of `want` in p(Yes), and within 0.04
+ * in the logit margin log(p/(1-p)) = logit_yes − logit_no (what 0.01 means at p = ½; it keeps the
+ * check meaningful where a cut model's p(Yes) sits near 0 or 1). Returns the largest |Δp| and |Δmargin|.
+ */
+export function compareProbabilities(what, judgments, want) {
+  let worst = 0;
+  let worstMargin = 0;
+  assert.equal(judgments.length, want.size, `${what}: every response graded once`);
+  for (const j of judgments) {
+    const w = want.get(gradeKey(j));
+    assert.ok(w, `${what}: unexpected judgment ${gradeKey(j)}`);
+    assert.equal(j.norm_probability.length, w.length, `${what} ${gradeKey(j)}: items`);
+    j.norm_probability.forEach((p, i) => {
+      assert.ok(typeof p === 'number' && Number.isFinite(p), `${what} ${gradeKey(j)} item ${i}: ${p}`);
+      const d = Math.abs(p - w[i]);
+      const dm = p > 0 && p < 1 && w[i] > 0 && w[i] < 1 ? Math.abs(logit(p) - logit(w[i])) : 0;
+      worst = Math.max(worst, d);
+      worstMargin = Math.max(worstMargin, dm);
+      assert.ok(
+        d <= 0.01 && dm <= 0.04,
+        `${what} ${gradeKey(j)} item ${i}: WebGPU p(Yes) ${p} vs CPU ${w[i]} (margin Δ ${dm.toFixed(4)})`,
+      );
+    });
+  }
+  return { worst, worstMargin };
 }
 
 /** Compare judgments with `native` grades: every response once; returns {worst, mean} |Δp|. */

@@ -11,7 +11,17 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { startServer, launch, newPage, shot, loadFixtures, loadJudge, ROOT } from './harness.mjs';
+import {
+  startServer,
+  launch,
+  newPage,
+  shot,
+  loadFixtures,
+  loadJudge,
+  overlappingLabels,
+  VIEWPORT,
+  ROOT,
+} from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 let server;
@@ -35,9 +45,12 @@ after(async () => {
   server?.stop();
 });
 
-test('the loaded judge is described without internal token ids', () => {
-  assert.match(judgeInfo, /Backend: /);
-  assert.doesNotMatch(judgeInfo, /tokens?: \d/, judgeInfo);
+test('the loaded judge is described in plain words: no internal token ids, no kernel names on screen', () => {
+  // loadJudge gives what the card says, then [the engine's description, on hover].
+  const shown = judgeInfo.slice(0, judgeInfo.lastIndexOf(' ['));
+  assert.match(shown, /Backend: /);
+  assert.doesNotMatch(shown, /tokens?: \d|wasm|relaxed-simd|int8|f32/, shown);
+  assert.match(judgeInfo, /\[cpu \(\d threads?, int8 wasm/, 'the details stay on hover');
 });
 
 const label = () => page.locator('#grade-rate').innerText();
@@ -267,7 +280,7 @@ test('the responses table keeps its counts and remove buttons in view, laptop an
     assert.ok(fit.table <= fit.box, `${width}px: the table is ${fit.table}px wide in a ${fit.box}px box`);
     await shot(page, `newcomer-responses-${width}`);
   }
-  await page.setViewportSize({ width: 1400, height: 1600 });
+  await page.setViewportSize(VIEWPORT);
 });
 
 // Deliverable 5: every view, on a laptop and on a phone, photographed into docs/screens/ (look at them
@@ -337,6 +350,41 @@ function brokenWords() {
   return [...new Set(out)];
 }
 
+/**
+ * Menus that cut an option's words off: a select narrower than the same select at its natural width
+ * (as wide as its widest option, with its padding and arrow), and the options that do not fit. Menus
+ * whose options quote the benchmark (a query's or an item's opening words, class `quotes`) are left
+ * out: their opening words are what tells one from another, and the open menu shows each whole.
+ * Returns "select#id: option" strings.
+ */
+function cutMenus() {
+  const ctx = document.createElement('canvas').getContext('2d');
+  const out = [];
+  for (const s of document.querySelectorAll('select:not(.quotes)')) {
+    if (!s.checkVisibility({ visibilityProperty: true })) continue;
+    const natural = s.cloneNode(true);
+    natural.removeAttribute('id');
+    Object.assign(natural.style, {
+      width: 'auto',
+      minWidth: '0',
+      maxWidth: 'none',
+      position: 'absolute',
+      visibility: 'hidden',
+    });
+    s.parentElement.append(natural);
+    const spare = natural.clientWidth - s.clientWidth;
+    const cs = getComputedStyle(s);
+    ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+    const widths = [...s.options].map((o) => ctx.measureText(o.text).width);
+    // The widest option just fits at the natural width: any option within `spare` of it does not here.
+    const room = Math.max(...widths) - spare;
+    natural.remove();
+    if (spare <= 1) continue;
+    for (const [i, o] of [...s.options].entries()) if (widths[i] > room + 1) out.push(`select#${s.id}: "${o.text}"`);
+  }
+  return out;
+}
+
 async function unreachableByTab() {
   const n = await page.evaluate(() => {
     const controls = 'a[href], button, input, select, textarea, summary';
@@ -376,7 +424,7 @@ async function unreachableByTab() {
   );
 }
 
-test('every view on a laptop and a phone: photographed, no sideways scrolling, no word broken inside, no serious accessibility violation, every control reachable by Tab', async () => {
+test('every view on a laptop and a phone: photographed, no sideways scrolling, no word broken inside, no menu cut off, no chart labels drawn over each other, no serious accessibility violation, every control reachable by Tab', async () => {
   mkdirSync(SCREENS, { recursive: true });
   const tabs = await page.$$eval('#results [role=tab]', (bs) => bs.map((b) => b.id));
   const problems = [];
@@ -387,6 +435,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     await page.screenshot({ path: join(SCREENS, `${size}-app.png`) });
     problems.push(...(await axeSerious(page, `${size}, the page`)));
     problems.push(...(await page.evaluate(brokenWords)).map((w) => `${size}, the page: a word broken inside: ${w}`));
+    problems.push(...(await page.evaluate(cutMenus)).map((w) => `${size}, the page: a menu cuts off ${w}`));
     for (const id of tabs) {
       await page.click(`#${id}`);
       // Drawn: the new tab strip marks it, and no view is being drawn out of sight.
@@ -401,6 +450,8 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
       if (scroll > client)
         problems.push(`${size}, ${id}: the page is ${scroll}px wide in a ${client}px window (${what})`);
       problems.push(...(await page.evaluate(brokenWords)).map((w) => `${size}, ${id}: a word broken inside: ${w}`));
+      problems.push(...(await page.evaluate(cutMenus)).map((w) => `${size}, ${id}: a menu cuts off ${w}`));
+      problems.push(...(await page.evaluate(overlappingLabels)).map((w) => `${size}, ${id}: labels overlap: ${w}`));
       if (size === 'laptop')
         problems.push(...(await unreachableByTab()).map((c) => `${id}: never reached by Tab: ${c}`));
     }
@@ -422,7 +473,7 @@ test('every view on a laptop and a phone: photographed, no sideways scrolling, n
     }
   }
   await other.close();
-  await page.setViewportSize({ width: 1400, height: 1600 });
+  await page.setViewportSize(VIEWPORT);
   assert.deepEqual(problems, []);
 });
 

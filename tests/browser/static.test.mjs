@@ -166,8 +166,8 @@ test('served by a plain static server: cross-origin isolated by the service work
 test('without service workers the page is not isolated and still runs (one thread)', async () => {
   const { context, page, log } = await newPage(browser, server.origin, { serviceWorkers: 'block' });
   await page.goto(`${server.origin}/?debug=1`);
-  // The bundled demo loads (benchmark and 4 models' answers), and the page stays as it is.
-  await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 4);
+  // The bundled demo loads (benchmark and 3 models' answers), and the page stays as it is.
+  await page.waitForFunction(() => document.querySelectorAll('#responses table.models tbody tr').length === 3);
   assert.equal(await page.evaluate(() => self.crossOriginIsolated), false);
   const init = await page.evaluate(() => globalThis.__rocketjudgeEngine.request('init'));
   assert.equal(init.isolated, false);

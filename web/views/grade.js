@@ -109,8 +109,8 @@ function estimate(n) {
 }
 
 const ORDERS = [
-  ['interleaved', 'Query by query (every model ranked early)'],
-  ['adaptive', 'Close pairs first (adaptive)'],
+  ['interleaved', 'Query by query (all ranked early)'],
+  ['adaptive', 'Close pairs first'],
   ['model', 'Model by model'],
 ];
 

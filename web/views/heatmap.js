@@ -37,9 +37,13 @@ export async function heatmap(body, ctx, judge) {
     ),
     el,
   );
+  // Model names under the columns: slanted where a column is wide enough for them, else upright, so
+  // that neighbours never overlap (on a phone a column is some 30 px).
+  const grid = { left: 150, right: 80, top: 20, bottom: 110 };
+  const column = (el.clientWidth - grid.left - grid.right) / Math.max(models.length, 1);
   chart(el, {
-    grid: { left: 150, right: 80, top: 20, bottom: 110 },
-    xAxis: { type: 'category', data: models, axisLabel: { rotate: 40 } },
+    grid,
+    xAxis: { type: 'category', data: models, axisLabel: { rotate: column < 70 ? 90 : 40 } },
     yAxis: { type: 'category', data: models },
     // The colour follows the win rate (the cell's third value; the fourth is its query count).
     visualMap: {

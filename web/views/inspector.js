@@ -82,7 +82,7 @@ export async function inspector(body, ctx, judge, rerender) {
 function querySelect(options, rerender) {
   const sel = h(
     'select',
-    { id: 'inspect-query', 'aria-label': 'Query' },
+    { id: 'inspect-query', class: 'quotes', 'aria-label': 'Query' },
     options.map((o) =>
       h(
         'option',

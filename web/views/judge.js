@@ -53,22 +53,31 @@ function judgeControls() {
   return judgeCard;
 }
 
-/** The model list: the manifest's judges (`chosen` selected, the one recommended here said), a file, a URL. */
+/**
+ * The model list: the manifest's judges (`chosen` selected), the one recommended on this device in a
+ * group of its own, then a file or a URL. Each judge by its short name and size, so that the closed
+ * menu shows it whole on a phone; its full name, quantization and role are said below the menu.
+ */
 function modelSelect(chosen) {
+  const option = (m) =>
+    h('option', { value: m.name, selected: m.name === chosen }, `${shortName(m)} · ${bytes(m.size)}`);
+  const best = recommendedModel();
   return h(
     'select',
     { id: 'model-select', 'aria-label': 'Judge model' },
-    state.manifest.map((m) =>
-      h(
-        'option',
-        { value: m.name, selected: m.name === chosen },
-        `${m.display} — ${bytes(m.size)}${m.name === recommendedModel() ? ' (recommended here)' : ''}`,
-      ),
+    h('optgroup', { label: 'Recommended on this device' }, state.manifest.filter((m) => m.name === best).map(option)),
+    h('optgroup', { label: 'Other judges' }, state.manifest.filter((m) => m.name !== best).map(option)),
+    h(
+      'optgroup',
+      { label: 'Your own' },
+      h('option', { value: '__file' }, 'A GGUF file on this computer…'),
+      h('option', { value: '__url' }, 'A GGUF at a URL…'),
     ),
-    h('option', { value: '__file' }, 'A GGUF file on this computer…'),
-    h('option', { value: '__url' }, 'A GGUF at a URL…'),
   );
 }
+
+/** "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)" → "Qwen2.5-Coder-1.5B". */
+const shortName = (m) => m.display.replace(/ \(.*\)$/, '').replace(/-Instruct$/, '');
 
 /** The GGUF file and URL inputs, hidden until the model list names them. */
 function sourceInputs() {
@@ -95,7 +104,7 @@ function engineSelects() {
   const backendSel = h(
     'select',
     { id: 'backend-select', 'aria-label': 'Backend' },
-    h('option', { value: 'auto' }, 'GPU (WebGPU) if there is one, else CPU'),
+    h('option', { value: 'auto' }, 'GPU if there is one, else CPU'),
     h('option', { value: 'cpu' }, 'CPU'),
     h('option', { value: 'webgpu' }, 'WebGPU, even on a software adapter'),
   );
@@ -106,8 +115,8 @@ function engineSelects() {
       'aria-label': 'CPU products',
       title: 'How the CPU engine multiplies: 8-bit integers as llama.cpp (faster), or f32',
     },
-    h('option', { value: 'int8' }, 'CPU: 8-bit integer products (as llama.cpp)'),
-    h('option', { value: 'f32' }, 'CPU: f32 products'),
+    h('option', { value: 'int8' }, 'CPU: 8-bit integers (faster)'),
+    h('option', { value: 'f32' }, 'CPU: 32-bit floats'),
   );
   return { backendSel, precisionSel };
 }
@@ -125,7 +134,8 @@ export function renderJudge() {
       ? h(
           'p',
           { class: 'hint' },
-          selected.role.charAt(0).toUpperCase() + selected.role.slice(1),
+          `${selected.display}${selected.name === recommendedModel() ? ', recommended on this device' : ''}: `,
+          selected.role,
           '. ',
           `SHA-256 ${selected.sha256.slice(0, 12)}… is checked after download; the model is then cached in this browser.`,
         )
@@ -151,15 +161,21 @@ export function renderJudge() {
     state.judge
       ? h(
           'div',
-          { class: 'judge-info' },
+          { class: 'judge-info', title: state.judge.backend },
           h('strong', {}, state.judge.name),
-          ` · ${state.judge.model.architecture} · ${state.judge.backend}`,
+          ` · ${state.judge.model.architecture} · on ${judgeRunsOn(state.judge)}`,
           h('div', { class: 'hint' }, `Backend: ${state.judge.why}.`),
         )
       : null,
   );
   // The list changes when a load ends, not with each step of its progress.
   if (!l) renderCached();
+}
+
+/** Where the loaded judge runs, in plain words (the engine's own description is on hover). */
+function judgeRunsOn(j) {
+  const d = j.device || {};
+  return j.backendKind === 'cpu' ? `${runsOn(j)}, ${kernelWords(d.kernels || '')}` : runsOn(j);
 }
 
 function gpuLine() {

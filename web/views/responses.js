@@ -73,8 +73,13 @@ async function loadBundledResponses(dir, names) {
   await addResponseFiles(files);
 }
 
-export const loadDemoResponses = () =>
-  loadBundledResponses('benchmarks/mt-bench/demo', ['gpt-4', 'gpt-3.5-turbo', 'vicuna-13b-v1.3', 'llama-13b']);
+/**
+ * The demo's models: three of the four in benchmarks/mt-bench/demo, far apart in quality (MT-Bench's
+ * GPT-4 scores 9.0, 6.4, 2.6), so that the live leaderboard can separate a pair as soon as the rule
+ * allows, after 10 queries × 3 models (GPT-3.5-Turbo, 7.9, is one the 1.5B cannot tell from GPT-4).
+ */
+export const DEMO_MODELS = ['gpt-4', 'vicuna-13b-v1.3', 'llama-13b'];
+export const loadDemoResponses = () => loadBundledResponses('benchmarks/mt-bench/demo', DEMO_MODELS);
 /** Answers GPT-4 judged (its scores: benchmarks/mt-bench/gpt4-judged/gpt-4_single.jsonl, the Strong judge view). */
 export const loadGpt4JudgedResponses = () =>
   loadBundledResponses('benchmarks/mt-bench/gpt4-judged', GPT4_JUDGED_MODELS);
@@ -125,13 +130,13 @@ export function renderResponses() {
   );
 }
 
-/** The buttons that add the bundled answers: the demo's 4 models, and those GPT-4 judged. */
+/** The buttons that add the bundled answers: the demo's models, and those GPT-4 judged. */
 function bundledButtons() {
   return [
     h(
       'button',
       { id: 'load-demo', onclick: inOrder(loadDemoResponses), disabled: !state.benchmark },
-      'Add demo answers (4 models)',
+      `Add demo answers (${DEMO_MODELS.length} models)`,
     ),
     h(
       'button',

@@ -3,11 +3,19 @@
 // state.
 
 export const TYPES = {
-  pairwise: 'Pairwise: every two models, both orders',
-  reference: 'Pairwise: each model against a reference',
-  five: "Pairwise on a 5-point scale (Arena-Hard's), both orders",
-  direct: 'Direct score (0–9 or 1–5, no checklist items)',
-  reasoned: 'Written reasoning (chain of thought), N replies per response or pair',
+  pairwise: 'Pairwise, both orders',
+  reference: 'Pairwise against a reference',
+  five: 'Pairwise, 5-point scale',
+  direct: 'Direct score, no checklist',
+  reasoned: 'Written reasoning',
+};
+// What each type does, said below the menu (the menu's words are short enough for a phone).
+export const TYPE_ABOUT = {
+  pairwise: 'Every two models compared on each query, in both orders.',
+  reference: 'Each model compared with a reference model on each query, in both orders.',
+  five: "Every two models compared on a 5-point scale (Arena-Hard's), in both orders.",
+  direct: 'A score from 0 to 9 or 1 to 5 for each response, without checklist items.',
+  reasoned: 'The judge writes its reasoning, then a score: N replies per response or pair.',
 };
 // The page's words for core's choices (`designChoices`: its named enums, their facts and defaults); a
 // name core adds and the page has no words for is shown as it is.
@@ -15,21 +23,21 @@ export const TYPES = {
 export const AGGREGATES = { mean: 'mean', median: 'median', majority: 'majority vote' };
 // Core's `DirectInstruction`: seed 004's levels and seed 003's variants.
 export const INSTRUCTIONS = {
-  rocketeval: "RocketEval's Direct prompt (score bands)",
-  generic: 'Generic: "evaluate the quality" (level 2)',
+  rocketeval: "RocketEval's (score bands)",
+  generic: 'Generic (level 2)',
   criteria: 'Criteria named (level 3)',
-  rubric: 'Criteria defined, with score bands (level 4)',
-  'rubric-ends': 'Criteria defined, only the lowest and highest score described (seed 003)',
-  perplexity: 'Perplexity: no prompt (level 1)',
+  rubric: 'Criteria and bands (level 4)',
+  'rubric-ends': 'Criteria, ends only (seed 003)',
+  perplexity: 'Perplexity (level 1)',
 };
 // Core's `ChecklistUse` (seed 002).
-export const USES = { never: 'never', always: 'always', selective: 'selectively, where the judge is unsure' };
+export const USES = { never: 'never', always: 'always', selective: 'where the judge is unsure' };
 // Core's `DirectScale`: the range the levels' prompts ask the score in.
 export const SCALES = { '0-9': '0–9', '1-5': '1–5 (seeds 003 and 004)' };
 // Core's `ReferenceUse`: the query's reference answer in a Direct prompt.
 export const REFERENCES = { paper: "as the prompt's paper does", include: 'included', omit: 'left out' };
 // Core's `pairOrders` (rank::PairOrders): how a comparison's two orders become battles.
-export const ORDERS = { mean: 'one from the mean of the two orders', each: 'one per order (seed 001)' };
+export const ORDERS = { mean: 'mean of the two orders', each: 'one per order (seed 001)' };
 
 /** A menu of core's `names`, each in the page's `words` (or as it is). */
 export const menu = (names, words) => Object.fromEntries(names.map((n) => [n, words[n] ?? n]));

@@ -6,6 +6,7 @@ import { h } from '../../lib/dom.js';
 import { uploadControl } from '../../lib/upload.js';
 import {
   TYPES,
+  TYPE_ABOUT,
   AGGREGATES,
   INSTRUCTIONS,
   USES,
@@ -294,7 +295,7 @@ export function designForm(ctx, f) {
   const level = instructionOf(choices, u.instruction);
   const perplexity = u.type === 'direct' && !level.prompt;
   const reasoned = u.type === 'reasoned';
-  return h(
+  const row = h(
     'div',
     { class: 'row' },
     h('label', {}, 'Type ', select('design-type', 'Evaluation type', TYPES, u.type, set('type'))),
@@ -323,4 +324,5 @@ export function designForm(ctx, f) {
     ...(perplexity || reasoned ? [] : checklistFields(fields)),
     design.type === 'pairwise' ? ordersField(fields) : null,
   );
+  return h('div', {}, h('p', { class: 'hint', id: 'design-type-about' }, TYPE_ABOUT[u.type]), row);
 }

@@ -123,7 +123,7 @@ function probeChoices(ctx, pick) {
   );
   const itemSel = h(
     'select',
-    { id: 'probe-item', 'aria-label': 'Item to drop' },
+    { id: 'probe-item', class: 'quotes', 'aria-label': 'Item to drop' },
     pick.query.checklist.map((t, i) => h('option', { value: i }, `${i + 1}. ${t.slice(0, 60)}`)),
   );
   const addText = h('input', {

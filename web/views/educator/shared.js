@@ -17,7 +17,7 @@ export function responsePicker(ctx, ui, rerender) {
   if (!ui.model || !models.includes(ui.model)) ui.model = models[0];
   const qs = h(
     'select',
-    { id: 'pick-query', 'aria-label': 'Query' },
+    { id: 'pick-query', class: 'quotes', 'aria-label': 'Query' },
     options.map((o) =>
       h(
         'option',
