@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command: on each judge, our engine on native wgpu (Vulkan, Metal or DX12) and
-# on the CPU, llama.cpp beside each (all layers offloaded to its GPU backend for the GPU rows), and the
-# browser's WebGPU on the hardware adapter for both engines (rocketjudge and wllama), in one table.
+# on the CPU, llama.cpp beside each (all layers offloaded to its GPU backend for the GPU rows); the
+# tab's own wasm on the same GPU through Dawn under Node (scripts/bench/dawn-bench.mjs), set against
+# native wgpu; and the browser's WebGPU on the hardware adapter for both engines (rocketjudge and
+# wllama), in one table.
 #
 #   scripts/bench-gpu.sh [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--threads N] [--out DIR]
 #                        [--no-browser] [--offline] [-- BENCH ARGS...]
@@ -23,6 +25,8 @@
 # M.skel` (a few MB each); carry the skeletons, a release binary and the sdist there; there,
 # `python3 scripts/bench/twin_gguf.py fill M.skel M.gguf` and
 # `RJ_BIN=./rocketjudge LLAMA_SRC=… scripts/bench-gpu.sh --offline --no-browser --models M.gguf,…`.
+# The Dawn rows need node, pkg/ (scripts/build-web.sh) and node_modules/webgpu (its package.json,
+# index.js and dist/linux-x64: about 21 MB); carry those too, or the table says they were not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,6 +102,23 @@ for m in "${model_list[@]}"; do
   fi
 done
 
+# The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
+dawn_missing=""
+command -v node >/dev/null || dawn_missing="node"
+[ -d node_modules/webgpu ] || dawn_missing="${dawn_missing:+$dawn_missing, }node_modules/webgpu (npm ci)"
+[ -f pkg/rocketjudge_wasm_bg.wasm ] || dawn_missing="${dawn_missing:+$dawn_missing, }pkg/ (scripts/build-web.sh)"
+for m in "${model_list[@]}"; do
+  name=$(basename "$m" .gguf)
+  rm -f "$out/$name.dawn.json"
+  [ -z "$dawn_missing" ] || continue
+  file=$m
+  [ -f "$file" ] || file=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$m.gguf
+  log "$name: the tab's wasm on Dawn under Node"
+  node scripts/bench/dawn-bench.mjs --model "$file" ${extra[@]+"${extra[@]}"} >"$out/$name.dawn.json" ||
+    { log "$name on Dawn failed"; rm -f "$out/$name.dawn.json"; }
+done
+echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
+
 python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
 import json, os, sys
 out, models = sys.argv[1], sys.argv[2:]
@@ -119,6 +140,23 @@ for m in models:
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
 w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]
 print(f"\nworkload: prefix {w['prefix_tokens']} tokens + {w['items']} items × {w['suffix_tokens']:.0f} tokens, median of {w['repeat']}")
+
+# The tab's path (its wasm on Dawn) against native wgpu on the same GPU and workload (target: ≥ 0.7×).
+print("\n| judge | the tab's wasm on Dawn (node) | subgroups / shader-f16 / subgroup matrix offered | prefill tok/s | s/response | decode tok/s | native wgpu prefill tok/s | Dawn ÷ native (prefill) |")
+print("|---|---|---|---|---|---|---|---|")
+for m in models:
+    name = os.path.basename(m).removesuffix(".gguf")
+    path = os.path.join(out, f"{name}.dawn.json")
+    if not os.path.exists(path):
+        continue
+    d = json.load(open(path))
+    native = json.load(open(os.path.join(out, f"{name}.webgpu.json")))["rocketjudge"]
+    f = d["features"]
+    offered = " / ".join("yes" if any(k in x for x in f) else "no" for k in ("subgroups", "shader-f16", "subgroup-matrix"))
+    dec = f"{d['decode_tokens_per_s']:.1f}" if d["decode_tokens_per_s"] else "–"
+    print(f"| {name} | {d['backend']} | {offered} | {d['prefill_tokens_per_s']:.0f} | {d['seconds_per_response']:.3f} | {dec} | "
+          f"{native['prefill_tokens_per_s']:.0f} | ×{d['prefill_tokens_per_s'] / native['prefill_tokens_per_s']:.2f} |")
+print(open(os.path.join(out, "dawn-missing.txt")).read().strip())
 EOF
 
 if [ "$browser" = 1 ]; then

@@ -135,7 +135,7 @@ setup_wasm() {
 
 setup_node() {
   command -v npm >/dev/null 2>&1 || apt_install nodejs npm
-  if [ ! -d node_modules/echarts ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/@wllama/wllama ] || [ ! -d node_modules/eslint ] || [ ! -d node_modules/prettier ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  if [ ! -d node_modules/echarts ] || [ ! -d node_modules/playwright-core ] || [ ! -d node_modules/@wllama/wllama ] || [ ! -d node_modules/eslint ] || [ ! -d node_modules/prettier ] || [ ! -d node_modules/webgpu ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "installing the JS dependencies (npm ci)"
     npm ci --no-audit --no-fund >&2
   fi

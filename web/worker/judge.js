@@ -3,7 +3,8 @@
 // between items). Requests: `loadJudge`, `gpu`, `unloadJudge`, `judgeBlob`.
 
 import { engine, post, describeError, failure, recoverIfTrapped, afterRestart } from './engine.js';
-import { checkFits, readHeader, openModel } from './models.js';
+import { checkFits, openModel } from './models.js';
+import { adapterReport, readHeader, loadJudgeFrom } from '../lib/loading.js';
 
 /**
  * `handle` (the wasm JudgeHandle; `why` set on it where the worker moved it to the CPU), `info`
@@ -46,39 +47,15 @@ export function signal(type) {
 }
 
 /**
- * What this browser tells of its WebGPU adapter, for the engine to judge (`AdapterReport`): whether
- * `navigator.gpu` exists, whether it gives an adapter, its names, the fallback flag and `shader-f16`.
- */
-async function adapterReport() {
-  const api = typeof navigator !== 'undefined' && 'gpu' in navigator;
-  const adapter = api
-    ? await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null)
-    : null;
-  if (!adapter) return { api, present: false };
-  const info = adapter.info || {};
-  return {
-    api,
-    present: true,
-    vendor: info.vendor || '',
-    architecture: info.architecture || '',
-    device: info.device || '',
-    description: info.description || '',
-    fallback: !!(info.isFallbackAdapter || adapter.isFallbackAdapter),
-    shaderF16: adapter.features.has('shader-f16'),
-  };
-}
-
-/**
  * Load a judge from `{blob, name, maxTokens, debugLayers?, options?}` on a backend; progress goes out
  * as `{type: progressType, done, total}`.
  */
-export async function loadFrom({ blob, name, maxTokens, debugLayers, options }, backend, progressType) {
-  const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
-  const progress = (done, total) => post({ type: progressType, done, total });
-  const header = await readHeader(blob);
-  if (debugLayers) header.keepLayers(debugLayers);
-  return engine.wasm.loadJudge(header, name, backend, read, progress, maxTokens, options);
+export function loadFrom(loaded, backend, progressType) {
+  return loadJudgeFrom(engine.wasm, loaded, backend, (done, total) => post({ type: progressType, done, total }));
 }
+
+/** What this browser tells of its WebGPU adapter (see lib/loading.js). */
+const browserAdapter = () => adapterReport(typeof navigator !== 'undefined' ? navigator.gpu : undefined);
 
 /** Free the judge's memory and forget it. */
 function releaseJudge() {
@@ -206,7 +183,7 @@ export const handlers = {
     // a GPU that cannot load the model: the CPU) and says why; the browser's report is what it knows
     // of the adapter. A model the CPU engine cannot hold is refused before it is downloaded when the
     // CPU is where the engine starts.
-    const adapter = engine.wasm.webgpuAvailable() ? await adapterReport() : null;
+    const adapter = engine.wasm.webgpuAvailable() ? await browserAdapter() : null;
     const onCpu = engine.wasm.cpuBeforeOpening(backend, adapter) !== undefined;
     const fits = (size) => checkFits(size, onCpu ? 'cpu' : 'webgpu');
     let blob;
@@ -219,7 +196,7 @@ export const handlers = {
       name = source.key;
       blob = await openModel(source, fits);
     }
-    const header = await readHeader(blob);
+    const header = await readHeader(engine.wasm, blob);
     const model = header.info();
     header.free();
     // debugLayers (tests only): keep the model's first N blocks.
@@ -247,7 +224,7 @@ export const handlers = {
    * {available, hardware, name, f16, why}.
    */
   async gpu() {
-    return engine.wasm.adapterFacts(await adapterReport());
+    return engine.wasm.adapterFacts(await browserAdapter());
   },
 
   /** Free the judge's memory (the benchmark page runs one engine at a time). */

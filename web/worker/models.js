@@ -4,6 +4,7 @@
 
 import { fetchModel, openCachedModel, removeCachedModel, cachedModels } from '../lib/modelstore.js';
 import { engine, post } from './engine.js';
+import { readHeader } from '../lib/loading.js';
 
 /**
  * The CPU engine keeps the (quantized) weights in the module's memory, which 32-bit WebAssembly caps
@@ -24,19 +25,6 @@ export function checkFits(size, backend) {
   }
 }
 
-/** Read the GGUF header from a Blob, growing the prefix until it parses. */
-export async function readHeader(blob) {
-  const { wasm } = engine;
-  let want = 1 << 20;
-  for (;;) {
-    const prefix = new Uint8Array(await blob.slice(0, Math.min(want, blob.size)).arrayBuffer());
-    const needed = wasm.ModelHeader.bytesNeeded(prefix);
-    if (needed === 0 || prefix.length >= blob.size || needed <= prefix.length)
-      return new wasm.ModelHeader(prefix, blob.size);
-    want = needed;
-  }
-}
-
 /**
  * A manifest or URL model ({key, urls, sha256, size}): from this browser's cache when its stored hash
  * is the expected one, else downloaded (`download` progress) and checked; `fits(size)` refuses it first.
@@ -50,7 +38,7 @@ export async function openModel(source, fits) {
     // No hash to check: a body cut short by a server that announced no length would look whole.
     // The GGUF header says where the last tensor ends; a file that ends before it is not kept.
     try {
-      await readHeader(blob);
+      await readHeader(engine.wasm, blob);
     } catch (e) {
       await removeCachedModel(source.key);
       throw new Error(

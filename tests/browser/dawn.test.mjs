@@ -1,0 +1,69 @@
+// The tab's engine on Dawn under Node (issue #60): the same wasm and WGSL kernels the page runs,
+// through the npm package `webgpu` (dawn.node, Chromium's WebGPU implementation), loaded as the engine
+// worker loads a judge (web/lib/loading.js). Here Dawn runs on Chromium's SwiftShader, a CPU adapter,
+// so this checks that the path works and agrees with the CPU engine, never its speed; on a GPU machine
+// the same path is measured by scripts/bench/dawn-bench.mjs (scripts/bench-gpu.sh).
+
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { dawnEngine, SWIFTSHADER_ICD } from '../../scripts/lib/dawn.mjs';
+import { ROOT, jsonl, gradeKey, compareProbabilities } from './harness.mjs';
+
+const PARITY = join(ROOT, 'tests/fixtures/parity');
+// Where `rocketjudge models fetch` keeps the packaged judges (scripts/test.sh fetches them first).
+const CACHE = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
+const MODEL = join(CACHE, 'models', 'smollm2-135m.gguf');
+// SmolLM2 cut to its first block (every tensor type of the model; webgpu.test.mjs runs two in
+// Chromium), 5 items of the shortest parity fixture (267 prefix + 354 suffix tokens).
+const LAYERS = 1;
+const ITEMS = 5;
+
+let dawn;
+
+before(async () => {
+  assert.ok(existsSync(SWIFTSHADER_ICD), `Chromium's SwiftShader driver at ${SWIFTSHADER_ICD} (apt package chromium)`);
+  dawn = await dawnEngine({ icd: SWIFTSHADER_ICD });
+});
+
+test("Dawn under Node gives the wasm engine an adapter, and says what it offers (the page's WebGPU features)", () => {
+  assert.equal(dawn.wasm.webgpuAvailable(), true, 'pkg/ is built with the WebGPU backend');
+  assert.ok(dawn.adapter, 'Dawn found an adapter');
+  assert.equal(dawn.report.present, true);
+  assert.match(dawn.report.description, /SwiftShader/, JSON.stringify(dawn.report));
+  // The engine's rule: a CPU rasterizer is software, never "a GPU".
+  const facts = dawn.wasm.adapterFacts(dawn.report);
+  assert.equal(facts.hardware, false, JSON.stringify(facts));
+  console.log(
+    `Dawn adapter: ${dawn.report.description} (${dawn.report.vendor}/${dawn.report.architecture}); ` +
+      `subgroups: ${dawn.features.includes('subgroups')}, shader-f16: ${dawn.features.includes('shader-f16')}, ` +
+      `subgroup matrix: ${dawn.features.some((f) => /subgroup-matrix/.test(f))}`,
+  );
+});
+
+test('parity: the WebGPU judge on Dawn agrees with the CPU engine of the same wasm', async () => {
+  const queries = jsonl(join(PARITY, 'queries.jsonl'));
+  const response = jsonl(join(PARITY, 'responses.jsonl')).find((r) => r.session_id === '101_turn1');
+  const query = { ...queries.find((q) => q.session_id === response.session_id) };
+  query.checklist = query.checklist.slice(0, ITEMS);
+  const graded = {};
+  for (const backend of ['webgpu', 'cpu']) {
+    const started = performance.now();
+    const judge = await dawn.loadJudge(MODEL, { backend, precision: 'f32', layers: LAYERS });
+    const info = judge.info();
+    assert.equal(info.kind, backend, info.description);
+    const r = await judge.grade(query, response, response.generator, null);
+    judge.free();
+    graded[backend] = { judgment: r.judgment, description: info.description, s: (performance.now() - started) / 1000 };
+  }
+  assert.match(graded.webgpu.description, /SwiftShader/);
+  const want = new Map([[gradeKey(graded.cpu.judgment), graded.cpu.judgment.norm_probability]]);
+  const { worst, worstMargin } = compareProbabilities('Dawn', [graded.webgpu.judgment], want);
+  console.log(
+    `smollm2-135m (first ${LAYERS} blocks), ${ITEMS} items of 101_turn1: max |Δp(Yes)| Dawn WebGPU vs CPU ` +
+      `${worst.toExponential(2)}, |Δmargin| ${worstMargin.toExponential(2)}; ${graded.webgpu.description} ` +
+      `${graded.webgpu.s.toFixed(1)} s, CPU ${graded.cpu.s.toFixed(1)} s`,
+  );
+});

@@ -1,0 +1,49 @@
+// Loading a judge into the wasm engine: what the WebGPU adapter says of itself, the GGUF header, and
+// the weights read from a Blob. Pure functions of the wasm module they are given, shared by the engine
+// worker (web/worker/) and by Node with Dawn's WebGPU (scripts/lib/dawn.mjs), so that what runs under
+// Node is the tab's own path.
+
+/**
+ * What a WebGPU implementation (`gpu`: `navigator.gpu`, absent where there is none) tells of its
+ * adapter, for the engine to judge (`AdapterReport`): whether the API exists, whether it gives an
+ * adapter, its names, the fallback flag and `shader-f16`.
+ */
+export async function adapterReport(gpu) {
+  const api = !!gpu;
+  const adapter = api ? await gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null) : null;
+  if (!adapter) return { api, present: false };
+  const info = adapter.info || {};
+  return {
+    api,
+    present: true,
+    vendor: info.vendor || '',
+    architecture: info.architecture || '',
+    device: info.device || '',
+    description: info.description || '',
+    fallback: !!(info.isFallbackAdapter || adapter.isFallbackAdapter),
+    shaderF16: adapter.features.has('shader-f16'),
+  };
+}
+
+/** Read the GGUF header from a Blob, growing the prefix until it parses. */
+export async function readHeader(wasm, blob) {
+  let want = 1 << 20;
+  for (;;) {
+    const prefix = new Uint8Array(await blob.slice(0, Math.min(want, blob.size)).arrayBuffer());
+    const needed = wasm.ModelHeader.bytesNeeded(prefix);
+    if (needed === 0 || prefix.length >= blob.size || needed <= prefix.length)
+      return new wasm.ModelHeader(prefix, blob.size);
+    want = needed;
+  }
+}
+
+/**
+ * Load a judge from `{blob, name, maxTokens, debugLayers?, options?}` on `backend`; `progress(done,
+ * total)` as its tensors load. `debugLayers` (tests only) keeps the model's first N blocks.
+ */
+export async function loadJudgeFrom(wasm, { blob, name, maxTokens, debugLayers, options }, backend, progress) {
+  const read = async (offset, length) => new Uint8Array(await blob.slice(offset, offset + length).arrayBuffer());
+  const header = await readHeader(wasm, blob);
+  if (debugLayers) header.keepLayers(debugLayers);
+  return wasm.loadJudge(header, name, backend, read, progress, maxTokens, options);
+}
