@@ -9,24 +9,34 @@ cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
 
 started=$(date +%s)
-# Each step's wall time, printed at the end (and on a failure, up to the step that failed).
+# Each step's wall time and the CPU time of the processes it waited for (user + system, in clock
+# ticks from /proc: a step near 2 CPU-minutes a minute kept both cores busy), printed at the end (and
+# on a failure, up to the step that failed). The web build beside cargo test is counted where it is
+# waited for.
+cpu_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
 step_names=("setup (apt packages, Slurm, llama.cpp's test files, wasm toolchains, npm packages)")
 step_starts=("$started")
+step_cpu=("$(cpu_ticks)")
 step() {
   step_names+=("$1")
   step_starts+=("$(date +%s)")
+  step_cpu+=("$(cpu_ticks)")
   log "$1"
 }
 step_times() {
-  local end i until n=${#step_names[@]}
+  local end cpu_end i until cpu_until n=${#step_names[@]} hz
   end=$(date +%s)
-  printf '\nstep times (wall clock):\n' >&2
+  cpu_end=$(cpu_ticks)
+  hz=$(getconf CLK_TCK)
+  printf '\nstep times (wall clock, and CPU time of what the step waited for):\n' >&2
   for ((i = 0; i < n; i++)); do
-    until=$end
-    if ((i + 1 < n)); then until=${step_starts[i + 1]}; fi
-    awk -v s="$(( until - step_starts[i] ))" -v name="${step_names[i]}" 'BEGIN { printf "  %5.1f min  %s\n", s / 60, name }' >&2
+    until=$end cpu_until=$cpu_end
+    if ((i + 1 < n)); then until=${step_starts[i + 1]} cpu_until=${step_cpu[i + 1]}; fi
+    awk -v s="$(( until - step_starts[i] ))" -v c="$(( cpu_until - step_cpu[i] ))" -v hz="$hz" -v name="${step_names[i]}" \
+      'BEGIN { printf "  %5.1f min  (cpu %5.1f min)  %s\n", s / 60, c / hz / 60, name }' >&2
   done
-  awk -v s="$(( end - started ))" 'BEGIN { printf "  %5.1f min  in all\n", s / 60 }' >&2
+  awk -v s="$(( end - started ))" -v c="$(( cpu_end - step_cpu[0] ))" -v hz="$hz" \
+    'BEGIN { printf "  %5.1f min  (cpu %5.1f min)  in all\n", s / 60, c / hz / 60 }' >&2
 }
 trap step_times EXIT
 

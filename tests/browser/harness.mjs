@@ -105,6 +105,10 @@ export async function newPage(browser, origin, options = {}) {
   };
 }
 
+/** Two frames later: what the page drew on the last one is on screen (charts without animation). */
+export const drawn = (page) =>
+  page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
 /**
  * Chart labels drawn over each other: every pair of texts a chart on the page draws (axis
  * labels, legends, names; those ECharts hides are not drawn) whose boxes overlap by more than a pixel

@@ -6,9 +6,12 @@ import { h } from './dom.js';
 
 let charts = [];
 
+/** Whether this browser asks for less motion (an OS setting): charts are then drawn without animation. */
+const calm = () => typeof matchMedia === 'function' && matchMedia('(prefers-reduced-motion: reduce)').matches;
+
 export function chart(el, option) {
   const c = echarts.init(el, null, { renderer: 'canvas' });
-  c.setOption(option);
+  c.setOption(calm() ? { ...option, animation: false } : option);
   charts.push(c);
   return c;
 }
