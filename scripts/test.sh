@@ -55,18 +55,42 @@ step "building the tests and the CLI (release, WebGPU backend included)"
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
-# The web app's two wasm builds run beside the native tests, which leave about a quarter of the two
-# cores idle (processes waiting on each other, a scheduler, a server); its log is printed when it ends.
-# In a process group of its own, so that a failure of the suite stops it too.
-web_log=$(mktemp)
-# shellcheck disable=SC2016
-setsid bash -c 'started=$(date +%s); rc=0; ./scripts/build-web.sh >"$1" 2>&1 || rc=$?
-  echo "$rc $(($(date +%s) - started))" >"$1.done"' web-build "$web_log" &
-web_build=$!
-trap 'kill -- -"$web_build" 2>/dev/null || true; step_times' EXIT
+# Steps that run beside others where the two cores have room: each in a process group of its own
+# (stopped with the suite on a failure), its log and its own time printed where it is joined.
+declare -A beside_pid beside_log
+beside() { # NAME COMMAND...
+  local name=$1
+  shift
+  beside_log[$name]=$(mktemp)
+  # shellcheck disable=SC2016
+  setsid bash -c 'log=$1; shift; started=$(date +%s); rc=0; "$@" >"$log" 2>&1 || rc=$?
+    echo "$rc $(($(date +%s) - started))" >"$log.done"' beside "${beside_log[$name]}" "$@" &
+  beside_pid[$name]=$!
+}
+joined() { # NAME
+  local log=${beside_log[$1]} rc secs
+  wait "${beside_pid[$1]}" || true
+  cat "$log" >&2
+  read -r rc secs <"$log.done"
+  rm -f "$log" "$log.done"
+  log "$1 took $((secs / 60)) min $((secs % 60)) s, beside the steps above"
+  [ "$rc" = 0 ] || { echo "$1 failed (exit $rc)" >&2; exit 1; }
+}
+stop_beside() {
+  local p
+  for p in "${beside_pid[@]}"; do kill -- -"$p" 2>/dev/null || true; done
+}
+trap 'stop_beside; step_times' EXIT
 
-step "cargo test (core, engine, CLI; the web app builds beside it)"
-cargo test "${build[@]}" 2>&1
+# The web app's two wasm builds run beside the native tests, which leave some of the two cores idle
+# (processes waiting on each other, a server); a target folder of their own, so no cargo lock is shared.
+beside "the web app's build" ./scripts/build-web.sh
+
+# The Slurm and Kubernetes tests (crate/cli/tests/cluster.rs) keep about one core busy (a scheduler
+# between jobs): they run later, beside the browser tests, with the ARM kernels.
+cluster_tests=(--skip slurm_array_grades_shards_like_one_run --skip kubernetes_manifests_validate)
+step "cargo test (core, engine, CLI but its cluster tests; the web app builds beside it)"
+cargo test "${build[@]}" -- "${cluster_tests[@]}" 2>&1
 
 step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
@@ -84,18 +108,20 @@ npm run -s lint 2>&1
 step "unit tests of the page's pure modules and the worker protocol (node)"
 node --test tests/js/ 2>&1
 
-step "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
-./scripts/test-arm.sh
+step "the web app's build (what is left of it after the steps above)"
+joined "the web app's build"
 
-step "building the web app (what is left of it after the steps above)"
-wait "$web_build" || true
-cat "$web_log" >&2
-read -r web_rc web_secs <"$web_log.done"
-rm -f "$web_log" "$web_log.done"
-log "the web app's build took $((web_secs / 60)) min $((web_secs % 60)) s, beside the steps above"
-[ "$web_rc" = 0 ] || { echo "building the web app failed (exit $web_rc)" >&2; exit 1; }
-
-step "browser tests (Chromium, SwiftShader WebGPU)"
+# The browser tests leave about a tenth of the two cores idle (pages loading, a worker starting): the
+# ARM kernels and the cluster tests run beside them.
+beside "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)" ./scripts/test-arm.sh
+beside "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods)" \
+  cargo test "${build[@]}" --test cluster
+step "browser tests (Chromium, SwiftShader WebGPU; the ARM kernels and the cluster tests beside them)"
 node --test --test-concurrency=1 tests/browser/ 2>&1
+
+step "the ARM kernels (what is left of them after the steps above)"
+joined "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
+step "the cluster tests (what is left of them after the steps above)"
+joined "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods)"
 
 log "all tests passed in $(( ($(date +%s) - started) / 60 )) min"
