@@ -97,8 +97,11 @@ for m in "${model_list[@]}"; do
   rm -f "$out/$name.webgpu-no-subgroups.json"
   if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
     log "$name on webgpu without subgroup operations"
-    "$rj" bench --model "$m" --backend webgpu --no-subgroups --reference none --format json ${extra[@]+"${extra[@]}"} \
-      >"$out/$name.webgpu-no-subgroups.json"
+    # No llama.cpp run here (it was in the row above), unless BENCH ARGS already say which reference.
+    no_reference=(--reference none)
+    [[ " ${extra[*]-} " == *" --reference "* ]] && no_reference=()
+    "$rj" bench --model "$m" --backend webgpu --no-subgroups ${no_reference[@]+"${no_reference[@]}"} --format json \
+      ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-subgroups.json"
   fi
 done
 

@@ -5,11 +5,13 @@
 //
 //   node scripts/bench/dawn-bench.mjs --model PATH.gguf [--backend webgpu|cpu] [--prefix-tokens 1500]
 //        [--items 8] [--suffix-tokens 40] [--repeat 3] [--decode-tokens 64] [--kernels auto|gpu|software]
-//        [--icd VULKAN_DRIVER.json]
+//        [--no-subgroups] [--icd VULKAN_DRIVER.json]
 //
 // Flags of `rocketjudge bench` that do not shape the workload are accepted and ignored, so the same
-// arguments serve both. --icd picks the Vulkan driver (e.g. Chromium's SwiftShader, to try the script
-// on a machine with no GPU; see scripts/lib/dawn.mjs).
+// arguments serve both. The subgroups the page asks for (web/lib/loading.js) are used where Dawn
+// offers them, as `rocketjudge bench` uses them natively; --no-subgroups as there. --icd picks the
+// Vulkan driver (e.g. Chromium's SwiftShader, to try the script on a machine with no GPU; see
+// scripts/lib/dawn.mjs).
 
 import { parseArgs } from 'node:util';
 import { dawnEngine } from '../lib/dawn.mjs';
@@ -25,6 +27,7 @@ const { values: a } = parseArgs({
     repeat: { type: 'string', default: '3' },
     'decode-tokens': { type: 'string', default: '64' },
     kernels: { type: 'string', default: 'auto' },
+    'no-subgroups': { type: 'boolean', default: false },
     icd: { type: 'string' },
   },
 });
@@ -34,7 +37,11 @@ const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 
 const dawn = await dawnEngine({ icd: a.icd ?? null });
 const loadStarted = performance.now();
-const judge = await dawn.loadJudge(a.model, { backend: a.backend, kernels: a.kernels });
+const judge = await dawn.loadJudge(a.model, {
+  backend: a.backend,
+  kernels: a.kernels,
+  subgroups: !a['no-subgroups'],
+});
 const loadS = (performance.now() - loadStarted) / 1000;
 const w = judge.benchWorkload(n('prefix-tokens'), n('items'), n('suffix-tokens'));
 // One warm-up round (pipelines compiled, buffers made), then the timed ones, as `rocketjudge bench`.

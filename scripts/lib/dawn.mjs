@@ -22,8 +22,9 @@ export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 /**
  * Start the engine on Dawn: `{wasm, gpu, adapter, features, report, loadJudge}`. `adapter` is Dawn's
  * GPUAdapter (null where Dawn finds none), `features` its feature names, `report` what the worker
- * tells the engine of it. `loadJudge(path, {backend, precision, kernels, layers, maxTokens})` loads a
- * GGUF file as the worker loads a judge. Call once per process: the globals it sets are the process's.
+ * tells the engine of it. `loadJudge(path, {backend, precision, kernels, subgroups, layers, maxTokens})`
+ * loads a GGUF file as the worker loads a judge (`subgroups: false` keeps the kernels off subgroup
+ * operations where the device has them). Call once per process: the globals it sets are the process's.
  */
 export async function dawnEngine({ icd = null, pkg = join(ROOT, 'pkg') } = {}) {
   if (icd) process.env.VK_ICD_FILENAMES = icd;
@@ -50,11 +51,19 @@ export async function dawnEngine({ icd = null, pkg = join(ROOT, 'pkg') } = {}) {
     report,
     async loadJudge(
       path,
-      { backend = 'webgpu', precision = 'f32', kernels = 'auto', layers = null, maxTokens = 4096 } = {},
+      {
+        backend = 'webgpu',
+        precision = 'f32',
+        kernels = 'auto',
+        subgroups = true,
+        layers = null,
+        maxTokens = 4096,
+      } = {},
     ) {
       const blob = await openAsBlob(path);
       const name = basename(path, '.gguf');
-      const options = { precision, kernels, adapter: wasm.webgpuAvailable() ? report : null };
+      const adapter = wasm.webgpuAvailable() ? report : null;
+      const options = { precision, kernels, allowSubgroups: subgroups, adapter };
       return loadJudgeFrom(wasm, { blob, name, maxTokens, debugLayers: layers, options }, backend, () => {});
     },
   };

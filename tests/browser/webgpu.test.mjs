@@ -1,7 +1,8 @@
 // The judge engine on WebGPU in the browser (Chromium's WebGPU on SwiftShader, a CPU device, so
 // these check correctness, never speed):
 // (a) parity: the WebGPU judge in the page's worker against the CPU backend, |Δp(Yes)| ≤ 0.01 per
-//     item, for the four packaged models (see PLAN for what fits SwiftShader's speed);
+//     item, for the four packaged models (see PLAN for what fits SwiftShader's speed), its kernels
+//     with subgroup operations exactly where the page's adapter offers them;
 // (b) device loss in the middle of grading: a clear message, every finished response kept exactly
 //     once, the rest graded on the CPU.
 // Run by scripts/test.sh after `scripts/build-web.sh` (which builds the wasm with the `webgpu` feature):
@@ -150,6 +151,12 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     });
     const { context, page } = await newPage(browser, server.origin);
     await page.goto(`${server.origin}/?demo=0`);
+    // Whether the engine's device may use subgroups here: the adapter offers them and the browser's
+    // WGSL has the subgroup_id builtins (web/lib/loading.js asks the device for them then).
+    const offered = await page.evaluate(async () => {
+      const adapter = await navigator.gpu.requestAdapter();
+      return adapter.features.has('subgroups') && navigator.gpu.wgslLanguageFeatures.has('subgroup_id');
+    });
     const runs = FULL
       ? [{ backend: 'webgpu' }]
       : [
@@ -169,6 +176,7 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     assert.ok(gpu.info.device.adapter, 'the adapter is named');
     assert.ok(gpu.info.backend.includes(gpu.info.device.adapter), gpu.info.backend);
     assert.equal(typeof gpu.info.device.f16, 'boolean');
+    assert.equal(gpu.info.device.subgroups, offered, `subgroups offered: ${offered}; ${gpu.info.backend}`);
     let want;
     let against;
     if (FULL) {
@@ -192,7 +200,8 @@ test('parity: the WebGPU judge in the browser agrees with the CPU backend on eve
     summary.push(line);
     if (summary.length === 1)
       console.log(
-        `adapter: ${gpu.info.device.adapter}; ${gpu.info.backend}; software adapter: ${gpu.info.device.softwareAdapter}`,
+        `adapter: ${gpu.info.device.adapter}; ${gpu.info.backend}; software adapter: ${gpu.info.device.softwareAdapter}; ` +
+          `subgroups offered and used: ${offered}`,
       );
   }
   writeFileSync(join(ROOT, 'tests/browser/out/webgpu-parity.txt'), summary.join('\n') + '\n');

@@ -6,7 +6,8 @@
 /**
  * What a WebGPU implementation (`gpu`: `navigator.gpu`, absent where there is none) tells of its
  * adapter, for the engine to judge (`AdapterReport`): whether the API exists, whether it gives an
- * adapter, its names, the fallback flag and `shader-f16`.
+ * adapter, its names, the fallback flag, `shader-f16`, and whether the engine's device gets
+ * `subgroups` (see `askForSubgroups`).
  */
 export async function adapterReport(gpu) {
   const api = !!gpu;
@@ -22,7 +23,35 @@ export async function adapterReport(gpu) {
     description: info.description || '',
     fallback: !!(info.isFallbackAdapter || adapter.isFallbackAdapter),
     shaderF16: adapter.features.has('shader-f16'),
+    subgroups: askForSubgroups(gpu, adapter),
   };
+}
+
+/** The label of the engine's device (the engine's `DEVICE_LABEL`, backend/webgpu/device.rs). */
+export const ENGINE_DEVICE = 'rocketjudge';
+
+/**
+ * wgpu's web backend requests a device with only the features it maps, and `subgroups` is not one of
+ * them: where the adapter offers subgroups and the WGSL compiler has the `subgroup_id` builtins the
+ * kernels take, the device wgpu requests for the engine (known by its label) asks for them too, and
+ * the report tells the engine it may use them. Elsewhere nothing changes and the kernels reduce in
+ * workgroup memory. Returns whether the engine's device will have them.
+ */
+function askForSubgroups(gpu, adapter) {
+  if (!adapter.features.has('subgroups') || !gpu.wgslLanguageFeatures?.has('subgroup_id')) return false;
+  const proto = Object.getPrototypeOf(adapter);
+  if (!proto.requestDevice.withSubgroups) {
+    const requestDevice = proto.requestDevice;
+    const withSubgroups = function (descriptor = {}) {
+      const wanted = descriptor.label === ENGINE_DEVICE && this.features.has('subgroups');
+      const features = [...(descriptor.requiredFeatures ?? [])];
+      if (wanted && !features.includes('subgroups')) features.push('subgroups');
+      return requestDevice.call(this, wanted ? { ...descriptor, requiredFeatures: features } : descriptor);
+    };
+    withSubgroups.withSubgroups = true;
+    proto.requestDevice = withSubgroups;
+  }
+  return true;
 }
 
 /** Read the GGUF header from a Blob, growing the prefix until it parses. */

@@ -62,7 +62,8 @@ pub struct BackendOptions {
     pub cpu_kernels: Option<String>,
     /// WebGPU: f16 workgroup tiles where the adapter has `shader-f16`.
     pub allow_f16: bool,
-    /// WebGPU, natively: subgroup operations in reductions where the adapter has them.
+    /// WebGPU: subgroup operations in reductions where the device has them (in a browser, where the
+    /// page asked for them).
     pub allow_subgroups: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,

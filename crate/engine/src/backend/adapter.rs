@@ -20,6 +20,9 @@ pub struct AdapterReport {
     /// `GPUAdapterInfo.isFallbackAdapter` (the browser's own software adapter).
     pub fallback: bool,
     pub shader_f16: bool,
+    /// The page asks the engine's device for `subgroups` (the adapter offers them and the browser's
+    /// WGSL has the `subgroup_id` builtins the kernels take): wgpu in a browser does not request them.
+    pub subgroups: bool,
 }
 
 impl AdapterReport {

@@ -24,6 +24,10 @@ pub(super) fn current(s: &Status) -> Option<String> {
     s.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The engine's device's label: in a browser, the page recognises the device wgpu requests by it
+/// (web/lib/loading.js `ENGINE_DEVICE`) to ask for `subgroups` too.
+const DEVICE_LABEL: &str = "rocketjudge";
+
 pub(super) struct Device {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -31,7 +35,8 @@ pub(super) struct Device {
     pub limits: wgpu::Limits,
     /// `shader-f16` is enabled (and allowed).
     pub f16: bool,
-    /// Subgroup operations are enabled (and allowed): natively, where the adapter has them.
+    /// Subgroup operations are enabled (and allowed): natively where the adapter has them, in a
+    /// browser where the page asked the device for them.
     pub subgroups: bool,
     /// Software-shaped kernels (see [`KernelSet`]).
     pub software: bool,
@@ -75,15 +80,21 @@ impl Device {
         let software_adapter =
             crate::backend::adapter::is_software_adapter(info.device_type == wgpu::DeviceType::Cpu, fallback, &info.name);
         let f16 = options.allow_f16 && adapter.features().contains(wgpu::Features::SHADER_F16);
-        // Native only: wgpu's browser backend does not request the browser's `subgroups` feature,
-        // and naga does not parse the `enable subgroups;` a browser's WGSL would need.
-        let subgroups = options.allow_subgroups && !cfg!(target_arch = "wasm32") && adapter.features().contains(wgpu::Features::SUBGROUP);
+        // In a browser wgpu neither sees nor requests the `subgroups` feature: the page asks for it on
+        // the device wgpu requests (web/lib/loading.js) and says so in its report; natively wgpu
+        // requests it where the adapter has it.
+        let offered = if cfg!(target_arch = "wasm32") {
+            report.is_some_and(|r| r.subgroups)
+        } else {
+            adapter.features().contains(wgpu::Features::SUBGROUP)
+        };
+        let subgroups = options.allow_subgroups && offered;
         let mut required_features = wgpu::Features::empty();
         required_features.set(wgpu::Features::SHADER_F16, f16);
-        required_features.set(wgpu::Features::SUBGROUP, subgroups);
+        required_features.set(wgpu::Features::SUBGROUP, subgroups && !cfg!(target_arch = "wasm32"));
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
-                label: Some("rocketjudge"),
+                label: Some(DEVICE_LABEL),
                 required_features,
                 required_limits: adapter.limits(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),

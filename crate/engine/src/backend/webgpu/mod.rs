@@ -14,12 +14,12 @@
 //!   (f16 tiles where `shader-f16` exists, f32 otherwise, always f32 accumulation) for many rows, a
 //!   GEMV for few rows, flash-style attention over the f16 cache and the new keys with segment masks,
 //!   and RMSNorm, RoPE (host-computed tables), gated activations, adds, row selection, cache appends.
-//!   Natively, where the adapter has subgroup operations, the reductions — the GEMV's partial sums,
-//!   RMSNorm's sum of squares, the logits' dot products (`reduce.wgsl`, `gemv.wgsl`) and the
+//!   Where the device has subgroup operations (natively where the adapter has them; in a browser
+//!   where the page asked for them, which wgpu there does not), the reductions — the GEMV's partial
+//!   sums, RMSNorm's sum of squares, the logits' dot products (`reduce.wgsl`, `gemv.wgsl`) and the
 //!   attention's per-tile softmax (`attention.wgsl`: a subgroup per query row instead of one
-//!   invocation) — combine within a subgroup in registers; without them (and in browsers, where wgpu
-//!   does not offer them yet) workgroup memory does it. Neither a subgroup size nor a layout of
-//!   invocations into subgroups is assumed (`lane.wgsl`).
+//!   invocation) — combine within a subgroup in registers; without them workgroup memory does it.
+//!   Neither a subgroup size nor a layout of invocations into subgroups is assumed (`lane.wgsl`).
 //!   Software adapters (lavapipe, SwiftShader: a CPU running invocations as SIMD lanes) get their
 //!   own matrix-product and attention kernels ([`KernelSet`]), several times faster there; the
 //!   tests check both sets against the CPU backend.

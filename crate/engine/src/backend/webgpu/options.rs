@@ -20,7 +20,8 @@ pub enum KernelSet {
 pub struct WebGpuOptions {
     /// Use f16 workgroup tiles in the matrix product when the adapter has `shader-f16`.
     pub allow_f16: bool,
-    /// Use subgroup operations in reductions when the adapter has them (natively only).
+    /// Use subgroup operations in reductions when the adapter has them (in a browser: when the page
+    /// asked the device for them, `AdapterReport::subgroups`).
     pub allow_subgroups: bool,
     /// Refuse to upload more than this many bytes of weights (WebGPU cannot tell how much memory a
     /// device has; a caller that knows can say so and get a clear error instead of an allocation

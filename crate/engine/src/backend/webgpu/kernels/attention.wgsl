@@ -225,6 +225,10 @@ fn softmax_tile(lane: Lane) {
 //#SUBGROUP
 // Rows sid, sid + nsg, …; the subgroup's active lanes split the tile's keys, a subgroup max and a
 // subgroup sum combine them.
+// `lane.sid` and `lane.nsg` are the same across a subgroup, so this loop is subgroup-uniform; a
+// browser's WGSL compiler cannot see that through the `Lane` struct (its `tid` differs per
+// invocation), hence the diagnostic's scope (naga, natively, does not check it).
+@diagnostic(off, subgroup_uniformity)
 fn softmax_tile(lane: Lane) {
     let rw = subgroup_rank();
     for (var r = lane.sid; r < BQ; r += lane.nsg) {

@@ -71,6 +71,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //#SUBGROUP
 // Work units (row, part of k): as many parts per row as there are subgroups per row (1 to LANES),
 // each subgroup taking units sid, sid + nsg, … .
+// `lane.sid` and `lane.nsg` are the same across a subgroup, so this loop is subgroup-uniform; a
+// browser's WGSL compiler cannot see that through the `Lane` struct (its `tid` differs per
+// invocation), hence the diagnostic's scope (naga, natively, does not check it).
+@diagnostic(off, subgroup_uniformity)
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, lane: Lane) {
     let wg = wid.x + wid.y * nwg.x;

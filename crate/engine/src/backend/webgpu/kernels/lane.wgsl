@@ -1,10 +1,13 @@
 // A kernel's invocation ids as one struct parameter of its entry point, so that the signature stays
-// the same with subgroup operations (natively, where the device has them) and without.
+// the same with subgroup operations (where the device has them) and without. A browser's WGSL needs
+// `enable subgroups;` for them (the host moves it to the top of the module; naga, natively, neither
+// needs nor parses it) and the `subgroup_id` language feature for the ids below.
 //#PLAIN
 struct Lane {
     @builtin(local_invocation_index) tid: u32,
 }
 //#SUBGROUP
+enable subgroups;
 struct Lane {
     @builtin(local_invocation_index) tid: u32,
     @builtin(subgroup_id) sid: u32,

@@ -32,12 +32,27 @@ const REDUCE: &str = include_str!("../kernels/reduce.wgsl");
 
 /// A kernel's WGSL module: its `enable` directives, the common helpers, then the family's text.
 fn module(body: String) -> String {
-    // `enable` directives must come before any declaration.
-    let (directives, body) = match body.strip_prefix("enable f16;\n") {
-        Some(rest) => ("enable f16;\n", rest.to_string()),
-        None => ("", body),
-    };
-    format!("{directives}{COMMON}\n{body}")
+    module_for(body, cfg!(target_arch = "wasm32"))
+}
+
+/// [`module`] for a browser's WGSL compiler (`browser`) or wgpu's own (naga). `enable` directives
+/// stand where a section needs them (`enable subgroups;` in `lane.wgsl`'s, `enable f16;` in the
+/// product's) and must come before any declaration, so they move to the top, each once. A browser
+/// needs `enable subgroups;` before a subgroup builtin; naga does not parse it (wgpu 30 lists it as
+/// unimplemented) and needs no directive for them, so natively it is left out.
+fn module_for(body: String, browser: bool) -> String {
+    let mut directives = String::new();
+    let mut rest = String::with_capacity(body.len());
+    for line in body.split_inclusive('\n') {
+        let directive = line.trim();
+        if !directive.starts_with("enable ") {
+            rest.push_str(line);
+        } else if (browser || directive != "enable subgroups;") && !directives.contains(directive) {
+            directives.push_str(directive);
+            directives.push('\n');
+        }
+    }
+    format!("{directives}{COMMON}\n{rest}")
 }
 
 /// The text of section `//#name` of a multi-section file (up to the next section).
@@ -49,7 +64,7 @@ fn section<'a>(src: &'a str, name: &str) -> &'a str {
 }
 
 /// A file's text before its first section, then its section with subgroup operations (`SUBGROUP`:
-/// natively where the device has them; wgpu does not offer them in a browser yet) or without
+/// where the device has them, natively or as the page asked for them in a browser) or without
 /// (`PLAIN`): a kernel whose variants differ in more than an override can say.
 fn subgroup_section(src: &str, subgroups: bool) -> String {
     let head = &src[..src.find("//#").unwrap_or(src.len())];
@@ -117,4 +132,32 @@ impl Ctx<'_> {
 /// The bindings of a weight part's planes (8, 9, … in every kernel that decodes weights).
 fn planes(part: &Part) -> impl Iterator<Item = (u32, Bind)> + '_ {
     part.planes.iter().enumerate().map(|(i, p)| (8 + i as u32, Bind::Buf(p.clone())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The directives of a module: its leading `enable` lines.
+    fn directives(module: &str) -> Vec<&str> {
+        module.lines().take_while(|l| l.starts_with("enable ")).collect()
+    }
+
+    #[test]
+    fn enable_directives_lead_the_module_once_and_subgroups_only_for_a_browser() {
+        // A subgroup product with f16 tiles: `enable f16;` at the body's head, `enable subgroups;` in
+        // the lane section, twice over here (as two sections that both bring the lane would).
+        let body = format!("enable f16;\nalias tile_t = f16;\n{}\n{}", lane(true), reduce(true));
+        let browser = module_for(body.clone(), true);
+        assert_eq!(directives(&browser), ["enable f16;", "enable subgroups;"]);
+        let native = module_for(body, false);
+        assert_eq!(directives(&native), ["enable f16;"]);
+        for text in [&browser, &native] {
+            let after = &text[directives(text).iter().map(|d| d.len() + 1).sum::<usize>()..];
+            assert!(!after.lines().any(|l| l.trim().starts_with("enable ")), "a directive after a declaration:\n{text}");
+            assert!(after.contains("subgroupAdd") && after.contains("struct Lane"));
+        }
+        // Without subgroups a browser's module asks for none.
+        assert_eq!(directives(&module_for(reduce(false), true)), Vec::<&str>::new());
+    }
 }
