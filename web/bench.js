@@ -14,7 +14,7 @@
 // only), run=1 (start at once). The result also lands as JSON in #bench-json.
 
 import { EngineClient } from './lib/rpc.js';
-import { h, mount, $, fmt } from './lib/dom.js';
+import { h, mount, $, fmt, duration } from './lib/dom.js';
 import { readManifest, modelSource } from './lib/manifest.js';
 import { wantedThreads } from './lib/threads.js';
 
@@ -65,7 +65,10 @@ async function runOurs(source, backend, workload, repeat, precision) {
   const blob = await engine.request('judgeBlob');
   await engine.request('unloadJudge');
   const decodeTokensPerSec = r.decodeTokens > 0 ? r.decodeTokens / (r.decodeMs / 1000) : null;
+  // The CPU's description names its kernels already; WebGPU's does not.
+  const kernels = r.kernels && !r.backend.includes(r.kernels) ? `, ${r.kernels}` : '';
   return {
+    label: `rocketjudge (${r.backend}${kernels})`,
     ...summarise(r.rounds, r.workload.prefix.length),
     decodeTokensPerSec,
     backend: r.backend,
@@ -108,7 +111,11 @@ async function runWllama(blob, backend, tokens, repeat, decodeTokens, tiny) {
   const best = pilot.length
     ? pilot.reduce((a, b) => (b.prefixTokensPerSec > a.prefixTokensPerSec ? b : a))
     : { threads, flashAttn: true };
-  const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false, decodeTokens);
+  // Its timed rounds are the page's longest wait on a CPU (about 3.5 minutes a round of the default
+  // workload on 2 cores): their time left, from the pilot's pace and the tokens a round evaluates.
+  const roundTokens = tokens.prefix.length + tokens.suffixes.reduce((n, s) => n + s.length, 0);
+  const secsPerRound = best.prefixTokensPerSec ? roundTokens / best.prefixTokensPerSec : null;
+  const full = await wllamaRounds(Wllama, blob, backend, tokens, best, repeat, false, decodeTokens, secsPerRound);
   // Its build, from its CMakeLists: emscripten -O3 -msimd128 (no relaxed SIMD), 64-bit memory, JSPI.
   const build = 'Memory64, JSPI, SIMD128 without relaxed SIMD';
   const label = `wllama ${version} (${build}; ${full.threads} thread${full.threads === 1 ? '' : 's'}, flash attention ${best.flashAttn ? 'on' : 'off'}${full.webgpu ? ', WebGPU' : ''}`;
@@ -117,9 +124,10 @@ async function runWllama(blob, backend, tokens, repeat, decodeTokens, tiny) {
 
 /**
  * `repeat` timed rounds of wllama with settings `c` (after a warm-up), then `decodeTokens` generated;
- * a `pilot` runs a short piece with one item.
+ * a `pilot` runs a short piece with one item. `secsPerRound` (where known): the status says the
+ * rounds' time left.
  */
-async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, decodeTokens) {
+async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, decodeTokens, secsPerRound = null) {
   const what = `${c.threads} thread${c.threads === 1 ? '' : 's'}, flash attention ${c.flashAttn ? 'on' : 'off'}`;
   status(`wllama: loading the same file on ${backend} (${what})…`);
   // ?wllamaLog=1: wllama's and llama.cpp's own log in the console.
@@ -148,8 +156,10 @@ async function wllamaRounds(Wllama, blob, backend, tokens, c, repeat, pilot, dec
     const rounds = [];
     const seen = { prefixTokens: 0, itemTokens: [], cachedTokens: Infinity };
     for (let r = 0; r <= repeat; r++) {
+      const left =
+        secsPerRound && r > 0 ? ` About ${duration((repeat - r + 1) * secsPerRound)} left for its rounds.` : '';
       status(
-        `wllama on ${backend} (${what})${pilot ? ', trying its settings on a short piece' : ''}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…`,
+        `wllama on ${backend} (${what})${pilot ? ', trying its settings on a short piece' : ''}: round ${r} of ${repeat}${r === 0 ? ' (warm-up)' : ''}…${left}`,
       );
       // Round 0 warms up on a short piece (as our engine's does): the first words and one item.
       const text = r === 0 ? prefixText.split(' ').slice(0, 48).join(' ') : prefixText;
@@ -325,7 +335,7 @@ function renderResult(report) {
         'tr',
         {},
         h('td', {}, label),
-        h('td', {}, `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`),
+        h('td', {}, o.label),
         h('td', { class: 'num' }, fmt(o.prefixTokensPerSec, 1)),
         h('td', { class: 'num' }, fmt(o.secondsPerResponse, 2)),
         h('td', { class: 'num' }, fmt(o.decodeTokensPerSec, 1)),

@@ -100,7 +100,7 @@ function print(r) {
     const o = row.rocketjudge;
     rows.push([
       row.backend,
-      `rocketjudge (${o.backend}${o.kernels ? `, ${o.kernels}` : ''})`,
+      o.label,
       f(o.prefixTokensPerSec, 1),
       f(o.secondsPerResponse),
       f(o.decodeTokensPerSec, 1),

@@ -37,6 +37,16 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
   await page.fill('#bench-suffix', '6');
   await page.fill('#bench-repeat', '1');
   assert.equal(await page.isChecked('#bench-webgpu'), true, 'WebGPU is offered where the browser has an adapter');
+  // Every status line the run shows, kept as it changes.
+  await page.evaluate(() => {
+    const el = document.querySelector('#status');
+    window.statuses = [];
+    new MutationObserver(() => window.statuses.push(el.textContent)).observe(el, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+  });
   await page.click('#bench-run');
   // While it runs: Run disabled, and the result area says what is running.
   assert.equal(await page.isDisabled('#bench-run'), true);
@@ -46,6 +56,12 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     polling: 1000,
   });
   assert.equal(await page.isDisabled('#bench-run'), false, 'Run is enabled again when the run ends');
+  // wllama's timed rounds on the CPU (the page's longest wait) say their time left, from its pilot's pace.
+  const statuses = await page.evaluate(() => window.statuses);
+  assert.ok(
+    statuses.some((t) => /wllama on cpu .*round 1 of 1….*About \d+m \d\ds left for its rounds\./.test(t)),
+    statuses.filter((t) => /wllama/.test(t)).join('\n'),
+  );
   const report = JSON.parse(await page.locator('#bench-json').textContent());
   assert.equal(report.error, undefined, report.error);
   assert.equal(report.isolated, true);
@@ -101,6 +117,9 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     );
   }
   assert.match(report.rows[0].rocketjudge.backend, /^cpu \(\d+ threads?, int8 wasm/);
+  // The row's label names the CPU's kernels once (its description already does).
+  const cpu = report.rows[0].rocketjudge;
+  assert.equal(cpu.label.split(cpu.kernels).length - 1, 1, cpu.label);
   assert.equal(report.rows[1].wllama.webgpu, true);
   assert.match(report.rows[1].rocketjudge.backend, /^webgpu: .*swiftshader/i);
   assert.ok(report.rows[1].reduced, 'a software adapter runs the small workload');
