@@ -65,6 +65,9 @@ pub struct BackendOptions {
     /// WebGPU: subgroup operations in reductions where the device has them (in a browser, where the
     /// page asked for them).
     pub allow_subgroups: bool,
+    /// WebGPU, natively: the many-row products on cooperative matrices (the GPU's matrix units)
+    /// where the adapter has them.
+    pub allow_cooperative_matrix: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,
     /// WebGPU in a browser: what the page knows of its adapter (wgpu there does not pass it on).
@@ -106,6 +109,7 @@ impl Default for BackendOptions {
             cpu_kernels: None,
             allow_f16: true,
             allow_subgroups: true,
+            allow_cooperative_matrix: true,
             memory_budget: None,
             adapter: None,
         }
@@ -219,6 +223,7 @@ pub async fn open_webgpu(options: &BackendOptions) -> Result<crate::backend::web
         kernels,
         allow_f16: options.allow_f16,
         allow_subgroups: options.allow_subgroups,
+        allow_cooperative_matrix: options.allow_cooperative_matrix,
         memory_budget: options.memory_budget,
         report,
         ..d

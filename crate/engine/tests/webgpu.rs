@@ -54,10 +54,10 @@ fn with_and_without_subgroups(kernels: KernelSet, allow_f16: bool) -> Vec<WebGpu
     v
 }
 
-/// Every kernel set the adapter can run: the GPU-shaped kernels with f16 workgroup tiles (when the
-/// adapter has shader-f16) and with f32 tiles, and the software-shaped kernels; the GPU kernels with
-/// f16 tiles and the software ones each with subgroup reductions (when the adapter has subgroups)
-/// and without.
+/// Every kernel set the adapter can run: the GPU-shaped kernels on cooperative matrices (where the
+/// adapter has them), with f16 workgroup tiles (when it has shader-f16) and with f32 tiles, and the
+/// software-shaped kernels; the GPU kernels with f16 tiles and the software ones each with subgroup
+/// reductions (when the adapter has subgroups) and without.
 fn gpu_variants() -> Vec<WebGpu> {
     let mut v = with_and_without_subgroups(KernelSet::Gpu, true);
     let info = v[0].adapter_info();
@@ -65,6 +65,11 @@ fn gpu_variants() -> Vec<WebGpu> {
         eprintln!("subgroups: {} to {} invocations ({})", info.subgroup_min_size, info.subgroup_max_size, info.name);
     } else {
         eprintln!("subgroups: the adapter ({}) has none; only the kernels without them run", info.name);
+    }
+    match v[0].cooperative_matrix() {
+        // The first device took them: the same kernels on f16 tiles beside it.
+        Ok(()) => v.insert(1, gpu_with(WebGpuOptions { allow_cooperative_matrix: false, kernels: KernelSet::Gpu, ..Default::default() })),
+        Err(why) => eprintln!("cooperative matrices: not run here: {why}"),
     }
     if v[0].uses_f16() {
         v.push(gpu_with(WebGpuOptions { allow_f16: false, kernels: KernelSet::Gpu, ..Default::default() }));
@@ -76,6 +81,8 @@ fn gpu_variants() -> Vec<WebGpu> {
 fn kernels_of(g: &WebGpu) -> String {
     let tiles = if g.uses_software_kernels() {
         "software kernels"
+    } else if g.cooperative_matrix().is_ok() {
+        "GPU kernels, cooperative matrices"
     } else if g.uses_f16() {
         "GPU kernels, f16 tiles"
     } else {

@@ -87,6 +87,9 @@ pub struct Args {
     /// WebGPU: reductions without subgroup operations even where the adapter has them.
     #[arg(long)]
     no_subgroups: bool,
+    /// WebGPU: the many-row products on f16 tiles even where the adapter has cooperative matrices.
+    #[arg(long)]
+    no_cooperative_matrix: bool,
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
     #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
     kernels: GpuKernels,
@@ -137,6 +140,7 @@ pub fn run(a: Args) -> CliResult {
         threads,
         allow_f16: !a.no_f16,
         allow_subgroups: !a.no_subgroups,
+        allow_cooperative_matrix: !a.no_cooperative_matrix,
         kernels: a.kernels,
         cpu_kernels: a.cpu_kernels.clone(),
         ..a.judge.device.options()

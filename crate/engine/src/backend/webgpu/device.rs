@@ -28,6 +28,45 @@ pub(super) fn current(s: &Status) -> Option<String> {
 /// (web/lib/loading.js `ENGINE_DEVICE`) to ask for `subgroups` too.
 const DEVICE_LABEL: &str = "rocketjudge";
 
+/// Workgroup memory of the cooperative-matrix product (gemm_coop.wgsl: two 64 × 32 f16 tiles and a
+/// 64 × 64 f32 one).
+const COOP_WORKGROUP_BYTES: u32 = 2 * 64 * 32 * 2 + 64 * 64 * 4;
+
+/// The cooperative-matrix product's workgroup size on this adapter, or why it cannot run there
+/// (see [`Device::coop_workgroup`]); `f16_subgroups`: the device gets shader-f16 and subgroups.
+fn coop_workgroup(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo, options: &WebGpuOptions, f16_subgroups: bool) -> Result<u32, String> {
+    let limits = adapter.limits();
+    let f16_into_f32 = |p: &wgpu::CooperativeMatrixProperties| {
+        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+            && p.ab_type == wgpu::CooperativeScalarType::F16
+            && p.cr_type == wgpu::CooperativeScalarType::F32
+    };
+    let wg = 8 * info.subgroup_min_size;
+    if cfg!(target_arch = "wasm32") {
+        Err("not in a browser: WebGPU has no cooperative matrices".into())
+    } else if !options.allow_cooperative_matrix {
+        Err("not allowed by the options".into())
+    } else if !adapter.features().contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+        Err(format!("{} reports no cooperative matrices", info.name))
+    } else if !adapter.cooperative_matrix_properties().iter().any(f16_into_f32) {
+        Err(format!("{} has no 16×16 f16 product into f32: {:?}", info.name, adapter.cooperative_matrix_properties()))
+    } else if !f16_subgroups {
+        Err("the kernel needs shader-f16 and subgroups".into())
+    } else if info.subgroup_min_size != info.subgroup_max_size {
+        Err(format!("subgroups of {} to {} invocations: the kernel needs one size", info.subgroup_min_size, info.subgroup_max_size))
+    } else if wg == 0
+        || wg > limits.max_compute_invocations_per_workgroup
+        || limits.max_compute_workgroup_storage_size < COOP_WORKGROUP_BYTES
+    {
+        Err(format!(
+            "8 subgroups of {} and {COOP_WORKGROUP_BYTES} bytes of workgroup memory exceed the device's limits",
+            info.subgroup_min_size
+        ))
+    } else {
+        Ok(wg)
+    }
+}
+
 pub(super) struct Device {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -38,6 +77,11 @@ pub(super) struct Device {
     /// Subgroup operations are enabled (and allowed): natively where the adapter has them, in a
     /// browser where the page asked the device for them.
     pub subgroups: bool,
+    /// Invocations of a workgroup of the cooperative-matrix product (8 subgroups), where the device
+    /// runs it (natively, with 16 × 16 f16 matrices multiplied into f32 ones, shader-f16, subgroups
+    /// of one fixed size, the workgroup memory the kernel takes, GPU-shaped kernels, and allowed),
+    /// else why not.
+    pub coop_workgroup: Result<u32, String>,
     /// Software-shaped kernels (see [`KernelSet`]).
     pub software: bool,
     /// The adapter is a CPU rasterizer, not a GPU.
@@ -89,15 +133,24 @@ impl Device {
             adapter.features().contains(wgpu::Features::SUBGROUP)
         };
         let subgroups = options.allow_subgroups && offered;
+        let coop_workgroup = coop_workgroup(&adapter, &info, options, f16 && subgroups);
         let mut required_features = wgpu::Features::empty();
         required_features.set(wgpu::Features::SHADER_F16, f16);
         required_features.set(wgpu::Features::SUBGROUP, subgroups && !cfg!(target_arch = "wasm32"));
+        required_features.set(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, coop_workgroup.is_ok());
+        let experimental_features = if coop_workgroup.is_ok() {
+            // SAFETY: wgpu's experimental cooperative matrices; the kernel that uses them is checked
+            // against the tiled one and the CPU engine (tests/webgpu.rs) wherever an adapter has them.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some(DEVICE_LABEL),
                 required_features,
                 required_limits: adapter.limits(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                experimental_features,
                 memory_hints: wgpu::MemoryHints::Performance,
                 trace: wgpu::Trace::Off,
             })
@@ -124,7 +177,8 @@ impl Device {
             KernelSet::Gpu => false,
             KernelSet::Software => true,
         };
-        Ok(Device { device, queue, info, limits, f16, subgroups, software, software_adapter, status })
+        let coop_workgroup = coop_workgroup.and_then(|wg| if software { Err("software-shaped kernels chosen".into()) } else { Ok(wg) });
+        Ok(Device { device, queue, info, limits, f16, subgroups, coop_workgroup, software, software_adapter, status })
     }
 
     /// Destroy the device, as a driver reset would lose it.

@@ -112,6 +112,11 @@ impl WebGpu {
         self.dev.subgroups
     }
 
+    /// Whether the many-row products run on cooperative matrices, else why not.
+    pub fn cooperative_matrix(&self) -> Result<(), String> {
+        self.dev.coop_workgroup.clone().map(|_| ())
+    }
+
     /// Whether the software-shaped kernels are in use.
     pub fn uses_software_kernels(&self) -> bool {
         self.dev.software
@@ -182,6 +187,8 @@ impl Backend for WebGpu {
             info.device_type,
             if self.dev.software {
                 "software-shaped kernels"
+            } else if self.dev.coop_workgroup.is_ok() {
+                "cooperative-matrix products (f16, f32 accumulation)"
             } else if self.dev.f16 {
                 "f16 workgroup tiles"
             } else {

@@ -23,6 +23,9 @@ pub struct WebGpuOptions {
     /// Use subgroup operations in reductions when the adapter has them (in a browser: when the page
     /// asked the device for them, `AdapterReport::subgroups`).
     pub allow_subgroups: bool,
+    /// Run the many-row products on cooperative matrices (the GPU's matrix units) where the adapter
+    /// has them (natively only; see `Device::coop_workgroup`).
+    pub allow_cooperative_matrix: bool,
     /// Refuse to upload more than this many bytes of weights (WebGPU cannot tell how much memory a
     /// device has; a caller that knows can say so and get a clear error instead of an allocation
     /// failure).
@@ -45,6 +48,7 @@ impl Default for WebGpuOptions {
         WebGpuOptions {
             allow_f16: true,
             allow_subgroups: true,
+            allow_cooperative_matrix: true,
             memory_budget: None,
             gemv_max_rows: 16,
             low_power: false,

@@ -1,5 +1,6 @@
-//! `x · Wᵀ (+ bias)`: a tiled GEMM (`gemm.wgsl`) for many rows, a GEMV (`gemv.wgsl`) for few, and on
-//! software adapters a product reading activations through uniform bindings (`matmul_ubo.wgsl`,
+//! `x · Wᵀ (+ bias)`: a tiled GEMM (`gemm.wgsl`) for many rows — on the GPU's matrix units
+//! (`gemm_coop.wgsl`) where the device has cooperative matrices —, a GEMV (`gemv.wgsl`) for few, and
+//! on software adapters a product reading activations through uniform bindings (`matmul_ubo.wgsl`,
 //! after `pack_x.wgsl` lays them out), each dispatched once per weight part.
 
 use bytemuck::{Pod, Zeroable};
@@ -13,12 +14,13 @@ use super::{dq_section, lane, module, planes, subgroup_section, xload, Ctx};
 
 const MATMUL_IO: &str = include_str!("../kernels/matmul_io.wgsl");
 const GEMM: &str = include_str!("../kernels/gemm.wgsl");
+const GEMM_COOP: &str = include_str!("../kernels/gemm_coop.wgsl");
 const GEMV: &str = include_str!("../kernels/gemv.wgsl");
 const MATMUL_UBO: &str = include_str!("../kernels/matmul_ubo.wgsl");
 const PACK_X: &str = include_str!("../kernels/pack_x.wgsl");
 
 /// Output rows × columns of a GEMM workgroup (`BM`, `BN` in gemm.wgsl, fixed by its 16 × 16
-/// threads with 4 × 4 register tiles).
+/// threads with 4 × 4 register tiles; in gemm_coop.wgsl by its 8 subgroups' two 16 × 16 tiles each).
 const GEMM_TILE: usize = 64;
 /// Weight rows (`NR`) and activation rows (`MB`) of a GEMV workgroup (gemv.wgsl; `MB` also sizes a
 /// function-scope array there, so it stays a WGSL constant).
@@ -74,6 +76,9 @@ pub(in super::super) enum Variant {
     /// Tiled matrix product; `f16`: workgroup tiles in f16; `bk`: k-depth of a tile (16 or 32);
     /// `xvec`: activation rows are 16-byte aligned.
     Gemm { fmt: Format, f16: bool, bk: u32, xvec: bool },
+    /// Tiled matrix product on cooperative matrices (f16 × f16 → f32, 16 × 16), `wg` invocations:
+    /// 8 subgroups.
+    GemmCoop { fmt: Format, xvec: bool, wg: u32 },
     /// `subgroups`: a subgroup per (weight row, part of k), summing in registers.
     Gemv { fmt: Format, xvec: bool, subgroups: bool },
     /// The product for software adapters: `mb` rows × `kc` columns of activations per dispatch.
@@ -90,6 +95,9 @@ impl Variant {
                 let head = if f16 { "enable f16;\nalias tile_t = f16;\n" } else { "alias tile_t = f32;\n" };
                 format!("{head}{MATMUL_IO}\n{GEMM}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
+            Variant::GemmCoop { fmt, xvec, .. } => {
+                format!("enable f16;\nenable wgpu_cooperative_matrix;\n{MATMUL_IO}\n{GEMM_COOP}\n{}\n{}", xload(xvec), dq_section(fmt))
+            }
             Variant::Gemv { fmt, xvec, subgroups } => {
                 let gemv = subgroup_section(GEMV, subgroups);
                 format!("{MATMUL_IO}\n{}\n{gemv}\n{}\n{}", lane(subgroups), xload(xvec), dq_section(fmt))
@@ -102,6 +110,7 @@ impl Variant {
     fn overrides(&self) -> Vec<(&'static str, f64)> {
         match *self {
             Variant::Gemm { bk, .. } => vec![("BK", bk as f64)],
+            Variant::GemmCoop { wg, .. } => vec![("WG", wg as f64)],
             Variant::PackX => vec![("WG", super::eltwise::WG as f64)],
             Variant::Gemv { .. } | Variant::Ubo { .. } => Vec::new(),
         }
@@ -149,6 +158,9 @@ fn choose(cx: &Ctx, options: &WebGpuOptions, fmt: Format, m: usize, k: usize) ->
     }
     if m <= options.gemv_max_rows {
         return Variant::Gemv { fmt, xvec, subgroups: cx.dev.subgroups };
+    }
+    if let Ok(wg) = cx.dev.coop_workgroup {
+        return Variant::GemmCoop { fmt, xvec, wg };
     }
     let bk = if cx.dev.f16 || cx.dev.limits.max_compute_workgroup_storage_size >= 2 * 64 * 9 * 16 { 32 } else { 16 };
     Variant::Gemm { fmt, f16: cx.dev.f16, bk, xvec }
@@ -267,5 +279,48 @@ impl Shader for Variant {
 
     fn constants(&self) -> Vec<(&'static str, f64)> {
         self.overrides()
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use wgpu::naga;
+
+    /// The cooperative-matrix product cannot run on the adapters this suite has (lavapipe and
+    /// SwiftShader report no cooperative matrices): here its text, for every weight format, goes
+    /// through what wgpu does before a driver sees it — naga's WGSL front end, its validator with the
+    /// capabilities the device would have, and the SPIR-V writer. Its numbers are checked against the
+    /// tiled product and the CPU engine on an adapter that has them (tests/webgpu.rs).
+    #[test]
+    fn the_cooperative_product_is_valid_wgsl_and_spirv_for_every_weight_format() {
+        use naga::valid::{Capabilities, ValidationFlags, Validator};
+        let caps = Capabilities::SHADER_FLOAT16
+            | Capabilities::SHADER_FLOAT16_IN_FLOAT32
+            | Capabilities::SUBGROUP
+            | Capabilities::COOPERATIVE_MATRIX;
+        for fmt in [Format::F32, Format::F16, Format::BF16, Format::Q8_0, Format::Q4, Format::Q5, Format::Q4K, Format::Q5K, Format::Q6K] {
+            for xvec in [true, false] {
+                let variant = Variant::GemmCoop { fmt, xvec, wg: 256 };
+                let text = variant.source();
+                let module = naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{fmt:?}: {}", e.emit_to_string(&text)));
+                let info = Validator::new(ValidationFlags::all(), caps)
+                    .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+                    .subgroup_operations(naga::valid::SubgroupOperationSet::all())
+                    .validate(&module)
+                    .unwrap_or_else(|e| panic!("{fmt:?}: {}", e.emit_to_string(&text)));
+                let constants: naga::back::PipelineConstants = variant.constants().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                let (module, info) = naga::back::pipeline_constants::process_overrides(
+                    &module,
+                    &info,
+                    Some((naga::ShaderStage::Compute, "main")),
+                    &constants,
+                )
+                .unwrap_or_else(|e| panic!("{fmt:?}: overrides: {e}"));
+                let options = naga::back::spv::Options { lang_version: (1, 6), ..Default::default() };
+                let pipeline = naga::back::spv::PipelineOptions { shader_stage: naga::ShaderStage::Compute, entry_point: "main".into() };
+                naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline)).unwrap_or_else(|e| panic!("{fmt:?}: SPIR-V: {e}"));
+            }
+        }
     }
 }
