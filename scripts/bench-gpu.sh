@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command: on each judge, our engine on native wgpu (Vulkan, Metal or DX12) and
 # on the CPU, llama.cpp beside each (all layers offloaded to its GPU backend for the GPU rows); the
-# tab's own wasm on the same GPU through Dawn under Node (scripts/bench/dawn-bench.mjs), set against
-# native wgpu; and the browser's WebGPU on the hardware adapter for both engines (rocketjudge and
-# wllama), in one table.
+# matrix products on the GPU against its dense f16 matrix peak; the CPU engine's and llama.cpp's
+# prefill at 1, 2, 4, … threads up to --threads (the first judge), with the buffer types llama.cpp's
+# weights went to (AMX, CPU_REPACK); the tab's own wasm on the same GPU through Dawn under Node
+# (scripts/bench/dawn-bench.mjs), set against native wgpu; and the browser's WebGPU on the hardware
+# adapter for both engines (rocketjudge and wllama), in one table.
 #
 #   scripts/bench-gpu.sh [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--threads N] [--out DIR]
 #                        [--no-browser] [--offline] [-- BENCH ARGS...]
@@ -87,23 +89,57 @@ fi
   echo "command: scripts/bench-gpu.sh --models $models --threads $threads ${extra[*]:+-- ${extra[*]}}"
 } >"$out/machine.txt"
 
+# BENCH ARGS first where they name a flag, else ours: the same flag twice is an error to `bench`.
+unless_given() {
+  local flag=$1
+  [[ " ${extra[*]-} " == *" $flag "* ]] || printf '%s\n' "$@"
+}
+
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   for backend in webgpu cpu; do
     log "$name on $backend, with llama.cpp beside it"
     "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
   done
+  # What the GPU's matrix units buy: the same WebGPU run on f16 tiles, where the device has them.
+  rm -f "$out/$name.webgpu-no-coop.json"
+  if grep -Eq '"backend": ?"webgpu: .*cooperative-matrix' "$out/$name.webgpu.json"; then
+    log "$name on webgpu without cooperative matrices"
+    mapfile -t none < <(unless_given --reference none)
+    "$rj" bench --model "$m" --backend webgpu --no-cooperative-matrix ${none[@]+"${none[@]}"} --format json \
+      ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-coop.json"
+  fi
   # What subgroup reductions buy: the same WebGPU run without them, where the device has them.
   rm -f "$out/$name.webgpu-no-subgroups.json"
   if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
     log "$name on webgpu without subgroup operations"
     # No llama.cpp run here (it was in the row above), unless BENCH ARGS already say which reference.
-    no_reference=(--reference none)
-    [[ " ${extra[*]-} " == *" --reference "* ]] && no_reference=()
-    "$rj" bench --model "$m" --backend webgpu --no-subgroups ${no_reference[@]+"${no_reference[@]}"} --format json \
+    mapfile -t none < <(unless_given --reference none)
+    "$rj" bench --model "$m" --backend webgpu --no-subgroups ${none[@]+"${none[@]}"} --format json \
       ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-subgroups.json"
   fi
 done
+
+# The products on the GPU (target: ≥ 30 % of its dense f16 matrix peak; the table sets the best
+# GEMM of each weight type against it), on the first judge's backend with a token workload.
+log "matrix products (512×4096 · 4096×4096ᵀ) on webgpu"
+mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 16; unless_given --items 1; unless_given --suffix-tokens 4; unless_given --decode-tokens 0; unless_given --repeat 3)
+"$rj" bench --model "${model_list[0]}" --backend webgpu --matmul 512,4096,4096 --format json \
+  ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"} >"$out/matmul.webgpu.json" || { log "matrix products failed"; rm -f "$out/matmul.webgpu.json"; }
+
+# Every CPU core: the CPU engine's prefill and llama.cpp's at 1, 2, 4, … threads up to --threads, on
+# the first judge (llama.cpp at exactly those threads: no pilot; no decode), each with its speed-up over
+# one thread; llama.cpp's weight buffer types say which of its kernels ran (AMX, CPU_REPACK).
+curve=()
+for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
+curve+=("$threads")
+mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 0)
+for t in "${curve[@]}"; do
+  log "${model_list[0]} on the CPU with $t threads, llama.cpp beside it"
+  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --format json \
+    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/curve.$t.json" || { log "$t threads failed"; rm -f "$out/curve.$t.json"; }
+done
+echo "${curve[*]}" >"$out/curve.txt"
 
 # The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
 dawn_missing=""
@@ -130,7 +166,7 @@ print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
-    for backend in ("webgpu", "webgpu-no-subgroups", "cpu"):
+    for backend in ("webgpu", "webgpu-no-coop", "webgpu-no-subgroups", "cpu"):
         path = os.path.join(out, f"{name}.{backend}.json")
         if not os.path.exists(path):
             continue
@@ -160,6 +196,34 @@ for m in models:
     print(f"| {name} | {d['backend']} | {offered} | {d['prefill_tokens_per_s']:.0f} | {d['seconds_per_response']:.3f} | {dec} | "
           f"{native['prefill_tokens_per_s']:.0f} | ×{d['prefill_tokens_per_s'] / native['prefill_tokens_per_s']:.2f} |")
 print(open(os.path.join(out, "dawn-missing.txt")).read().strip())
+
+# Dense f16 matrix peaks with f32 accumulation (datasheets, without sparsity): the target's measure.
+F16_PEAKS = [("H200 NVL", 835.0), ("H200", 989.0), ("H100 NVL", 835.0), ("H100 PCIE", 756.0), ("H100", 989.0), ("A100", 312.0)]
+path = os.path.join(out, "matmul.webgpu.json")
+if os.path.exists(path):
+    r = json.load(open(path))
+    s, backend = r["matmul"], r["rocketjudge"]["backend"]
+    peak = next((p for k, p in F16_PEAKS if k in backend.upper()), None)
+    print(f"\n| matrix products on {backend}: {s['m']}×{s['k']} · {s['n']}×{s['k']}ᵀ | GEMM GFLOP/s | of the dense f16 matrix peak{f' ({peak:.0f} TFLOP/s)' if peak else ''} | GEMV GB/s (weights) |")
+    print("|---|---|---|---|")
+    for t in s["types"]:
+        share = f"{t['gemm_gflops'] / peak / 10:.1f} %" if peak else "unknown GPU"
+        print(f"| {t['type']} | {t['gemm_gflops']:.0f} | {share} | {t['gemv_weight_gb_per_s']:.0f} |")
+else:
+    print("\nmatrix products: not run")
+
+curve = [int(t) for t in open(os.path.join(out, "curve.txt")).read().split()]
+rows = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"curve.{t}.json"))}
+print(f"\n| {os.path.basename(models[0]).removesuffix('.gguf')} on the CPU: threads | ours prefill tok/s | ours × 1 thread | llama.cpp prefill tok/s | llama.cpp × 1 thread | ours ÷ llama.cpp | llama.cpp's weight buffers |")
+print("|---|---|---|---|---|---|---|")
+one = rows.get(1)
+for t, r in rows.items():
+    o, l = r["rocketjudge"]["prefill_tokens_per_s"], (r.get("llama_cpp") or {}).get("prefill_tokens_per_s")
+    o1 = one["rocketjudge"]["prefill_tokens_per_s"] if one else None
+    l1 = (one.get("llama_cpp") or {}).get("prefill_tokens_per_s") if one else None
+    x = lambda v, base: f"×{v / base:.2f}" if v and base else "–"
+    bufs = ", ".join((r.get("llama_cpp") or {}).get("weight_buffers", [])) or "–"
+    print(f"| {t} | {o:.0f} | {x(o, o1)} | {f'{l:.0f}' if l else '–'} | {x(l, l1)} | {x(o, l)} | {bufs} |")
 EOF
 
 if [ "$browser" = 1 ]; then

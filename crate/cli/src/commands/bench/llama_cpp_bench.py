@@ -26,14 +26,36 @@ median over repeats of
   decode_s    — decode_tokens generated greedily on top of the prefix from first_token, one
                 token per evaluation with its logits (end-of-generation does not stop it),
   scratch_s   — (if asked) each item evaluated from scratch, prefix included, as naive graders do.
+and weight_buffers: the buffer types llama.cpp put the weights in, as its log says at load ("CPU_REPACK":
+its CPU kernels' repacked layouts; "AMX": the Intel AMX tiles' kernels; "CUDA0": a GPU), which tells
+which of its kernels the figures come from.
 """
 import json
+import re
 import statistics
 import sys
 import time
 
 PILOT_TOKENS = 512
 UBATCH = 512
+
+
+def keep_log(llama_cpp):
+    """Collect llama.cpp's log (all of it, whatever `verbose` says) into the returned list."""
+    lines = []
+
+    @llama_cpp.llama_log_callback
+    def keep(level, text, user_data):
+        lines.append(text.decode("utf-8", "replace"))
+
+    llama_cpp.llama_log_set(keep, None)
+    keep_log.callback = keep  # ctypes calls it later: keep it alive
+    return lines
+
+
+def weight_buffers(log):
+    """The buffer types of the weights, from llama.cpp's "<type> model buffer size = …" lines."""
+    return sorted(set(re.findall(r"(\S+) model buffer size", "".join(log))))
 
 
 def thread_counts(cfg):
@@ -124,6 +146,7 @@ def main():
     import llama_cpp
     from llama_cpp import Llama
 
+    log = keep_log(llama_cpp)
     threads, figures = pilot(Llama, cfg)
     runs = []
     for fa in flash_attention(cfg):
@@ -134,7 +157,7 @@ def main():
     best = min(runs, key=lambda r: r["prefill_s"] + r["items_s"])
     gpu = cfg.get("gpu_layers", 0) != 0 and llama_cpp.llama_supports_gpu_offload()
     out = {"llama_cpp_python": llama_cpp.__version__, "device": "gpu (all layers)" if gpu else "cpu",
-           "pilot": figures, "runs": runs, **best}
+           "pilot": figures, "runs": runs, "weight_buffers": weight_buffers(log), **best}
     faster = min(runs, key=lambda r: r["prefill_s"])
     if faster is not best:
         out["best_prefill"] = {"settings": faster["settings"], "prefill_s": faster["prefill_s"]}

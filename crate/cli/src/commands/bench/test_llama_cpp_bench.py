@@ -22,10 +22,14 @@ def recorder(speed):
     """A stand-in llama_cpp module: each Llama records its settings; `speed(settings, n)` is how many
     seconds a token takes under them in an evaluation of n tokens (the clock is the module's own,
     advanced by eval)."""
-    made, clock = [], [0.0]
+    made, clock, log = [], [0.0], []
 
     class Llama:
         def __init__(self, **kw):
+            # What llama.cpp logs at load, through the callback the harness set.
+            for kind, mib in (("CPU_Mapped", 300.0), ("CPU_REPACK", 180.5)):
+                for callback in log:
+                    callback(1, f"load_tensors: {kind:>12} model buffer size = {mib:8.2f} MiB\n".encode(), None)
             self.kw, self.n_tokens, self.closed = kw, 0, False
             self.n_batch = min(kw["n_ctx"], kw["n_batch"])
             self.context_params = types.SimpleNamespace(n_ubatch=min(self.n_batch, kw["n_ubatch"]))
@@ -48,6 +52,8 @@ def recorder(speed):
     module = types.ModuleType("llama_cpp")
     module.Llama, module.__version__ = Llama, "recorder"
     module.llama_supports_gpu_offload = lambda: False
+    module.llama_log_callback = lambda f: f
+    module.llama_log_set = lambda callback, user_data: log.append(callback)
     return module, made, clock
 
 
@@ -114,6 +120,10 @@ class Harness(unittest.TestCase):
             self.assertEqual(m.kw["n_ubatch"], 512)
             self.assertEqual(m.kw["n_threads_batch"], m.kw["n_threads"])
         self.assertGreaterEqual(report["settings"]["n_batch"], 1500)
+
+    def test_the_weights_buffer_types_come_from_llama_cpps_log(self):
+        report, _ = self.run_bench(self.cfg(), lambda kw, n: 1.0)
+        self.assertEqual(report["weight_buffers"], ["CPU_Mapped", "CPU_REPACK"])
 
     def test_without_the_pilot_or_on_the_gpu_fewer_settings_are_tried(self):
         _, made = self.run_bench(self.cfg(pilot=False), lambda kw, n: 1.0)
