@@ -178,3 +178,34 @@ fn response_logprob_matches_llama_cpp() {
         }
     }
 }
+
+/// The same grades whatever the thread count: the pool splits products, attention and norms
+/// differently for 1, 2, 3 and 8 threads (8 over-subscribe a small machine, as a browser's pool
+/// can), and every item's p(Yes) stays within the parity bound of the one-thread grade (SmolLM2,
+/// every parity fixture). The largest difference is printed.
+#[test]
+fn grades_do_not_depend_on_the_thread_count() {
+    let _guard = common::model_lock();
+    let name = "smollm2-135m";
+    let g = common::golden(&format!("parity-{name}.json"));
+    let tol = g["reference_variation"].as_f64().unwrap().max(0.01);
+    let fixtures = common::parity_fixtures();
+    let grade = |threads: usize| -> Vec<f64> {
+        let cpu = Cpu::with_precision(threads, Precision::Int8).unwrap();
+        let mut judge = judge_from_file(&common::model_path(name), cpu, 4096, &mut |_, _| {}).unwrap();
+        let mut p = Vec::new();
+        for (_, query, response) in &fixtures {
+            let prepared = judge.prepare(query, response).unwrap();
+            p.extend(pollster::block_on(judge.grade_prepared(&prepared)).unwrap().iter().map(|gr| gr.p_yes));
+        }
+        p
+    };
+    let one = grade(1);
+    for threads in [2, 3, 8] {
+        let other = grade(threads);
+        assert_eq!(other.len(), one.len());
+        let worst = one.iter().zip(&other).map(|(a, b)| (a - b).abs()).fold(0f64, f64::max);
+        eprintln!("{name}: {} items, {threads} threads against 1: max |Δp(Yes)| {worst:.2e}", one.len());
+        assert!(worst <= tol, "{threads} threads: p(Yes) moved by {worst:.4} from one thread's (bound {tol:.4})");
+    }
+}
