@@ -27,6 +27,9 @@
 # M.skel` (a few MB each); carry the skeletons, a release binary and the sdist there; there,
 # `python3 scripts/bench/twin_gguf.py fill M.skel M.gguf` and
 # `RJ_BIN=./rocketjudge LLAMA_SRC=… scripts/bench-gpu.sh --offline --no-browser --models M.gguf,…`.
+# RJ_WEBGPU_TESTS=target/release/deps/webgpu-… (the engine's WebGPU test binary, carried like the CLI)
+# first checks the kernels on this adapter against the CPU engine, cooperative matrices included;
+# the table's second line says whether they passed.
 # The Dawn rows need node, pkg/ (scripts/build-web.sh) and node_modules/webgpu (its package.json,
 # index.js and dist/linux-x64: about 21 MB); carry those too, or the table says they were not run.
 set -euo pipefail
@@ -80,6 +83,20 @@ if ! python3 -c 'import llama_cpp' 2>/dev/null; then
       python3 -m pip install --quiet --disable-pip-version-check --target "$site" ${flags[@]+"${flags[@]}"} "$src" >&2
   fi
   export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+fi
+
+# Correctness before speed, where the engine's WebGPU test binary was carried (RJ_WEBGPU_TESTS=
+# target/release/deps/webgpu-…, from `cargo test --release --features webgpu --test webgpu --no-run`):
+# its random-weight kernel tests on this adapter — the products of every weight type (on cooperative
+# matrices too, where the device has them) and the attention — against the CPU engine.
+if [ -n "${RJ_WEBGPU_TESTS:-}" ]; then
+  log "the WebGPU kernels against the CPU engine on this adapter ($RJ_WEBGPU_TESTS)"
+  verdict=passed
+  "$RJ_WEBGPU_TESTS" --test-threads 1 --nocapture matmul_matches_cpu attention_matches_cpu >"$out/webgpu-tests.txt" 2>&1 || verdict=FAILED
+  echo "WebGPU kernel tests on this adapter: $verdict; $(grep -E '^(cooperative matrices|subgroups|matmul, )' "$out/webgpu-tests.txt" | paste -sd ';')" \
+    >"$out/webgpu-tests-summary.txt"
+else
+  echo "WebGPU kernel tests on this adapter: not run (set RJ_WEBGPU_TESTS to the carried test binary)" >"$out/webgpu-tests-summary.txt"
 fi
 
 {
@@ -165,6 +182,7 @@ python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
 import json, os, sys
 out, models = sys.argv[1], sys.argv[2:]
 print(open(os.path.join(out, "machine.txt")).read())
+print(open(os.path.join(out, "webgpu-tests-summary.txt")).read())
 print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill tok/s | s/response | ours ÷ llama.cpp (prefill) |")
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
