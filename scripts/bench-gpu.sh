@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one command: on each judge, our engine on native wgpu (Vulkan, Metal or DX12) and
 # on the CPU, llama.cpp beside each (all layers offloaded to its GPU backend for the GPU rows); the
-# matrix products on the GPU against its dense f16 matrix peak; the CPU engine's and llama.cpp's
+# matrix products on the GPU against its dense f16 matrix peak (on cooperative matrices where it has them); the CPU engine's and llama.cpp's
 # prefill at 1, 2, 4, … threads up to --threads (the first judge), with the buffer types llama.cpp's
 # weights went to (AMX, CPU_REPACK); the tab's own wasm on the same GPU through Dawn under Node
 # (scripts/bench/dawn-bench.mjs), set against native wgpu; and the browser's WebGPU on the hardware
@@ -118,14 +118,13 @@ for m in "${model_list[@]}"; do
     log "$name on $backend, with llama.cpp beside it"
     "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
   done
-  # What the GPU's matrix units buy: the same WebGPU run on f16 tiles, where the device has them.
-  rm -f "$out/$name.webgpu-no-coop.json"
-  if grep -Eq '"backend": ?"webgpu: .*cooperative-matrix' "$out/$name.webgpu.json"; then
-    log "$name on webgpu without cooperative matrices"
-    mapfile -t none < <(unless_given --reference none)
-    "$rj" bench --model "$m" --backend webgpu --no-cooperative-matrix ${none[@]+"${none[@]}"} --format json \
-      ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-coop.json"
-  fi
+  # What the GPU's matrix units buy (off by default until checked on a GPU): the same WebGPU run on
+  # cooperative matrices, kept where the device ran them.
+  log "$name on webgpu with cooperative matrices where the device has them"
+  mapfile -t none < <(unless_given --reference none)
+  "$rj" bench --model "$m" --backend webgpu --cooperative-matrix ${none[@]+"${none[@]}"} --format json \
+    ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-coop.json" || rm -f "$out/$name.webgpu-coop.json"
+  grep -Eq '"backend": ?"webgpu: .*cooperative-matrix' "$out/$name.webgpu-coop.json" 2>/dev/null || rm -f "$out/$name.webgpu-coop.json"
   # What subgroup reductions buy: the same WebGPU run without them, where the device has them.
   rm -f "$out/$name.webgpu-no-subgroups.json"
   if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
@@ -144,7 +143,7 @@ shape=512,4096,4096
 grep -Eq '"backend": ?"webgpu: [^"]*, Cpu[;)]' "$out/$(basename "${model_list[0]}" .gguf).webgpu.json" && shape=64,512,512
 log "matrix products ($shape) on webgpu"
 mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 16; unless_given --items 1; unless_given --suffix-tokens 4; unless_given --decode-tokens 0; unless_given --repeat 3)
-"$rj" bench --model "${model_list[0]}" --backend webgpu --matmul "$shape" --format json \
+"$rj" bench --model "${model_list[0]}" --backend webgpu --cooperative-matrix --matmul "$shape" --format json \
   ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"} >"$out/matmul.webgpu.json" || { log "matrix products failed"; rm -f "$out/matmul.webgpu.json"; }
 
 # Every CPU core: the CPU engine's prefill and llama.cpp's at 1, 2, 4, … threads up to --threads, on
@@ -187,7 +186,7 @@ print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
-    for backend in ("webgpu", "webgpu-no-coop", "webgpu-no-subgroups", "cpu"):
+    for backend in ("webgpu", "webgpu-coop", "webgpu-no-subgroups", "cpu"):
         path = os.path.join(out, f"{name}.{backend}.json")
         if not os.path.exists(path):
             continue

@@ -66,7 +66,7 @@ pub struct BackendOptions {
     /// page asked for them).
     pub allow_subgroups: bool,
     /// WebGPU, natively: the many-row products on cooperative matrices (the GPU's matrix units)
-    /// where the adapter has them.
+    /// where the adapter has them; off by default until checked on such a GPU.
     pub allow_cooperative_matrix: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,
@@ -109,7 +109,7 @@ impl Default for BackendOptions {
             cpu_kernels: None,
             allow_f16: true,
             allow_subgroups: true,
-            allow_cooperative_matrix: true,
+            allow_cooperative_matrix: false,
             memory_budget: None,
             adapter: None,
         }

@@ -44,7 +44,10 @@ fn gpu() -> WebGpu {
 
 /// A device with these kernels and f16 choice, and where it uses subgroups, the same without them.
 fn with_and_without_subgroups(kernels: KernelSet, allow_f16: bool) -> Vec<WebGpu> {
-    let open = |allow_subgroups| gpu_with(WebGpuOptions { allow_f16, allow_subgroups, kernels, ..Default::default() });
+    // Cooperative matrices where the adapter has them (off by default): the first device takes them.
+    let open = |allow_subgroups| {
+        gpu_with(WebGpuOptions { allow_f16, allow_subgroups, allow_cooperative_matrix: allow_subgroups, kernels, ..Default::default() })
+    };
     let a = open(true);
     let subgroups = a.uses_subgroups();
     let mut v = vec![a];

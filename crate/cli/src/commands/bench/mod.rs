@@ -87,9 +87,10 @@ pub struct Args {
     /// WebGPU: reductions without subgroup operations even where the adapter has them.
     #[arg(long)]
     no_subgroups: bool,
-    /// WebGPU: the many-row products on f16 tiles even where the adapter has cooperative matrices.
+    /// WebGPU: the many-row products on cooperative matrices (the GPU's matrix units) where the
+    /// adapter has them; off by default until checked on such a GPU.
     #[arg(long)]
-    no_cooperative_matrix: bool,
+    cooperative_matrix: bool,
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.
     #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
     kernels: GpuKernels,
@@ -140,7 +141,7 @@ pub fn run(a: Args) -> CliResult {
         threads,
         allow_f16: !a.no_f16,
         allow_subgroups: !a.no_subgroups,
-        allow_cooperative_matrix: !a.no_cooperative_matrix,
+        allow_cooperative_matrix: a.cooperative_matrix,
         kernels: a.kernels,
         cpu_kernels: a.cpu_kernels.clone(),
         ..a.judge.device.options()
