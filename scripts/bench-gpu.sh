@@ -111,6 +111,8 @@ unless_given() {
   local flag=$1
   [[ " ${extra[*]-} " == *" $flag "* ]] || printf '%s\n' "$@"
 }
+# The rows beside the first of each judge run no llama.cpp (it ran there), unless BENCH ARGS say which.
+mapfile -t none < <(unless_given --reference none)
 
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
@@ -121,7 +123,6 @@ for m in "${model_list[@]}"; do
   # What the GPU's matrix units buy (off by default until checked on a GPU): the same WebGPU run on
   # cooperative matrices, kept where the device ran them.
   log "$name on webgpu with cooperative matrices where the device has them"
-  mapfile -t none < <(unless_given --reference none)
   "$rj" bench --model "$m" --backend webgpu --cooperative-matrix ${none[@]+"${none[@]}"} --format json \
     ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-coop.json" || rm -f "$out/$name.webgpu-coop.json"
   grep -Eq '"backend": ?"webgpu: .*cooperative-matrix' "$out/$name.webgpu-coop.json" 2>/dev/null || rm -f "$out/$name.webgpu-coop.json"
@@ -129,8 +130,6 @@ for m in "${model_list[@]}"; do
   rm -f "$out/$name.webgpu-no-subgroups.json"
   if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
     log "$name on webgpu without subgroup operations"
-    # No llama.cpp run here (it was in the row above), unless BENCH ARGS already say which reference.
-    mapfile -t none < <(unless_given --reference none)
     "$rj" bench --model "$m" --backend webgpu --no-subgroups ${none[@]+"${none[@]}"} --format json \
       ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-subgroups.json"
   fi
