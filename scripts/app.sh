@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
+source scripts/lib/build-cache.sh
 
 setup_rust
 setup_wasm
 setup_node
+seed_build_cache
 build_cli
 # The app recommends the 1.5B judge where WebGPU runs and the 0.5B otherwise; both are served locally.
 fetch_models qwen2.5-coder-1.5b qwen2.5-coder-0.5b

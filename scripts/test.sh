@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/setup.sh
+source scripts/lib/build-cache.sh
 
 started=$(date +%s)
 # Each step's wall time and the CPU time of the processes it waited for (user + system, in clock
@@ -52,6 +53,7 @@ setup_node
 export CARGO_PROFILE_RELEASE_DEBUG=0
 build=(--release --locked --workspace --features rocketjudge/webgpu)
 step "building the tests and the CLI (release, WebGPU backend included)"
+seed_build_cache
 cargo test "${build[@]}" --no-run 2>&1
 fetch_models --all
 
@@ -105,7 +107,7 @@ step "the benchmark's random-weight twins (scripts/bench/twin_gguf.py on SmolLM2
 step "the JavaScript: formatted (prettier) and linted (eslint), versions pinned in package-lock.json"
 npm run -s lint 2>&1
 
-step "unit tests of the page's pure modules and the worker protocol (node)"
+step "unit tests of the page's pure modules, the worker protocol and the build cache (node)"
 node --test tests/js/ 2>&1
 
 step "the web app's build (what is left of it after the steps above)"
@@ -123,5 +125,8 @@ step "the ARM kernels (what is left of them after the steps above)"
 joined "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
 step "the cluster tests (what is left of them after the steps above)"
 joined "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods)"
+
+step "keeping the compiled dependencies for the next fresh clone (where they changed)"
+save_build_cache
 
 log "all tests passed in $(( ($(date +%s) - started) / 60 )) min"
