@@ -10,10 +10,12 @@
 
 build_cache_dir() { echo "${ROCKETJUDGE_BUILD_CACHE:-${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/build}"; }
 
-# What decides which dependencies are built, and how: a new stamp means a new copy is worth keeping.
+# What decides which dependencies are built, and how (versions, features, profiles, flags, the
+# toolchains): a new stamp means a new copy is worth keeping.
 build_cache_stamp() {
-  { cat Cargo.lock .cargo/config.toml scripts/lib/wasm-threads-toolchain scripts/build-web.sh 2>/dev/null || true; rustc -vV; } |
-    sha256sum | cut -c1-16
+  local inputs=(Cargo.lock Cargo.toml crate/*/Cargo.toml .cargo/config.toml scripts/lib/wasm-threads-toolchain
+    scripts/build-web.sh scripts/test-arm.sh scripts/test.sh)
+  { cat "${inputs[@]}" 2>/dev/null || true; rustc -vV; } | sha256sum | cut -c1-16
 }
 
 # Drop the fingerprints of our own crates (every unit of the packages named rocketjudge*).
