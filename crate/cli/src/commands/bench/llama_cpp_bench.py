@@ -6,7 +6,9 @@ Input (JSON file given as argv[1]): {"model": path, "threads": n, "prefix": [ids
 "repeat": r, "decode_tokens": n, "first_token": id, "scratch": bool, "gpu_layers": n (-1: all, where the build has a GPU backend),
 "pilot": bool (default true)}.
 
-Settings: one logical batch as long as the whole context (n_batch: the prefix is one evaluation), run
+Settings: on the CPU (gpu_layers 0) no op offload, so that a build with a GPU backend computes there
+too (ggml's scheduler otherwise sends every product of at least 32 rows to the GPU whatever
+n_gpu_layers says: GGML_OP_OFFLOAD_MIN_BATCH, default 32); one logical batch as long as the whole context (n_batch: the prefix is one evaluation), run
 in physical batches of 512 (n_ubatch, llama.cpp's default: on a 2-core Zen 2 its prefill of a
 1500-token prefix was 6-15 % faster than with one physical batch of the whole prefix), prompt and
 generation on the same thread count (n_threads_batch = n_threads: llama-cpp-python would otherwise
@@ -77,9 +79,13 @@ def context_size(cfg):
 
 def load(Llama, cfg, threads, flash_attn):
     n_ctx = context_size(cfg)
+    gpu_layers = cfg.get("gpu_layers", 0)
+    # A CPU row stays on the CPU: a build with a GPU backend otherwise sends every product of 32 rows
+    # or more to the GPU even with no layer there (ggml's op offload, on by default).
+    offload = {} if gpu_layers else {"op_offload": False}
     return Llama(model_path=cfg["model"], n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=UBATCH, n_threads=threads,
-                 n_threads_batch=threads, flash_attn=flash_attn, n_gpu_layers=cfg.get("gpu_layers", 0),
-                 verbose=False)
+                 n_threads_batch=threads, flash_attn=flash_attn, n_gpu_layers=gpu_layers, verbose=False,
+                 **offload)
 
 
 def pilot(Llama, cfg):

@@ -121,6 +121,13 @@ class Harness(unittest.TestCase):
             self.assertEqual(m.kw["n_threads_batch"], m.kw["n_threads"])
         self.assertGreaterEqual(report["settings"]["n_batch"], 1500)
 
+    def test_a_cpu_row_keeps_its_products_on_the_cpu(self):
+        # A build with a GPU backend and no layers on it would still send large products to the GPU.
+        _, made = self.run_bench(self.cfg(), lambda kw, n: 1.0)
+        self.assertTrue(made and all(m.kw["op_offload"] is False for m in made))
+        _, made = self.run_bench(self.cfg(gpu_layers=-1), lambda kw, n: 1.0)
+        self.assertTrue(all("op_offload" not in m.kw for m in made), "on the GPU llama.cpp's default")
+
     def test_the_weights_buffer_types_come_from_llama_cpps_log(self):
         report, _ = self.run_bench(self.cfg(), lambda kw, n: 1.0)
         self.assertEqual(report["weight_buffers"], ["CPU_Mapped", "CPU_REPACK"])
