@@ -147,14 +147,15 @@ mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 1
 
 # Every CPU core: the CPU engine's prefill and llama.cpp's at 1, 2, 4, … threads up to --threads, on
 # the first judge (llama.cpp at exactly those threads: no pilot; no decode), each with its speed-up over
-# one thread; llama.cpp's weight buffer types say which of its kernels ran (AMX, CPU_REPACK).
+# one thread; llama.cpp's weight buffer types say which of its kernels ran (AMX, CPU_REPACK); ours
+# with each operation's time (--op-times), which says which operations keep threads waiting.
 curve=()
 for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
 curve+=("$threads")
 mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 0)
 for t in "${curve[@]}"; do
   log "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it"
-  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --format json \
+  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --op-times --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/curve.$t.json" || { log "$t threads failed"; rm -f "$out/curve.$t.json"; }
 done
 echo "${curve[*]}" >"$out/curve.txt"
@@ -243,6 +244,19 @@ for t, r in rows.items():
     x = lambda v, base: f"×{v / base:.2f}" if v and base else "–"
     bufs = ", ".join((r.get("llama_cpp") or {}).get("weight_buffers", [])) or "–"
     print(f"| {t} | {o:.0f} | {x(o, o1)} | {f'{l:.0f}' if l else '–'} | {x(l, l1)} | {x(o, l)} | {bufs} |")
+# Where the threads wait: each operation's milliseconds at each thread count (--op-times), and its
+# speed-up at the most threads over one; the time outside every operation is serial.
+times = {t: r["rocketjudge"].get("op_times") for t, r in rows.items() if r["rocketjudge"].get("op_times")}
+if times:
+    ts = list(times)
+    per = lambda t: {**{o["op"]: o["seconds"] for o in times[t]["ops"]}, "outside every operation": times[t]["outside_s"]}
+    ms = {t: per(t) for t in ts}
+    print("\n| operation | " + " | ".join(f"ms at {t}" for t in ts) + f" | × at {ts[-1]} over {ts[0]} |")
+    print("|---|" + "---|" * (len(ts) + 1))
+    for op in ms[ts[0]]:
+        cells = [f"{ms[t][op] * 1e3:.1f}" if op in ms[t] else "–" for t in ts]
+        a, b = ms[ts[0]].get(op), ms[ts[-1]].get(op)
+        print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} |")
 EOF
 
 if [ "$browser" = 1 ]; then

@@ -6,6 +6,7 @@
 
 pub mod adapter;
 pub mod cpu;
+pub mod optimes;
 pub mod policy;
 #[cfg(feature = "webgpu")]
 pub mod webgpu;
@@ -96,6 +97,12 @@ pub trait Backend {
 
     /// Short description for logs and results ("cpu (2 threads)", "webgpu: NVIDIA H100").
     fn describe(&self) -> String;
+
+    /// Time every operation from now on, where this backend can ([`optimes`]; the CPU does);
+    /// `None` where it cannot.
+    fn time_ops(&mut self) -> Option<std::sync::Arc<optimes::OpTimes>> {
+        None
+    }
 
     /// Upload one tensor from its GGUF bytes.
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError>;

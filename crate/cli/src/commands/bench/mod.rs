@@ -62,6 +62,11 @@ pub struct Args {
     /// Tokens per prefill forward (the engine's default: 512).
     #[arg(long)]
     chunk: Option<usize>,
+    /// Each operation's wall time a repetition (matmul, attention, norms, …) and the time outside
+    /// every operation, on the CPU: run at several --threads, an operation that speeds up less than
+    /// the others is where threads wait.
+    #[arg(long)]
+    op_times: bool,
     /// Reference: `auto` (llama.cpp if llama-cpp-python is installed), `none`, or `llama.cpp` (required).
     #[arg(long, default_value = "auto", value_parser = ["auto", "none", "llama.cpp"])]
     reference: String,
@@ -120,10 +125,14 @@ impl WithBackend for Bench<'_> {
             Some(shape) => Some(ours::run_matmul(&mut backend, shape, a.repeat)?),
             None => None,
         };
+        let op_times = if a.op_times { backend.time_ops() } else { None };
+        if a.op_times && op_times.is_none() {
+            eprintln!("--op-times: {} does not time its operations; the CPU backend does", info.description);
+        }
         let t = Instant::now();
         let judge = judge_from_file(path, backend, max, &mut |_, _| {}).with_context(|| format!("cannot load {}", path.display()))?;
         let load_s = t.elapsed().as_secs_f64();
-        let (ours, prefix, suffixes) = run_ours(judge, &info, a, load_s, a.peak_tflops)?;
+        let (ours, prefix, suffixes) = run_ours(judge, &info, a, load_s, op_times)?;
         Ok((ours, sweep, prefix, suffixes))
     }
 }

@@ -1,10 +1,12 @@
 //! Our engine on the bench workload (prefill, items, decode; the median of the repetitions) and the
 //! sweep of matrix products per weight type.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rocketjudge_engine::backend::cpu::qmatmul::random_weight;
+use rocketjudge_engine::backend::optimes::OpTimes;
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::device::{BackendInfo, HostUpload};
 use rocketjudge_engine::gguf::TensorInfo;
@@ -25,7 +27,7 @@ pub(super) fn run_ours<B: Backend>(
     info: &BackendInfo,
     a: &Args,
     load_s: f64,
-    peak_tflops: Option<f64>,
+    op_times: Option<Arc<OpTimes>>,
 ) -> Result<(Value, Vec<u32>, Vec<Vec<u32>>)> {
     let BenchWorkload { prefix, suffixes, .. } = BenchWorkload::new(&j.codec.tokenizer, a.prefix_tokens, a.items, a.suffix_tokens)?;
     let need = prefix.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0).max(a.decode_tokens);
@@ -36,7 +38,12 @@ pub(super) fn run_ours<B: Backend>(
         j.chunk = c.max(1);
     }
     let (mut pre, mut items, mut decode) = (Vec::new(), Vec::new(), Vec::new());
+    let mut timed_s = 0.0;
     for rep in 0..=a.repeat {
+        if let (1, Some(t)) = (rep, &op_times) {
+            // The operations' times of the timed repetitions only, as the figures below.
+            t.reset();
+        }
         let t = Instant::now();
         j.prefill(&prefix)?;
         j.backend.sync();
@@ -50,6 +57,7 @@ pub(super) fn run_ours<B: Backend>(
         pollster::block_on(j.decode_greedy(prefix.len(), suffixes[0][0], a.decode_tokens))?;
         let td = t.elapsed().as_secs_f64();
         if rep > 0 {
+            timed_s += tp + ti + td;
             pre.push(tp);
             items.push(ti);
             decode.push(td);
@@ -59,9 +67,11 @@ pub(super) fn run_ours<B: Backend>(
     let p = prefix.len() as f64;
     let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);
     let (prefill_gflops, gflops) = (prefill_flops / pre / 1e9, (prefill_flops + suffix_flops) / (pre + items) / 1e9);
-    let (peak, peak_why) = assumed_peak(info, peak_tflops);
+    let (peak, peak_why) = assumed_peak(info, a.peak_tflops);
+    let op_times = op_times.map(|t| op_times_json(&t, a.repeat as f64, timed_s / a.repeat as f64));
     Ok((
         json!({
+            "op_times": op_times,
             "engine": "rocketjudge",
             "backend": info.description,
             "load_s": load_s,
@@ -85,6 +95,21 @@ pub(super) fn run_ours<B: Backend>(
         prefix,
         suffixes,
     ))
+}
+
+/// Each operation's calls and seconds a repetition, its share of a repetition's wall time, and the
+/// time outside every operation (the serial glue between them: the model's own steps, allocation).
+fn op_times_json(times: &OpTimes, repetitions: f64, wall_s: f64) -> Value {
+    let ops = times.snapshot();
+    let inside: f64 = ops.iter().map(|t| t.seconds).sum::<f64>() / repetitions;
+    let rows: Vec<Value> = ops
+        .iter()
+        .map(|t| {
+            let s = t.seconds / repetitions;
+            json!({"op": t.op.name(), "calls": t.calls as f64 / repetitions, "seconds": s, "share": s / wall_s})
+        })
+        .collect();
+    json!({"wall_s": wall_s, "ops": rows, "outside_s": wall_s - inside, "outside_share": (wall_s - inside) / wall_s})
 }
 
 // ---------------------------------------------------------------- matrix products per weight type

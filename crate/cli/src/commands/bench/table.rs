@@ -102,6 +102,7 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
             &rows
         )
     );
+    print_op_times(&ours["op_times"]);
     let r = &report["llama_cpp"];
     if let Some(pilot) = r["pilot"].as_array().filter(|p| !p.is_empty()) {
         let tried: Vec<String> = pilot
@@ -139,6 +140,27 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
             r["decode_tokens_per_s"].as_f64().map(|d| format!("; decode ×{d:.2} of llama.cpp")).unwrap_or_default()
         );
     }
+}
+
+/// `--op-times`: where a repetition's wall time went, operation by operation.
+fn print_op_times(t: &Value) {
+    let Some(ops) = t["ops"].as_array() else { return };
+    let ms = |v: &Value| format!("{:.1}", v.as_f64().unwrap_or(0.0) * 1e3);
+    let share = |v: &Value| format!("{:.1}%", v.as_f64().unwrap_or(0.0) * 100.0);
+    let mut rows: Vec<Vec<String>> = ops
+        .iter()
+        .map(|o| {
+            vec![
+                o["op"].as_str().unwrap_or("").to_string(),
+                format!("{:.0}", o["calls"].as_f64().unwrap_or(0.0)),
+                ms(&o["seconds"]),
+                share(&o["share"]),
+            ]
+        })
+        .collect();
+    rows.push(vec!["outside every operation".into(), "–".into(), ms(&t["outside_s"]), share(&t["outside_share"])]);
+    println!("where a repetition's {} ms went (prefill, items and decode; wall time on the calling thread):", ms(&t["wall_s"]));
+    print!("{}", text_table(&["operation", "calls", "ms", "share"], &rows));
 }
 
 /// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.

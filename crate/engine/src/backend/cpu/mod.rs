@@ -22,6 +22,7 @@ use std::sync::Arc;
 use half::f16;
 use rayon::prelude::*;
 
+use super::optimes::{Op, OpTimer, OpTimes};
 use super::policy::{self, visible_keys};
 use super::{Activation, AttnLayout, AttnParams, Backend, Rope};
 use crate::gguf::TensorInfo;
@@ -104,6 +105,8 @@ pub struct Cpu {
     scratch: Vec<f32>,
     /// The first misuse, reported by the next fallible call (see [`Backend`]).
     misuse: Option<String>,
+    /// Each operation's wall time, where asked for ([`Backend::time_ops`]).
+    op_times: Option<Arc<OpTimes>>,
 }
 
 impl Cpu {
@@ -141,7 +144,7 @@ impl Cpu {
                 Err(_) => (None, 1),
             }
         };
-        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None })
+        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None, op_times: None })
     }
 
     /// Use other integer kernels than the CPU's best: the scalar reference or a named SIMD set
@@ -174,6 +177,7 @@ impl Cpu {
     /// when that was rounded for the same weight types ([`Backend::matmuls`]: one rounding for Q,
     /// K and V).
     fn matmul_sharing(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>, rounded: &mut Option<QActs>) -> Tensor {
+        let _t = self.timed(Op::Matmul);
         let (m, k, n) = (x.rows, x.cols, w.rows);
         let bias = match bias.map(Weight::vector).transpose() {
             Ok(b) => b,
@@ -248,6 +252,11 @@ impl Cpu {
         });
         self.scratch = scratch;
         y
+    }
+
+    /// A timer for one call of `op` (`None` unless [`Backend::time_ops`] was asked).
+    fn timed(&self, op: Op) -> Option<OpTimer> {
+        OpTimes::start(&self.op_times, op)
     }
 
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
@@ -417,6 +426,7 @@ impl Cpu {
             let all = self.matmul(x, head, None);
             return Ok((0..x.rows).map(|r| ids.iter().map(|&i| cap(all.row(r)[i as usize])).collect()).collect());
         }
+        let _t = self.timed(Op::Logits);
         Ok(few_logits(x, head, ids, cap))
     }
 }
@@ -608,6 +618,10 @@ impl Backend for Cpu {
         }
     }
 
+    fn time_ops(&mut self) -> Option<Arc<OpTimes>> {
+        Some(Arc::clone(self.op_times.get_or_insert_with(Default::default)))
+    }
+
     fn describe(&self) -> String {
         format!("cpu ({} thread{}, {})", self.threads, if self.threads == 1 { "" } else { "s" }, self.kernel_name())
     }
@@ -642,6 +656,7 @@ impl Backend for Cpu {
     }
 
     fn embed(&mut self, table: &Weight, tokens: &[u32], scale: f32) -> Result<Tensor, EngineError> {
+        let _t = self.timed(Op::Embed);
         self.check()?;
         policy::check_ids(tokens, table.rows, "the embedding table")?;
         if table.bytes.is_empty() {
@@ -659,6 +674,7 @@ impl Backend for Cpu {
     }
 
     fn rms_norm(&mut self, x: &Tensor, w: &Weight, eps: f32, group: Option<usize>) -> Tensor {
+        let _t = self.timed(Op::RmsNorm);
         let checked = policy::check_rms_norm((x.rows, x.cols), group, w.cols)
             .and_then(|g| Ok((g, w.vector().map_err(|m| format!("rms_norm: {m}"))?)));
         let (g, w) = match checked {
@@ -693,6 +709,7 @@ impl Backend for Cpu {
     }
 
     fn rope(&mut self, x: &mut Tensor, positions: &[u32], head_dim: usize, rope: &Rope) {
+        let _t = self.timed(Op::Rope);
         if !self.ok(policy::check_rope((x.rows, x.cols), positions.len(), head_dim, rope)) {
             return;
         }
@@ -716,6 +733,7 @@ impl Backend for Cpu {
     }
 
     fn add(&mut self, x: &Tensor, y: &Tensor) -> Tensor {
+        let _t = self.timed(Op::Add);
         if !self.ok(policy::check_same_shape("add", (x.rows, x.cols), (y.rows, y.cols))) {
             return Tensor::zeros(x.rows, x.cols);
         }
@@ -733,6 +751,7 @@ impl Backend for Cpu {
     }
 
     fn gated_activation(&mut self, gate: &Tensor, mut up: Tensor, act: Activation) -> Tensor {
+        let _t = self.timed(Op::GatedActivation);
         if !self.ok(policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols))) {
             return up;
         }
@@ -750,6 +769,7 @@ impl Backend for Cpu {
     }
 
     fn select_rows(&mut self, x: &Tensor, rows: &[usize]) -> Tensor {
+        let _t = self.timed(Op::SelectRows);
         let mut out = Tensor::zeros(rows.len(), x.cols);
         if !self.ok(policy::check_select_rows((x.rows, x.cols), rows)) {
             return out;
@@ -761,6 +781,7 @@ impl Backend for Cpu {
     }
 
     fn append_cache(&mut self, cache: &mut Cache, k: &Tensor, v: &Tensor) -> Result<(), EngineError> {
+        let _t = self.timed(Op::AppendCache);
         self.check()?;
         policy::check_append(cache.len, cache.capacity, cache.kv_dim, (k.rows, k.cols), (v.rows, v.cols))?;
         let (a, b) = (cache.len * cache.kv_dim, (cache.len + k.rows) * cache.kv_dim);
@@ -771,6 +792,7 @@ impl Backend for Cpu {
     }
 
     fn attention(&mut self, q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, layout: &AttnLayout, p: &AttnParams) -> Tensor {
+        let _t = self.timed(Op::Attention);
         let nq = layout.query_rows.len();
         if !self.ok(policy::check_attention((q.rows, q.cols), (k.rows, k.cols), (v.rows, v.cols), cache.kv_dim, layout, p)) {
             return Tensor::zeros(nq, p.n_head * p.head_dim);
@@ -926,6 +948,31 @@ mod tests {
     /// [`Backend::enter`] runs its closure on a thread of the pool, where the operations inside run
     /// without crossing threads and give the same values as from outside; entered again from
     /// there, it stays.
+    #[test]
+    fn timed_operations_count_each_call_and_change_no_value() {
+        let (n, k) = (40, 256);
+        let bytes = qmatmul::random_weight(GgmlType::Q4K, n, k, 11);
+        let info =
+            TensorInfo { name: "w".into(), dims: vec![k as u64, n as u64], dtype: GgmlType::Q4K, offset: 0, n_bytes: bytes.len() as u64 };
+        let x = Tensor { rows: 3, cols: k, data: qmatmul::random_acts(3, k, 2) };
+        let run = |cpu: &mut Cpu| {
+            let w = cpu.load(&info, &bytes).unwrap();
+            let y = cpu.matmul(&x, &w, None);
+            let [a, b, c] = cpu.matmuls(&x, [(&w, None), (&w, None), (&w, None)]);
+            (cpu.add(&y, &a), b, c)
+        };
+        let plain = run(&mut Cpu::new(2).unwrap());
+        let mut cpu = Cpu::new(2).unwrap();
+        let times = cpu.time_ops().unwrap();
+        let timed = run(&mut cpu);
+        assert_eq!([&plain.0.data, &plain.1.data, &plain.2.data], [&timed.0.data, &timed.1.data, &timed.2.data]);
+        let calls: Vec<(&str, u64)> = times.snapshot().iter().map(|t| (t.op.name(), t.calls)).collect();
+        assert_eq!(calls, [("matmul", 4), ("add", 1)]);
+        times.reset();
+        assert!(times.snapshot().is_empty());
+        assert!(Arc::ptr_eq(&times, &cpu.time_ops().unwrap()), "asked again, the same times");
+    }
+
     #[test]
     fn entered_operations_run_on_the_pool_and_give_the_same_values() {
         let (n, k) = (40, 256);
