@@ -90,9 +90,9 @@ impl OpTimes {
             .collect()
     }
 
-    /// A timer for one call of `op`, where times are kept (`None`: nothing is read or kept).
-    pub fn start(times: &Option<Arc<OpTimes>>, op: Op) -> Option<OpTimer> {
-        times.as_ref().map(|t| OpTimer { times: Arc::clone(t), op, started: Instant::now() })
+    /// A timer for one call of `op`, added to these times when dropped.
+    pub fn start(self: &Arc<Self>, op: Op) -> OpTimer {
+        OpTimer { times: Arc::clone(self), op, started: Instant::now() }
     }
 }
 

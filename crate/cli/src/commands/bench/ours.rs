@@ -38,7 +38,6 @@ pub(super) fn run_ours<B: Backend>(
         j.chunk = c.max(1);
     }
     let (mut pre, mut items, mut decode) = (Vec::new(), Vec::new(), Vec::new());
-    let mut timed_s = 0.0;
     for rep in 0..=a.repeat {
         if let (1, Some(t)) = (rep, &op_times) {
             // The operations' times of the timed repetitions only, as the figures below.
@@ -57,12 +56,12 @@ pub(super) fn run_ours<B: Backend>(
         pollster::block_on(j.decode_greedy(prefix.len(), suffixes[0][0], a.decode_tokens))?;
         let td = t.elapsed().as_secs_f64();
         if rep > 0 {
-            timed_s += tp + ti + td;
             pre.push(tp);
             items.push(ti);
             decode.push(td);
         }
     }
+    let timed_s: f64 = pre.iter().chain(&items).chain(&decode).sum();
     let (pre, items, decode) = (median(pre), median(items), median(decode));
     let p = prefix.len() as f64;
     let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);

@@ -256,7 +256,7 @@ impl Cpu {
 
     /// A timer for one call of `op` (`None` unless [`Backend::time_ops`] was asked).
     fn timed(&self, op: Op) -> Option<OpTimer> {
-        OpTimes::start(&self.op_times, op)
+        self.op_times.as_ref().map(|t| t.start(op))
     }
 
     /// Run `f` on our pool (its parallel iterators use the pool's threads).
@@ -945,9 +945,6 @@ mod tests {
         }
     }
 
-    /// [`Backend::enter`] runs its closure on a thread of the pool, where the operations inside run
-    /// without crossing threads and give the same values as from outside; entered again from
-    /// there, it stays.
     #[test]
     fn timed_operations_count_each_call_and_change_no_value() {
         let (n, k) = (40, 256);
@@ -973,6 +970,9 @@ mod tests {
         assert!(Arc::ptr_eq(&times, &cpu.time_ops().unwrap()), "asked again, the same times");
     }
 
+    /// [`Backend::enter`] runs its closure on a thread of the pool, where the operations inside run
+    /// without crossing threads and give the same values as from outside; entered again from
+    /// there, it stays.
     #[test]
     fn entered_operations_run_on_the_pool_and_give_the_same_values() {
         let (n, k) = (40, 256);
