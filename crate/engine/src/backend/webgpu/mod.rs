@@ -114,7 +114,7 @@ impl WebGpu {
 
     /// Whether the many-row products run on cooperative matrices, else why not.
     pub fn cooperative_matrix(&self) -> Result<(), String> {
-        self.dev.coop_workgroup.clone().map(|_| ())
+        self.dev.coop.clone().map(|_| ())
     }
 
     /// Whether the software-shaped kernels are in use.
@@ -180,22 +180,17 @@ impl Backend for WebGpu {
 
     fn describe(&self) -> String {
         let info = &self.dev.info;
-        format!(
-            "webgpu: {} ({:?}, {:?}; {}{})",
-            info.name,
-            info.backend,
-            info.device_type,
-            if self.dev.software {
-                "software-shaped kernels"
-            } else if self.dev.coop_workgroup.is_ok() {
-                "cooperative-matrix products (f16, f32 accumulation)"
-            } else if self.dev.f16 {
-                "f16 workgroup tiles"
-            } else {
-                "f32 workgroup tiles"
-            },
-            if self.dev.subgroups { ", subgroups" } else { "" }
-        )
+        let products = if self.dev.software {
+            "software-shaped kernels".to_string()
+        } else if let Ok(c) = self.dev.coop {
+            format!("cooperative-matrix products ({0} × {0} f16, f32 accumulation)", c.tile)
+        } else if self.dev.f16 {
+            "f16 workgroup tiles".to_string()
+        } else {
+            "f32 workgroup tiles".to_string()
+        };
+        let subgroups = if self.dev.subgroups { ", subgroups" } else { "" };
+        format!("webgpu: {} ({:?}, {:?}; {products}{subgroups})", info.name, info.backend, info.device_type)
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {

@@ -24,7 +24,7 @@ pub struct WebGpuOptions {
     /// asked the device for them, `AdapterReport::subgroups`).
     pub allow_subgroups: bool,
     /// Run the many-row products on cooperative matrices (the GPU's matrix units) where the adapter
-    /// has them (natively only; see `Device::coop_workgroup`). Off by default until the kernel has
+    /// has them (natively only; see `Device::coop`). Off by default until the kernel has
     /// been checked on a GPU that has them (none of the suite's adapters does): `bench
     /// --cooperative-matrix` and the WebGPU tests ask for it.
     pub allow_cooperative_matrix: bool,

@@ -1,15 +1,23 @@
 // y[m, col0 + n] = Σ_k x[m, k] · W[n, k] (+ bias[col0 + n]) for many rows m on the GPU's matrix
-// units (cooperative matrices: natively, where the adapter multiplies 16 × 16 f16 matrices into f32
-// ones). As in gemm.wgsl, each step of BK columns dequantizes the weight tile straight into
-// workgroup memory, here in f16 like the activations' tile; each of the workgroup's 8 subgroups then
-// multiplies two 16 × 16 output tiles with f32 accumulation, and the 64 × 64 result goes through
-// workgroup memory to y, with the bias, within the matrix's bounds.
+// units (cooperative matrices: natively, where the adapter multiplies S × S f16 matrices into f32
+// ones, S = 16 or 8). As in gemm.wgsl, each step of BK columns dequantizes the weight tile straight
+// into workgroup memory, here in f16 like the activations' tile; each of the workgroup's 8 subgroups
+// then multiplies its 16 × 32 share of the 64 × 64 output tile, TM × TN matrices of S × S with f32
+// accumulation, and the result goes through workgroup memory to y, with the bias, within the
+// matrix's bounds.
+//
+// The host puts before this file `S` and the matrix types `mat_a`, `mat_b` and `mat_c` (the
+// adapter's S × S f16 operands and f32 accumulator): a type's size is not something an override
+// can set.
 
 // Params and bindings: matmul_io.wgsl.
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
 const BK: u32 = 32u;
+// A subgroup's share of the output tile, in matrices.
+const TM: u32 = 16u / S;
+const TN: u32 = 32u / S;
 // Invocations per workgroup: 8 subgroups of the device's subgroup size (the host chooses this
 // kernel only where that size is fixed), so that `subgroup_id` runs over 0..8.
 override WG: u32;
@@ -24,11 +32,13 @@ var<workgroup> ys: array<f32, BM * BN>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32, @builtin(subgroup_id) sid: u32) {
     let n0 = wid.x * BN;
     let m0 = wid.y * BM;
-    // This subgroup's output tiles (tm, tn) and (tm, tn + 1) of the 4 × 4 tiles of 16 × 16.
+    // This subgroup's 16 × 32 share: rows tm.., columns tn.. of the workgroup's tile.
     let tm = 16u * (sid % 4u);
     let tn = 32u * (sid / 4u);
-    var c0 = coop_mat16x16<f32, C>();
-    var c1 = coop_mat16x16<f32, C>();
+    var acc: array<mat_c, TM * TN>;
+    for (var t = 0u; t < TM * TN; t++) {
+        acc[t] = mat_c();
+    }
     for (var k0 = 0u; k0 < P.k_padded; k0 += BK) {
         for (var e = tid; e < BM * (BK / 4u); e += WG) {
             let r = e / (BK / 4u);
@@ -58,17 +68,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             ws[r * BK + c + 7u] = b.w;
         }
         workgroupBarrier();
-        for (var kk = 0u; kk < BK; kk += 16u) {
-            let a = coopLoadT<coop_mat16x16<f16, A>>(&xs[tm * BK + kk], BK);
-            let b0 = coopLoad<coop_mat16x16<f16, B>>(&ws[tn * BK + kk], BK);
-            let b1 = coopLoad<coop_mat16x16<f16, B>>(&ws[(tn + 16u) * BK + kk], BK);
-            c0 = coopMultiplyAdd(a, b0, c0);
-            c1 = coopMultiplyAdd(a, b1, c1);
+        for (var kk = 0u; kk < BK; kk += S) {
+            var a: array<mat_a, TM>;
+            for (var i = 0u; i < TM; i++) {
+                a[i] = coopLoadT<mat_a>(&xs[(tm + i * S) * BK + kk], BK);
+            }
+            for (var j = 0u; j < TN; j++) {
+                let b = coopLoad<mat_b>(&ws[(tn + j * S) * BK + kk], BK);
+                for (var i = 0u; i < TM; i++) {
+                    acc[i * TN + j] = coopMultiplyAdd(a[i], b, acc[i * TN + j]);
+                }
+            }
         }
         workgroupBarrier();
     }
-    coopStoreT(c0, &ys[tm * BN + tn], BN);
-    coopStoreT(c1, &ys[tm * BN + tn + 16u], BN);
+    for (var i = 0u; i < TM; i++) {
+        for (var j = 0u; j < TN; j++) {
+            coopStoreT(acc[i * TN + j], &ys[(tm + i * S) * BN + tn + j * S], BN);
+        }
+    }
     workgroupBarrier();
     for (var e = tid; e < BM * BN; e += WG) {
         let m = m0 + e / BN;

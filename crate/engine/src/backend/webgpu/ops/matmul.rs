@@ -20,7 +20,7 @@ const MATMUL_UBO: &str = include_str!("../kernels/matmul_ubo.wgsl");
 const PACK_X: &str = include_str!("../kernels/pack_x.wgsl");
 
 /// Output rows × columns of a GEMM workgroup (`BM`, `BN` in gemm.wgsl, fixed by its 16 × 16
-/// threads with 4 × 4 register tiles; in gemm_coop.wgsl by its 8 subgroups' two 16 × 16 tiles each).
+/// threads with 4 × 4 register tiles; in gemm_coop.wgsl by its 8 subgroups' 16 × 32 shares).
 const GEMM_TILE: usize = 64;
 /// Weight rows (`NR`) and activation rows (`MB`) of a GEMV workgroup (gemv.wgsl; `MB` also sizes a
 /// function-scope array there, so it stays a WGSL constant).
@@ -76,9 +76,9 @@ pub(in super::super) enum Variant {
     /// Tiled matrix product; `f16`: workgroup tiles in f16; `bk`: k-depth of a tile (16 or 32);
     /// `xvec`: activation rows are 16-byte aligned.
     Gemm { fmt: Format, f16: bool, bk: u32, xvec: bool },
-    /// Tiled matrix product on cooperative matrices (f16 × f16 → f32, 16 × 16), `wg` invocations:
-    /// 8 subgroups.
-    GemmCoop { fmt: Format, xvec: bool, wg: u32 },
+    /// Tiled matrix product on cooperative matrices (f16 × f16 → f32, `tile` × `tile`), `wg`
+    /// invocations: 8 subgroups.
+    GemmCoop { fmt: Format, xvec: bool, tile: u32, wg: u32 },
     /// `subgroups`: a subgroup per (weight row, part of k), summing in registers.
     Gemv { fmt: Format, xvec: bool, subgroups: bool },
     /// The product for software adapters: `mb` rows × `kc` columns of activations per dispatch.
@@ -95,8 +95,15 @@ impl Variant {
                 let head = if f16 { "enable f16;\nalias tile_t = f16;\n" } else { "alias tile_t = f32;\n" };
                 format!("{head}{MATMUL_IO}\n{GEMM}\n{}\n{}", xload(xvec), dq_section(fmt))
             }
-            Variant::GemmCoop { fmt, xvec, .. } => {
-                format!("enable f16;\nenable wgpu_cooperative_matrix;\n{MATMUL_IO}\n{GEMM_COOP}\n{}\n{}", xload(xvec), dq_section(fmt))
+            Variant::GemmCoop { fmt, xvec, tile, .. } => {
+                // The matrices' size is part of their types, which no override can set.
+                let mat = |t: &str, role: &str| format!("alias mat_{role} = coop_mat{tile}x{tile}<{t}, {}>;\n", role.to_uppercase());
+                let head = format!("const S: u32 = {tile}u;\n{}{}{}", mat("f16", "a"), mat("f16", "b"), mat("f32", "c"));
+                format!(
+                    "enable f16;\nenable wgpu_cooperative_matrix;\n{head}{MATMUL_IO}\n{GEMM_COOP}\n{}\n{}",
+                    xload(xvec),
+                    dq_section(fmt)
+                )
             }
             Variant::Gemv { fmt, xvec, subgroups } => {
                 let gemv = subgroup_section(GEMV, subgroups);
@@ -159,8 +166,8 @@ fn choose(cx: &Ctx, options: &WebGpuOptions, fmt: Format, m: usize, k: usize) ->
     if m <= options.gemv_max_rows {
         return Variant::Gemv { fmt, xvec, subgroups: cx.dev.subgroups };
     }
-    if let Ok(wg) = cx.dev.coop_workgroup {
-        return Variant::GemmCoop { fmt, xvec, wg };
+    if let Ok(c) = cx.dev.coop {
+        return Variant::GemmCoop { fmt, xvec, tile: c.tile, wg: c.wg };
     }
     let bk = if cx.dev.f16 || cx.dev.limits.max_compute_workgroup_storage_size >= 2 * 64 * 9 * 16 { 32 } else { 16 };
     Variant::Gemm { fmt, f16: cx.dev.f16, bk, xvec }
@@ -300,8 +307,8 @@ mod tests {
             | Capabilities::SUBGROUP
             | Capabilities::COOPERATIVE_MATRIX;
         for fmt in [Format::F32, Format::F16, Format::BF16, Format::Q8_0, Format::Q4, Format::Q5, Format::Q4K, Format::Q5K, Format::Q6K] {
-            for xvec in [true, false] {
-                let variant = Variant::GemmCoop { fmt, xvec, wg: 256 };
+            for (xvec, tile) in [(true, 16), (false, 16), (true, 8)] {
+                let variant = Variant::GemmCoop { fmt, xvec, tile, wg: 256 };
                 let text = variant.source();
                 let module = naga::front::wgsl::parse_str(&text).unwrap_or_else(|e| panic!("{fmt:?}: {}", e.emit_to_string(&text)));
                 let info = Validator::new(ValidationFlags::all(), caps)
