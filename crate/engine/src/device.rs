@@ -66,7 +66,7 @@ pub struct BackendOptions {
     /// page asked for them).
     pub allow_subgroups: bool,
     /// WebGPU, natively: the many-row products on cooperative matrices (the GPU's matrix units)
-    /// where the adapter has them; off by default until checked on such a GPU.
+    /// where the adapter has them; off by default until measured on a GPU.
     pub allow_cooperative_matrix: bool,
     /// WebGPU: refuse to upload more than this many bytes of weights.
     pub memory_budget: Option<u64>,

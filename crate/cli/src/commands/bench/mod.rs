@@ -93,7 +93,7 @@ pub struct Args {
     #[arg(long)]
     no_subgroups: bool,
     /// WebGPU: the many-row products on cooperative matrices (the GPU's matrix units) where the
-    /// adapter has them; off by default until checked on such a GPU.
+    /// adapter has them; off by default until measured on a GPU.
     #[arg(long)]
     cooperative_matrix: bool,
     /// WebGPU kernels: `auto` (software-shaped on CPU adapters), `gpu`, or `software`.

@@ -24,9 +24,10 @@ pub struct WebGpuOptions {
     /// asked the device for them, `AdapterReport::subgroups`).
     pub allow_subgroups: bool,
     /// Run the many-row products on cooperative matrices (the GPU's matrix units) where the adapter
-    /// has them (natively only; see `Device::coop`). Off by default until the kernel has
-    /// been checked on a GPU that has them (none of the suite's adapters does): `bench
-    /// --cooperative-matrix` and the WebGPU tests ask for it.
+    /// has them (natively only; see `Device::coop`). Off by default until the kernel has been
+    /// measured on a GPU: its numbers are checked on Mesa 26's lavapipe (8 × 8 matrices, in the
+    /// suite), its speed and its 16 × 16 form on no GPU yet. `bench --cooperative-matrix` and the
+    /// WebGPU tests ask for it.
     pub allow_cooperative_matrix: bool,
     /// Refuse to upload more than this many bytes of weights (WebGPU cannot tell how much memory a
     /// device has; a caller that knows can say so and get a clear error instead of an allocation

@@ -294,11 +294,12 @@ mod tests {
     use super::*;
     use wgpu::naga;
 
-    /// The cooperative-matrix product cannot run on the adapters this suite has (lavapipe and
-    /// SwiftShader report no cooperative matrices): here its text, for every weight format, goes
-    /// through what wgpu does before a driver sees it — naga's WGSL front end, its validator with the
-    /// capabilities the device would have, and the SPIR-V writer. Its numbers are checked against the
-    /// tiled product and the CPU engine on an adapter that has them (tests/webgpu.rs).
+    /// The cooperative-matrix product runs only where an adapter has cooperative matrices (in the
+    /// suite, Mesa 26's lavapipe, whose are 8 × 8; GPUs': 16 × 16): here its text at both sizes, for
+    /// every weight format, goes through what wgpu does before a driver sees it — naga's WGSL front
+    /// end, its validator with the capabilities the device would have, and the SPIR-V writer. Its
+    /// numbers are checked against the tiled product and the CPU engine on an adapter that has them
+    /// (tests/webgpu.rs).
     #[test]
     fn the_cooperative_product_is_valid_wgsl_and_spirv_for_every_weight_format() {
         use naga::valid::{Capabilities, ValidationFlags, Validator};
