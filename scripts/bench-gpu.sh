@@ -100,7 +100,9 @@ else
 fi
 
 {
+  # Threads per core: a "16-thread" machine of 8 cores gives 16 threads far less than ×16.
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) threads;" \
+    "$(awk -F': ' '/^physical id/ { s[$2] } /^cpu cores/ { c = $2 } /^siblings/ { t = $2 } END { printf "%d socket(s), each %d cores and %d threads;", length(s), c, t }' /proc/cpuinfo)" \
     "CPU flags: $(grep -m1 -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   if command -v nvidia-smi >/dev/null; then echo "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"; fi
   echo "command: scripts/bench-gpu.sh --models $models --threads $threads ${extra[*]:+-- ${extra[*]}}"
@@ -145,17 +147,19 @@ mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 1
 "$rj" bench --model "${model_list[0]}" --backend webgpu --cooperative-matrix --matmul "$shape" --format json \
   ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"} >"$out/matmul.webgpu.json" || { log "matrix products failed"; rm -f "$out/matmul.webgpu.json"; }
 
-# Every CPU core: the CPU engine's prefill and llama.cpp's at 1, 2, 4, … threads up to --threads, on
-# the first judge (llama.cpp at exactly those threads: no pilot; no decode), each with its speed-up over
-# one thread; llama.cpp's weight buffer types say which of its kernels ran (AMX, CPU_REPACK); ours
-# with each operation's time (--op-times), which says which operations keep threads waiting.
+# Every CPU core: the CPU engine's prefill and decode and llama.cpp's at 1, 2, 4, … threads up to
+# --threads, on the first judge (llama.cpp at exactly those threads: no pilot; 32 decoded tokens),
+# each with its speed-up over one thread; llama.cpp's weight buffer types say which of its kernels
+# ran (AMX, CPU_REPACK); ours with each operation's time (--op-times), which says which operations
+# keep threads waiting, and what the CPU itself gives those threads (--cpu-ceiling): the product
+# kernel alone from the caches (prefill's bound) and a plain read of memory (decode's).
 curve=()
 for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
 curve+=("$threads")
-mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 0)
+mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32)
 for t in "${curve[@]}"; do
   log "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it"
-  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --op-times --format json \
+  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --op-times --cpu-ceiling --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/curve.$t.json" || { log "$t threads failed"; rm -f "$out/curve.$t.json"; }
 done
 echo "${curve[*]}" >"$out/curve.txt"
@@ -234,16 +238,20 @@ else:
 
 curve = [int(t) for t in open(os.path.join(out, "curve.txt")).read().split()]
 rows = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"curve.{t}.json"))}
-print(f"\n| {os.path.basename(models[0]).removesuffix('.gguf')} on the CPU: threads | ours prefill tok/s | ours × 1 thread | llama.cpp prefill tok/s | llama.cpp × 1 thread | ours ÷ llama.cpp | llama.cpp's weight buffers |")
-print("|---|---|---|---|---|---|---|")
-one = rows.get(1)
+print(f"\n| {os.path.basename(models[0]).removesuffix('.gguf')} on the CPU: threads | ours prefill tok/s | × 1 thread | the kernel alone × 1 thread | llama.cpp prefill tok/s | × 1 thread | ours ÷ llama.cpp | ours decode tok/s | × 1 thread | a memory read × 1 thread | llama.cpp decode tok/s | × 1 thread | llama.cpp's weight buffers |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+one = rows.get(1) or {}
+x = lambda v, base: f"×{v / base:.2f}" if v and base else "–"
+n = lambda v: f"{v:.0f}" if v else "–"
 for t, r in rows.items():
-    o, l = r["rocketjudge"]["prefill_tokens_per_s"], (r.get("llama_cpp") or {}).get("prefill_tokens_per_s")
-    o1 = one["rocketjudge"]["prefill_tokens_per_s"] if one else None
-    l1 = (one.get("llama_cpp") or {}).get("prefill_tokens_per_s") if one else None
-    x = lambda v, base: f"×{v / base:.2f}" if v and base else "–"
+    get = lambda row, who, key: (row.get(who) or {}).get(key)
+    o, l = get(r, "rocketjudge", "prefill_tokens_per_s"), get(r, "llama_cpp", "prefill_tokens_per_s")
+    od, ld = get(r, "rocketjudge", "decode_tokens_per_s"), get(r, "llama_cpp", "decode_tokens_per_s")
+    ceiling = r.get("cpu_ceiling") or {}
+    alone, read = (ceiling.get("compute_gmacs") or {}).get("speedup"), (ceiling.get("memory_gbs") or {}).get("speedup")
     bufs = ", ".join((r.get("llama_cpp") or {}).get("weight_buffers", [])) or "–"
-    print(f"| {t} | {o:.0f} | {x(o, o1)} | {f'{l:.0f}' if l else '–'} | {x(l, l1)} | {x(o, l)} | {bufs} |")
+    print(f"| {t} | {n(o)} | {x(o, get(one, 'rocketjudge', 'prefill_tokens_per_s'))} | {x(alone, 1)} | {n(l)} | {x(l, get(one, 'llama_cpp', 'prefill_tokens_per_s'))} | {x(o, l)} "
+          f"| {n(od)} | {x(od, get(one, 'rocketjudge', 'decode_tokens_per_s'))} | {x(read, 1)} | {n(ld)} | {x(ld, get(one, 'llama_cpp', 'decode_tokens_per_s'))} | {bufs} |")
 # Where the threads wait: each operation's milliseconds at each thread count (--op-times), and its
 # speed-up at the most threads over one; the time outside every operation is serial.
 times = {t: r["rocketjudge"].get("op_times") for t, r in rows.items() if r["rocketjudge"].get("op_times")}

@@ -1,7 +1,7 @@
 //! `rocketjudge bench --op-times` on the CPU with the SmolLM2 test judge: each operation's time a
 //! repetition, and the time outside every operation. The times are taken on the calling thread, one
 //! operation after another, so they add up to the repetition's wall time: an operation timed inside
-//! another (counted twice) would leave a negative remainder.
+//! another (counted twice) would leave a negative remainder. And `--cpu-ceiling`.
 
 mod common;
 
@@ -49,6 +49,24 @@ fn op_times_add_up_to_the_wall_time_and_name_every_operation_of_a_forward() {
     let matmul = ops.iter().find(|o| o["op"] == "matmul").unwrap()["calls"].as_f64().unwrap();
     assert_eq!(matmul % 1.0, 0.0, "{matmul} products a repetition");
     assert!(matmul >= 7.0 * 30.0 * 3.0, "{matmul} products a repetition");
-    // Without the flag nothing is timed.
-    assert!(bench(&[])["rocketjudge"]["op_times"].is_null());
+    // Without the flags nothing is timed.
+    let plain = bench(&[]);
+    assert!(plain["rocketjudge"]["op_times"].is_null() && plain.get("cpu_ceiling").is_none());
+}
+
+/// `--cpu-ceiling`: the product kernel alone, on one thread and on every thread of `--threads`, from
+/// the caches and from memory. The figures are the CPU's, so only their form is checked (no timing
+/// asserts): every rate measured, each speed-up its ratio, the kernel the engine's.
+#[test]
+fn cpu_ceiling_runs_the_product_kernel_alone_on_one_thread_and_on_all() {
+    let v = bench(&["--cpu-ceiling"]);
+    let c = &v["cpu_ceiling"];
+    assert_eq!(c["threads"], 2, "{c}");
+    for side in ["compute_gmacs", "memory_gbs"] {
+        let (one, all) = (c[side]["one_thread"].as_f64().unwrap(), c[side]["all_threads"].as_f64().unwrap());
+        assert!(one.is_finite() && one > 0.0 && all.is_finite() && all > 0.0, "{side}: {c}");
+        assert!((c[side]["speedup"].as_f64().unwrap() - all / one).abs() < 1e-9, "{side}: {c}");
+    }
+    assert!(c["kernel"].as_str().unwrap().starts_with("int8 "), "{c}");
+    assert!(v["rocketjudge"]["op_times"].is_null());
 }

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use rocketjudge_engine::backend::cpu::qmatmul::{self, Kernels};
 use rocketjudge_engine::device::{self, BackendInfo, BackendOptions, GpuKernels, HostUpload, WithBackend};
 use rocketjudge_engine::load::judge_from_file;
 use serde_json::{json, Value};
@@ -67,6 +68,13 @@ pub struct Args {
     /// the others is where threads wait.
     #[arg(long)]
     op_times: bool,
+    /// On the CPU: also run the product kernel alone, on one thread and on --threads at once (each
+    /// thread its own share, nothing to wait for) on a prefill's tile from the caches, and a plain
+    /// read of 256 MiB of memory (a decoded token streams its weights). The speed-ups the CPU
+    /// itself gives those threads (clocks under load, threads sharing a core, memory bandwidth),
+    /// against which the engine's own are read.
+    #[arg(long)]
+    cpu_ceiling: bool,
     /// Reference: `auto` (llama.cpp if llama-cpp-python is installed), `none`, or `llama.cpp` (required).
     #[arg(long, default_value = "auto", value_parser = ["auto", "none", "llama.cpp"])]
     reference: String,
@@ -175,6 +183,9 @@ pub fn run(a: Args) -> CliResult {
     if let Some(s) = &sweep {
         report["matmul"] = s.clone();
     }
+    if a.cpu_ceiling {
+        report["cpu_ceiling"] = if is_cpu(&ours) { cpu_ceiling(threads, a.cpu_kernels.as_deref())? } else { Value::Null };
+    }
     if let Some(r) = &reference {
         report["llama_cpp"] = r.clone();
         report["ratio"] = json!({
@@ -188,6 +199,15 @@ pub fn run(a: Args) -> CliResult {
         _ => print_table(&a, threads, &report),
     }
     Ok(())
+}
+
+/// `--cpu-ceiling`: the product kernel alone on one thread and on `threads` ([`qmatmul::ceiling`]),
+/// multiply-adds a second from the caches, and bytes a second read from memory.
+fn cpu_ceiling(threads: usize, kernels: Option<&str>) -> Result<Value> {
+    let kernels = kernels.map_or(Ok(Kernels::Best), Kernels::named).map_err(anyhow::Error::msg)?;
+    let c = qmatmul::ceiling(threads, kernels, 0.5);
+    let side = |[one, all]: [f64; 2]| json!({"one_thread": one / 1e9, "all_threads": all / 1e9, "speedup": all / one});
+    Ok(json!({"threads": threads, "kernel": qmatmul::kernel_name(kernels), "compute_gmacs": side(c.compute), "memory_gbs": side(c.memory)}))
 }
 
 pub(super) fn is_cpu(ours: &Value) -> bool {

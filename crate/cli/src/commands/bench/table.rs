@@ -103,6 +103,22 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
         )
     );
     print_op_times(&ours["op_times"]);
+    let c = &report["cpu_ceiling"];
+    if let (Some(cx), Some(mx)) = (c["compute_gmacs"]["speedup"].as_f64(), c["memory_gbs"]["speedup"].as_f64()) {
+        let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+        println!(
+            "alone, nothing to wait for, 1 thread → {1}: the product kernel ({0}) from the caches {2:.1} → {3:.1} GMAC/s \
+             (×{cx:.2}), a read from memory {4:.1} → {5:.1} GB/s (×{mx:.2}): what this CPU gives {1}",
+            c["kernel"].as_str().unwrap_or("?"),
+            threads_phrase(&c["threads"]),
+            f(&c["compute_gmacs"]["one_thread"]),
+            f(&c["compute_gmacs"]["all_threads"]),
+            f(&c["memory_gbs"]["one_thread"]),
+            f(&c["memory_gbs"]["all_threads"]),
+        );
+    } else if report.get("cpu_ceiling").is_some() {
+        println!("--cpu-ceiling: the CPU backend only");
+    }
     let r = &report["llama_cpp"];
     if let Some(pilot) = r["pilot"].as_array().filter(|p| !p.is_empty()) {
         let tried: Vec<String> = pilot

@@ -55,9 +55,11 @@ fn coop(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo, options: &WebGpuOptio
     let wg = 8 * info.subgroup_min_size;
     if cfg!(target_arch = "wasm32") {
         return Err("not in a browser: WebGPU has no cooperative matrices".into());
-    } else if !options.allow_cooperative_matrix {
+    }
+    if !options.allow_cooperative_matrix {
         return Err("not allowed by the options".into());
-    } else if !adapter.features().contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+    }
+    if !adapter.features().contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
         return Err(format!("{} reports no cooperative matrices", info.name));
     }
     let properties = adapter.cooperative_matrix_properties();

@@ -589,46 +589,131 @@ unsafe fn matmul_into(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kerne
 /// # Safety
 /// `y` points to `a.rows × w.rows` writable values.
 unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Kernel) {
-    let (m, n) = (a.rows, w.rows);
-    let unit = if w.fmt.super_blocks { QK_K } else { QK };
-    let (units, chunk) = (w.k / unit, 2048 / unit);
     let mut per_task = 8;
     while per_task > 1 && w.groups.div_ceil(per_task) < 4 * threads {
         per_task /= 2;
     }
     let yp = SendPtr(y);
-    // Under `wide!` for the write-back of each tile (the kernel `kern` was chosen by the caller).
     (0..w.groups.div_ceil(per_task)).into_par_iter().for_each(|t| {
-        wide!({
-            let yp = yp;
-            let groups = t * per_task..((t + 1) * per_task).min(w.groups);
-            let mut out = [[0f32; GROUP]; MR];
-            for u0 in (0..units).step_by(chunk) {
-                let u1 = (u0 + chunk).min(units);
-                for r0 in (0..m).step_by(MR) {
-                    let mr = MR.min(m - r0);
-                    for g in groups.clone() {
-                        // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
-                        unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
-                        let cols = GROUP.min(n - g * GROUP);
-                        for (i, row) in out.iter().enumerate().take(mr) {
-                            // SAFETY: inside y; only this task writes these columns. The first K
-                            // chunk sets them (`y` may be uninitialized until then), the others
-                            // add to them.
-                            unsafe {
-                                let dst = yp.0.add((r0 + i) * n + g * GROUP);
-                                if u0 == 0 {
-                                    std::ptr::copy_nonoverlapping(row.as_ptr(), dst, cols);
-                                } else {
-                                    std::slice::from_raw_parts_mut(dst, cols).iter_mut().zip(row).for_each(|(d, v)| *d += v);
-                                }
+        let yp = yp;
+        // SAFETY: the tasks' groups are disjoint, so are the columns of `y` they write.
+        unsafe { task(a, w, yp.0, t * per_task..((t + 1) * per_task).min(w.groups), kern) }
+    });
+}
+
+/// The columns of `groups` of the product with kernel `kern` into `y`, on the calling thread: K runs
+/// in chunks of 2048 values, and for each chunk every tile of [`MR`] activation rows (in L1) meets
+/// every group (whose K-chunk stays in L2).
+///
+/// # Safety
+/// `y` points to `a.rows × w.rows` writable values, whose columns of `groups` nothing else uses
+/// meanwhile.
+unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usize>, kern: Kernel) {
+    let (m, n) = (a.rows, w.rows);
+    let unit = if w.fmt.super_blocks { QK_K } else { QK };
+    let (units, chunk) = (w.k / unit, 2048 / unit);
+    // Under `wide!` for the write-back of each tile (the kernel `kern` was chosen by the caller).
+    wide!({
+        let mut out = [[0f32; GROUP]; MR];
+        for u0 in (0..units).step_by(chunk) {
+            let u1 = (u0 + chunk).min(units);
+            for r0 in (0..m).step_by(MR) {
+                let mr = MR.min(m - r0);
+                for g in groups.clone() {
+                    // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
+                    unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
+                    let cols = GROUP.min(n - g * GROUP);
+                    for (i, row) in out.iter().enumerate().take(mr) {
+                        // SAFETY: inside y; only this task writes these columns. The first K chunk
+                        // sets them (`y` may be uninitialized until then), the others add to them.
+                        unsafe {
+                            let dst = y.add((r0 + i) * n + g * GROUP);
+                            if u0 == 0 {
+                                std::ptr::copy_nonoverlapping(row.as_ptr(), dst, cols);
+                            } else {
+                                std::slice::from_raw_parts_mut(dst, cols).iter_mut().zip(row).for_each(|(d, v)| *d += v);
                             }
                         }
                     }
                 }
             }
-        })
+        }
+    })
+}
+
+/// What the CPU itself gives `threads` threads over one ([`ceiling`]): each thread does its share
+/// with nothing to wait for (no pool, nothing written in common), so the ratios bound what any
+/// split of the engine's work can reach on this CPU (all-core clocks, threads sharing a core, memory
+/// bandwidth), and the engine's own speed-ups are read against them. Each field: the rate of one
+/// thread alone, then of all at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Ceiling {
+    /// Multiply-adds a second, operands in cache: each thread runs one task of a prefill's product
+    /// ([`task`]: 64 activation rows × 64 Q8_0 weight rows × K 2048, 272 KiB of operands) again and
+    /// again into an output of its own.
+    pub compute: [f64; 2],
+    /// Bytes a second read from memory: a plain sum over 256 MiB, the threads each taking an equal
+    /// share (a decoded token streams every weight once, so its products meet this bound).
+    pub memory: [f64; 2],
+}
+
+/// [`Ceiling`] for `threads` threads with these kernels, each figure timed for about `seconds`.
+pub fn ceiling(threads: usize, kernels: Kernels, seconds: f64) -> Ceiling {
+    let kern = kernel(kernels).0;
+    // Compute: every thread runs the whole small product.
+    let (m, n, k) = (64, 64, 2048);
+    let w = QWeight::from_gguf(GgmlType::Q8_0, n, k, &random_weight(GgmlType::Q8_0, n, k, 1)).expect("Q8_0 has integer kernels");
+    let a = QActs::quantize(&random_acts(m, k, 2), m, k, w.act_kind());
+    let compute = rates(threads, seconds, |_, y| {
+        y.resize(m * n, 0.0);
+        // SAFETY: `y` holds m × n values and is this thread's own.
+        unsafe { task(&a, &w, y.as_mut_ptr(), 0..w.groups, kern) };
+        (m * n * k) as f64
     });
+    // Memory: the threads split a plain read of 256 MiB, summed so that nothing is skipped.
+    let data: Vec<u64> = (0..32u64 << 20).collect();
+    let memory = rates(threads, seconds, |(i, of), _| {
+        let share = &data[i * data.len() / of..(i + 1) * data.len() / of];
+        std::hint::black_box(share.iter().fold(0u64, |s, &x| s.wrapping_add(x)));
+        (share.len() * 8) as f64
+    });
+    Ceiling { compute, memory }
+}
+
+/// [`ceiling`]'s timing. `run((thread, of), output)` does its share and returns the work it did.
+/// One thread alone, as many calls as fill about `seconds`; then `threads` threads as many calls
+/// each, from a common start until the last ends. Work a second, of one and of all.
+fn rates(threads: usize, seconds: f64, run: impl Fn((usize, usize), &mut Vec<f32>) -> f64 + Sync) -> [f64; 2] {
+    let timed = |calls: usize, share: (usize, usize), y: &mut Vec<f32>| {
+        let t = std::time::Instant::now();
+        let work: f64 = (0..calls).map(|_| run(share, y)).sum();
+        (work, t.elapsed().as_secs_f64())
+    };
+    let mut y = Vec::new();
+    let mut calls = 1;
+    while timed(calls, (0, 1), &mut y).1 < seconds / 4.0 {
+        calls *= 2;
+    }
+    calls *= 4;
+    let (work, took) = timed(calls, (0, 1), &mut y);
+    let start = std::sync::Barrier::new(threads + 1);
+    let (all, all_took) = std::thread::scope(|s| {
+        let (start, timed) = (&start, &timed);
+        let each: Vec<_> = (0..threads)
+            .map(|i| {
+                s.spawn(move || {
+                    let mut y = Vec::new();
+                    start.wait();
+                    timed(calls, (i, threads), &mut y).0
+                })
+            })
+            .collect();
+        start.wait();
+        let t = std::time::Instant::now();
+        let work: f64 = each.into_iter().map(|h| h.join().expect("a ceiling thread panicked")).sum();
+        (work, t.elapsed().as_secs_f64())
+    });
+    [work / took, all / all_took]
 }
 
 /// Dot products of single weight rows with every activation row (the output head's few rows):
