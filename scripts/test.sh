@@ -124,6 +124,12 @@ node --test tests/js/ 2>&1
 step "the web app's build (what is left of it after the steps above)"
 joined "the web app's build"
 
+# Dawn takes Mesa 26's lavapipe too (not bookworm's) and offers shader-f16 on it, which SwiftShader
+# does not: the tab's engine on Dawn again, its GPU kernels on f16 tiles compiled by Tint. node runs
+# the file itself (`node --test` would start its children through the tree's loader).
+step "the tab's engine on Dawn on Mesa 26's lavapipe (its f16 tiles, which SwiftShader lacks)"
+ROCKETJUDGE_DAWN_DRIVER=lavapipe scripts/lib/coop-lavapipe-run "$(command -v node)" tests/browser/dawn.test.mjs 2>&1
+
 # The browser tests leave about a tenth of the two cores idle (pages loading, a worker starting): the
 # ARM kernels and the cluster tests run beside them.
 beside "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)" ./scripts/test-arm.sh

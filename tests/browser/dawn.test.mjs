@@ -1,7 +1,8 @@
 // The tab's engine on Dawn under Node (issue #60): the same wasm and WGSL kernels the page runs,
 // through the npm package `webgpu` (dawn.node, Chromium's WebGPU implementation), loaded as the engine
-// worker loads a judge (web/lib/loading.js). Here Dawn runs on Chromium's SwiftShader, a CPU adapter,
-// so this checks that the path works and agrees with the CPU engine, never its speed; on a GPU machine
+// worker loads a judge (web/lib/loading.js). Here Dawn runs on Chromium's SwiftShader (and, run again
+// by scripts/test.sh, on Mesa 26's lavapipe), CPU adapters, so this checks that the path works and
+// agrees with the CPU engine, never its speed; on a GPU machine
 // the same path is measured by scripts/bench/dawn-bench.mjs (scripts/bench-gpu.sh).
 
 import { test, before } from 'node:test';
@@ -16,6 +17,12 @@ const PARITY = join(ROOT, 'tests/fixtures/parity');
 // Where `rocketjudge models fetch` keeps the packaged judges (scripts/test.sh fetches them first).
 const CACHE = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
 const MODEL = join(CACHE, 'models', 'smollm2-135m.gguf');
+// The Vulkan driver under Dawn: Chromium's SwiftShader, or with ROCKETJUDGE_DAWN_DRIVER=lavapipe the
+// one VK_ICD_FILENAMES names (scripts/test.sh runs this file again on Mesa 26's lavapipe through
+// scripts/lib/coop-lavapipe-run: it offers shader-f16, which SwiftShader does not, so the tab's GPU
+// kernels run on f16 tiles there, compiled by Dawn's Tint instead of naga).
+const LAVAPIPE = process.env.ROCKETJUDGE_DAWN_DRIVER === 'lavapipe';
+const ADAPTER = LAVAPIPE ? /llvmpipe/ : /SwiftShader/;
 // SmolLM2 cut to its first block (every tensor type of the model; webgpu.test.mjs runs two in
 // Chromium), 5 items of the shortest parity fixture (267 prefix + 354 suffix tokens).
 const LAYERS = 1;
@@ -24,15 +31,25 @@ const ITEMS = 5;
 let dawn;
 
 before(async () => {
-  assert.ok(existsSync(SWIFTSHADER_ICD), `Chromium's SwiftShader driver at ${SWIFTSHADER_ICD} (apt package chromium)`);
-  dawn = await dawnEngine({ icd: SWIFTSHADER_ICD });
+  if (LAVAPIPE) {
+    assert.ok(
+      process.env.VK_ICD_FILENAMES,
+      'ROCKETJUDGE_DAWN_DRIVER=lavapipe runs under scripts/lib/coop-lavapipe-run',
+    );
+  } else {
+    assert.ok(
+      existsSync(SWIFTSHADER_ICD),
+      `Chromium's SwiftShader driver at ${SWIFTSHADER_ICD} (apt package chromium)`,
+    );
+  }
+  dawn = await dawnEngine({ icd: LAVAPIPE ? null : SWIFTSHADER_ICD });
 });
 
 test("Dawn under Node gives the wasm engine an adapter, and says what it offers (the page's WebGPU features)", () => {
   assert.equal(dawn.wasm.webgpuAvailable(), true, 'pkg/ is built with the WebGPU backend');
   assert.ok(dawn.adapter, 'Dawn found an adapter');
   assert.equal(dawn.report.present, true);
-  assert.match(dawn.report.description, /SwiftShader/, JSON.stringify(dawn.report));
+  assert.match(dawn.report.description, ADAPTER, JSON.stringify(dawn.report));
   // The engine's rule: a CPU rasterizer is software, never "a GPU".
   const facts = dawn.wasm.adapterFacts(dawn.report);
   assert.equal(facts.hardware, false, JSON.stringify(facts));
@@ -44,7 +61,8 @@ test("Dawn under Node gives the wasm engine an adapter, and says what it offers 
 });
 
 test("the engine's device asks Dawn for subgroups, which wgpu's web backend does not request", () => {
-  // Dawn on SwiftShader offers them and its WGSL has the subgroup_id builtins (npm webgpu 0.6.2).
+  // Dawn on SwiftShader and on lavapipe offers them, and its WGSL has the subgroup_id builtins (npm
+  // webgpu 0.6.2).
   assert.ok(dawn.features.includes('subgroups'), `Dawn offers subgroups: ${dawn.features.join(', ')}`);
   assert.ok(dawn.gpu.wgslLanguageFeatures.has('subgroup_id'), 'the WGSL language feature subgroup_id');
   assert.equal(dawn.report.subgroups, true, JSON.stringify(dawn.report));
@@ -75,7 +93,14 @@ test('parity: the WebGPU judge on Dawn, with subgroups and without, agrees with 
     judge.free();
     graded[run] = { judgment: r.judgment, description: info.description, s: (performance.now() - started) / 1000 };
   }
-  assert.match(graded.subgroups.description, /SwiftShader.*subgroups/);
+  assert.match(graded.subgroups.description, new RegExp(`${ADAPTER.source}.*subgroups`));
+  // Where Dawn offers shader-f16, the GPU kernels take f16 workgroup tiles, as on a GPU.
+  const f16 = dawn.features.includes('shader-f16');
+  assert.equal(
+    /f16 workgroup tiles/.test(graded['gpu kernels, subgroups'].description),
+    f16,
+    graded['gpu kernels, subgroups'].description,
+  );
   const want = new Map([[gradeKey(graded.cpu.judgment), graded.cpu.judgment.norm_probability]]);
   for (const run of Object.keys(runs).filter((r) => r !== 'cpu')) {
     const { worst, worstMargin } = compareProbabilities(`Dawn, ${run}`, [graded[run].judgment], want);
