@@ -171,13 +171,13 @@ command -v node >/dev/null || dawn_missing="node"
 [ -f pkg/rocketjudge_wasm_bg.wasm ] || dawn_missing="${dawn_missing:+$dawn_missing, }pkg/ (scripts/build-web.sh)"
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
-  rm -f "$out/$name.dawn.json"
+  rm -f "$out/$name.dawn.json" "$out/$name.dawn-failed"
   [ -z "$dawn_missing" ] || continue
   file=$m
   [ -f "$file" ] || file=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$m.gguf
   log "$name: the tab's wasm on Dawn under Node"
   node scripts/bench/dawn-bench.mjs --model "$file" ${extra[@]+"${extra[@]}"} >"$out/$name.dawn.json" ||
-    { log "$name on Dawn failed"; rm -f "$out/$name.dawn.json"; }
+    { log "$name on Dawn failed"; rm -f "$out/$name.dawn.json"; touch "$out/$name.dawn-failed"; }
 done
 echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
 
@@ -210,6 +210,8 @@ print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
     path = os.path.join(out, f"{name}.dawn.json")
+    if os.path.exists(os.path.join(out, f"{name}.dawn-failed")):
+        print(f"| {name} | failed: its error is in the log (no adapter Dawn takes? without a GPU, set VK_ICD_FILENAMES to SwiftShader's) | – | – | – | – | – | – |")
     if not os.path.exists(path):
         continue
     d = json.load(open(path))
