@@ -43,8 +43,8 @@ setup_system() {
 # product: bookworm's lavapipe has none, so trixie-backports' mesa-vulkan-drivers goes into a minimal
 # Debian trixie tree of its own (debootstrap, ~700 MB, cached like the models), whose libraries
 # scripts/lib/coop-lavapipe-run loads a test binary built here with. Nothing is installed on the
-# system but debootstrap.
-coop_lavapipe_dir() { echo "${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/coop-lavapipe/trixie"; }
+# system but debootstrap. ROCKETJUDGE_COOP_LAVAPIPE puts the tree elsewhere.
+coop_lavapipe_dir() { echo "${ROCKETJUDGE_COOP_LAVAPIPE:-${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/coop-lavapipe/trixie}"; }
 setup_coop_lavapipe() {
   local dir mirror=http://deb.debian.org/debian
   dir=$(coop_lavapipe_dir)

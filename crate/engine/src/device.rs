@@ -96,6 +96,16 @@ pub fn cpu_before_opening(choice: BackendChoice, report: Option<&AdapterReport>)
     }
 }
 
+impl BackendOptions {
+    /// The CPU's integer kernels these options name (`cpu_kernels`), or the best this CPU has.
+    pub fn cpu_kernel_choice(&self) -> Result<crate::backend::cpu::qmatmul::Kernels, EngineError> {
+        match &self.cpu_kernels {
+            Some(name) => crate::backend::cpu::qmatmul::Kernels::named(name).map_err(EngineError::Unavailable),
+            None => Ok(Default::default()),
+        }
+    }
+}
+
 fn software_why(name: &str) -> String {
     format!("the WebGPU adapter ({name}) is software, not a GPU: the CPU engine is faster here")
 }
@@ -196,11 +206,7 @@ fn webgpu_not_built() -> EngineError {
 
 /// Open a CPU backend.
 pub fn open_cpu(options: &BackendOptions) -> Result<Cpu, EngineError> {
-    let kernels = match &options.cpu_kernels {
-        Some(name) => crate::backend::cpu::qmatmul::Kernels::named(name).map_err(EngineError::Unavailable)?,
-        None => Default::default(),
-    };
-    Ok(Cpu::with_precision(options.threads, options.precision)?.with_kernels(kernels))
+    Ok(Cpu::with_precision(options.threads, options.precision)?.with_kernels(options.cpu_kernel_choice()?))
 }
 
 /// Open the WebGPU device (Vulkan, Metal or DX12 natively; Mesa's lavapipe on a Linux machine without a GPU).

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use rocketjudge_engine::backend::cpu::qmatmul::{self, Kernels};
+use rocketjudge_engine::backend::cpu::qmatmul;
 use rocketjudge_engine::device::{self, BackendInfo, BackendOptions, GpuKernels, HostUpload, WithBackend};
 use rocketjudge_engine::load::judge_from_file;
 use serde_json::{json, Value};
@@ -184,7 +184,7 @@ pub fn run(a: Args) -> CliResult {
         report["matmul"] = s.clone();
     }
     if a.cpu_ceiling {
-        report["cpu_ceiling"] = if is_cpu(&ours) { cpu_ceiling(threads, a.cpu_kernels.as_deref())? } else { Value::Null };
+        report["cpu_ceiling"] = if is_cpu(&ours) { cpu_ceiling(&options)? } else { Value::Null };
     }
     if let Some(r) = &reference {
         report["llama_cpp"] = r.clone();
@@ -203,8 +203,8 @@ pub fn run(a: Args) -> CliResult {
 
 /// `--cpu-ceiling`: the product kernel alone on one thread and on `threads` ([`qmatmul::ceiling`]),
 /// multiply-adds a second from the caches, and bytes a second read from memory.
-fn cpu_ceiling(threads: usize, kernels: Option<&str>) -> Result<Value> {
-    let kernels = kernels.map_or(Ok(Kernels::Best), Kernels::named).map_err(anyhow::Error::msg)?;
+fn cpu_ceiling(options: &BackendOptions) -> Result<Value> {
+    let (threads, kernels) = (options.threads, options.cpu_kernel_choice()?);
     let c = qmatmul::ceiling(threads, kernels, 0.5);
     let side = |[one, all]: [f64; 2]| json!({"one_thread": one / 1e9, "all_threads": all / 1e9, "speedup": all / one});
     Ok(json!({"threads": threads, "kernel": qmatmul::kernel_name(kernels), "compute_gmacs": side(c.compute), "memory_gbs": side(c.memory)}))
