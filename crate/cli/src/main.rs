@@ -75,12 +75,18 @@ fn exit_code(error: &anyhow::Error) -> u8 {
 /// forward (up to tens of MB each), so every step paid for page faults and the kernel's zeroing of
 /// new pages (13 % of a CPU prefill of the 1.5B judge, `perf`). Serving them from the heap and
 /// keeping freed memory for reuse removes that; the process holds at most its own peak.
+///
+/// One arena for every thread: a forward runs on a thread of the CPU pool (`Backend::enter`), so
+/// its activations would come from that thread's arena while the memory freed after loading stays
+/// in the main thread's, and each arena would hold a peak of its own (the 0.5B's peak memory +22
+/// MiB). The engine's tasks allocate little, so they hardly contend for the one arena.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn keep_freed_memory() {
     // SAFETY: mallopt only sets allocator parameters; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 

@@ -15,7 +15,8 @@ fn bench(extra: &[&str]) -> Value {
         .arg("bench")
         .arg("--model")
         .arg(model_path())
-        .args(["--backend", "cpu", "--threads", "2", "--prefix-tokens", "96", "--items", "2", "--suffix-tokens", "8"])
+        .args(["--backend", "cpu", "--prefix-tokens", "96", "--items", "2", "--suffix-tokens", "8"])
+        .args(if extra.contains(&"--threads") { &[][..] } else { &["--threads", "2"][..] })
         .args(["--repeat", "2", "--decode-tokens", "3", "--reference", "none", "--format", "json"])
         .args(extra)
         .output()
@@ -69,4 +70,57 @@ fn cpu_ceiling_runs_the_product_kernel_alone_on_one_thread_and_on_all() {
     }
     assert!(c["kernel"].as_str().unwrap().starts_with("int8 "), "{c}");
     assert!(v["rocketjudge"]["op_times"].is_null());
+}
+
+/// `--splits`: each operation's parallel steps beside its time. The figures are the machine's, so
+/// what is checked is what must hold whatever they are: a step's busiest worker did at most the
+/// work of all of them and at least their mean, and within the step's wall time; the bound is the
+/// operation's time with each step cut to its busiest worker; the operations with no parallel step
+/// have none.
+#[test]
+fn splits_give_each_operations_work_and_busiest_worker() {
+    let check = |v: &Value, workers: f64| {
+        let t = &v["rocketjudge"]["op_times"];
+        let ops = t["ops"].as_array().unwrap();
+        let mut saved = 0.0;
+        for o in ops {
+            let (s, sp) = (o["seconds"].as_f64().unwrap(), &o["splits"]);
+            let f = |k: &str| sp[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {o}"));
+            let (regions, tasks, wall, work, busiest) = (f("regions"), f("tasks"), f("wall_s"), f("work_s"), f("busiest_s"));
+            match o["op"].as_str().unwrap() {
+                "embed" | "append_cache" | "select_rows" => assert_eq!(regions, 0.0, "{o}"),
+                "matmul" | "attention" | "rms_norm" | "rope" | "add" | "gated_activation" => assert!(regions >= 1.0, "{o}"),
+                _ => {}
+            }
+            assert!(tasks >= regions, "{o}");
+            assert!(
+                busiest <= work * (1.0 + 1e-9) && busiest * workers >= work * (1.0 - 1e-9),
+                "busiest outside [work / {workers}, work]: {o}"
+            );
+            assert!(busiest <= wall * (1.0 + 1e-9) && wall <= s * (1.0 + 1e-9), "{o}");
+            assert!((f("bound_s") - (s - wall + busiest)).abs() < 1e-9, "{o}");
+            saved += wall - busiest;
+        }
+        assert!((t["splits"]["bound_s"].as_f64().unwrap() - (t["wall_s"].as_f64().unwrap() - saved)).abs() < 1e-9, "{t}");
+    };
+    // On the run's own two threads.
+    let v = bench(&["--splits"]);
+    check(&v, 2.0);
+    assert!(v["rocketjudge"]["op_times"]["splits"]["split_as"].is_null());
+    // On one thread, the work split as for 4 and replayed on 4 workers.
+    let mut args: Vec<&str> = vec!["--splits", "4", "--threads", "1"];
+    let v = bench(&args);
+    check(&v, 4.0);
+    assert_eq!(v["rocketjudge"]["op_times"]["splits"]["split_as"], 4);
+    assert!(v["rocketjudge"]["backend"].as_str().unwrap().contains("1 thread, the work split as for 4"), "{}", v["rocketjudge"]["backend"]);
+    // A replay needs one thread to time the tasks on: a clear refusal otherwise.
+    args.truncate(2);
+    let o = Command::new(env!("CARGO_BIN_EXE_rocketjudge"))
+        .args(["bench", "--model", model_path().to_str().unwrap(), "--backend", "cpu", "--threads", "2", "--reference", "none"])
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--splits") && err.contains("one thread"), "{err}");
 }

@@ -139,15 +139,25 @@ impl Sampler {
     }
 }
 
-/// The id of the highest logit, the lowest on a tie (NaN never wins).
+/// The id of the highest logit, the lowest on a tie (NaN never wins; 0 where all are NaN).
+///
+/// The highest value first, 16 lanes at a time (loops the compiler vectorizes), then its first
+/// place: a comparison per logit carrying the best index along did not vectorize, and took half a
+/// millisecond of every decoded token of a 152k vocabulary, a serial step between its forwards
+/// (`bench --splits`).
 pub fn greedy(logits: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, &l) in logits.iter().enumerate() {
-        if l > logits[best] || logits[best].is_nan() {
-            best = i;
+    const L: usize = 16;
+    let mut lanes = [f32::NEG_INFINITY; L];
+    let chunks = logits.chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (m, &x) in lanes.iter_mut().zip(c) {
+            // A NaN compares false and is passed over.
+            *m = if x > *m { x } else { *m };
         }
     }
-    best as u32
+    let max = lanes.iter().chain(rest).fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+    logits.iter().position(|&x| x == max).unwrap_or(0) as u32
 }
 
 /// The text generated so far, released to the caller as it becomes final.
@@ -375,6 +385,32 @@ mod tests {
     fn greedy_takes_the_highest_logit_and_the_lowest_id_on_a_tie() {
         assert_eq!(greedy(&[0.0, 2.0, 1.0, 2.0]), 1);
         assert_eq!(greedy(&[f32::NAN, -1.0, -3.0]), 1);
+        assert_eq!(greedy(&[f32::NAN, f32::NAN]), 0);
+        assert_eq!(greedy(&[f32::NEG_INFINITY, f32::NEG_INFINITY]), 0);
+        // Against the plain definition (the first index of the largest non-NaN value), on vectors
+        // longer than the lanes, with NaNs, ties and the best in the tail.
+        let reference = |l: &[f32]| {
+            let mut best: Option<usize> = None;
+            for (i, &x) in l.iter().enumerate() {
+                if !x.is_nan() && best.is_none_or(|b| x > l[b]) {
+                    best = Some(i);
+                }
+            }
+            best.unwrap_or(0) as u32
+        };
+        let mut rng = Rng::new(3);
+        for len in [1, 15, 16, 17, 100, 1000] {
+            for _ in 0..50 {
+                let l: Vec<f32> = (0..len)
+                    .map(|_| match rng.below(10) {
+                        0 => f32::NAN,
+                        1 => 4.0,
+                        r => r as f32 * 0.1 - rng.below(7) as f32,
+                    })
+                    .collect();
+                assert_eq!(greedy(&l), reference(&l), "{l:?}");
+            }
+        }
         let mut s = Sampler::new(&GenerateSettings::default());
         assert_eq!(s.pick(&[0.5, 0.1, 0.7]), 2);
     }

@@ -104,6 +104,15 @@ pub trait Backend {
         None
     }
 
+    /// As [`Backend::time_ops`], and each operation's parallel steps beside its time
+    /// ([`optimes::Split`]: its tasks' work, its busiest worker), where this backend can (the CPU
+    /// does). `split_as` (a backend on one thread only): the work split as for that many threads,
+    /// every task run on the one, their times replayed on that many workers.
+    fn time_splits(&mut self, split_as: Option<usize>) -> Result<std::sync::Arc<optimes::OpTimes>, String> {
+        let _ = split_as;
+        Err(format!("{} does not time its parallel steps; the CPU backend does", self.describe()))
+    }
+
     /// Upload one tensor from its GGUF bytes.
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError>;
 

@@ -56,22 +56,32 @@ impl Rope<'_> {
     /// frequencies, f32 products and libm's cos/sin, computed on the host for both backends (a GPU's
     /// trigonometry on arguments of thousands of radians is not to be trusted).
     pub fn table(&self, positions: &[u32], head_dim: usize) -> Vec<[f32; 2]> {
-        let half = head_dim / 2;
-        let inv_freq: Vec<f32> = (0..half)
+        let inv_freq = self.inv_freq(head_dim);
+        let mut table = vec![[0.0; 2]; positions.len() * inv_freq.len()];
+        for (&pos, out) in positions.iter().zip(table.chunks_exact_mut(inv_freq.len().max(1))) {
+            self.angles(pos, &inv_freq, out);
+        }
+        table
+    }
+
+    /// The inverse frequency of each of a head's `head_dim / 2` pairs ([`Rope::table`]).
+    pub fn inv_freq(&self, head_dim: usize) -> Vec<f32> {
+        (0..head_dim / 2)
             .map(|i| {
                 let f = self.base.powf(-2.0 * i as f32 / head_dim as f32);
                 self.freq_factors.map_or(f, |ff| f / ff[i])
             })
-            .collect();
-        let mut table = Vec::with_capacity(positions.len() * half);
-        for &pos in positions {
-            let p = pos as f32 / self.scale;
-            table.extend(inv_freq.iter().map(|f| {
-                let a = p * f;
-                [a.cos(), a.sin()]
-            }));
+            .collect()
+    }
+
+    /// `(cos, sin)` of each pair at position `pos` into `out`: one position's row of
+    /// [`Rope::table`], for a backend that computes the rows in parallel.
+    pub fn angles(&self, pos: u32, inv_freq: &[f32], out: &mut [[f32; 2]]) {
+        let p = pos as f32 / self.scale;
+        for (o, f) in out.iter_mut().zip(inv_freq) {
+            let a = p * f;
+            *o = [a.cos(), a.sin()];
         }
-        table
     }
 
     /// The two elements of a head that pair `i` (of `half`) rotates.

@@ -200,9 +200,6 @@ impl<B: Backend> Model<B> {
             }
             Ok(Some(b.rms_norm(&x, &self.output_norm, c.rms_eps, None)))
         };
-        if tokens.len() > SHORT_PASS {
-            return pass(b, caches);
-        }
         // SAFETY: the pass holds the model, the caches and the token lists, plain data (no lock
         // guard, no thread-local), and this thread waits for it.
         unsafe { b.enter(|b| pass(b, caches)) }
@@ -218,12 +215,6 @@ impl<B: Backend> Model<B> {
         b.logits(x, self.output.as_ref().unwrap_or(&self.embed), ids, self.config.final_softcap).await
     }
 }
-
-/// Rows up to which a forward pass runs inside [`Backend::enter`]. A decoded token's operations are
-/// short, and starting each one was a tenth of its time on the CPU; a prefill's are long, and
-/// entered, all its tensors would come from one thread's allocator arena (the 0.5B's peak memory
-/// +15 MiB).
-const SHORT_PASS: usize = 16;
 
 /// Loads tensors by name, checking shapes and reporting progress.
 struct Loader<'a, B: Backend, S: TensorSource> {

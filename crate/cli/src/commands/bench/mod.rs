@@ -68,6 +68,13 @@ pub struct Args {
     /// the others is where threads wait.
     #[arg(long)]
     op_times: bool,
+    /// On the CPU (implies --op-times): how each operation's parallel work spread over the threads.
+    /// Bare, on the run's own threads: per operation its tasks' work, its busiest worker's and the
+    /// pool's own time (each region's wall beyond its busiest worker). `--splits P` with `--threads
+    /// 1`: the work split as for P threads, every task timed on the one thread and replayed on P
+    /// workers: the speed-up each operation's split allows at P, from a machine with fewer cores.
+    #[arg(long, value_name = "P", num_args = 0..=1, default_missing_value = "0")]
+    splits: Option<usize>,
     /// On the CPU: also run the product kernel alone, on one thread and on --threads at once (each
     /// thread its own share, nothing to wait for) on a prefill's tile from the caches, and a plain
     /// read of 256 MiB of memory (a decoded token streams its weights). The speed-ups the CPU
@@ -127,13 +134,24 @@ struct Bench<'a> {
 
 impl WithBackend for Bench<'_> {
     type Output = Result<Measured>;
-    fn run<B: HostUpload>(self, mut backend: B, info: BackendInfo) -> Result<Measured> {
+    fn run<B: HostUpload>(self, mut backend: B, mut info: BackendInfo) -> Result<Measured> {
         let Bench { a, path, max } = self;
         let sweep = match &a.matmul {
             Some(shape) => Some(ours::run_matmul(&mut backend, shape, a.repeat)?),
             None => None,
         };
-        let op_times = if a.op_times { backend.time_ops() } else { None };
+        let op_times = match a.splits {
+            Some(p) => Some(backend.time_splits((p > 0).then_some(p)).map_err(|e| match p {
+                0 => anyhow::anyhow!("--splits: {e}"),
+                p => anyhow::anyhow!("--splits {p}: {e}: give --threads 1"),
+            })?),
+            None if a.op_times => backend.time_ops(),
+            None => None,
+        };
+        if a.splits.is_some() {
+            // Its description now says how the work is split.
+            info.description = backend.describe();
+        }
         if a.op_times && op_times.is_none() {
             eprintln!("--op-times: {} does not time its operations; the CPU backend does", info.description);
         }

@@ -67,7 +67,7 @@ pub(super) fn run_ours<B: Backend>(
     let (prefill_flops, suffix_flops) = flops(&j.model.config, p, a.items as f64, a.suffix_tokens as f64);
     let (prefill_gflops, gflops) = (prefill_flops / pre / 1e9, (prefill_flops + suffix_flops) / (pre + items) / 1e9);
     let (peak, peak_why) = assumed_peak(info, a.peak_tflops);
-    let op_times = op_times.map(|t| op_times_json(&t, a.repeat as f64, timed_s / a.repeat as f64));
+    let op_times = op_times.map(|t| op_times_json(&t, a.repeat as f64, timed_s / a.repeat as f64, a.splits));
     Ok((
         json!({
             "op_times": op_times,
@@ -98,17 +98,39 @@ pub(super) fn run_ours<B: Backend>(
 
 /// Each operation's calls and seconds a repetition, its share of a repetition's wall time, and the
 /// time outside every operation (the serial glue between them: the model's own steps, allocation).
-fn op_times_json(times: &OpTimes, repetitions: f64, wall_s: f64) -> Value {
+/// With `--splits` (`splits`: `Some(0)` on the run's threads, `Some(P)` replayed on P), each
+/// operation's parallel steps too, and `bound_s`: its time had each step taken only its busiest
+/// worker's (the rest of the operation, serial, unchanged); the repetition's likewise.
+fn op_times_json(times: &OpTimes, repetitions: f64, wall_s: f64, splits: Option<usize>) -> Value {
     let ops = times.snapshot();
     let inside: f64 = ops.iter().map(|t| t.seconds).sum::<f64>() / repetitions;
+    let mut saved = 0.0;
     let rows: Vec<Value> = ops
         .iter()
         .map(|t| {
             let s = t.seconds / repetitions;
-            json!({"op": t.op.name(), "calls": t.calls as f64 / repetitions, "seconds": s, "share": s / wall_s})
+            let mut row = json!({"op": t.op.name(), "calls": t.calls as f64 / repetitions, "seconds": s, "share": s / wall_s});
+            if splits.is_some() {
+                let sp = &t.split;
+                let (wall, busiest) = (sp.wall_s / repetitions, sp.busiest_s / repetitions);
+                saved += wall - busiest;
+                row["splits"] = json!({
+                    "regions": sp.regions as f64 / repetitions,
+                    "tasks": sp.tasks as f64 / repetitions,
+                    "wall_s": wall,
+                    "work_s": sp.work_s / repetitions,
+                    "busiest_s": busiest,
+                    "bound_s": s - wall + busiest,
+                });
+            }
+            row
         })
         .collect();
-    json!({"wall_s": wall_s, "ops": rows, "outside_s": wall_s - inside, "outside_share": (wall_s - inside) / wall_s})
+    let mut v = json!({"wall_s": wall_s, "ops": rows, "outside_s": wall_s - inside, "outside_share": (wall_s - inside) / wall_s});
+    if let Some(p) = splits {
+        v["splits"] = json!({"split_as": (p > 0).then_some(p), "bound_s": wall_s - saved});
+    }
+    v
 }
 
 // ---------------------------------------------------------------- matrix products per weight type

@@ -102,7 +102,7 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
             &rows
         )
     );
-    print_op_times(&ours["op_times"]);
+    print_op_times(&ours["op_times"], threads);
     let c = &report["cpu_ceiling"];
     if let (Some(cx), Some(mx)) = (c["compute_gmacs"]["speedup"].as_f64(), c["memory_gbs"]["speedup"].as_f64()) {
         let f = |v: &Value| v.as_f64().unwrap_or(0.0);
@@ -158,25 +158,66 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
     }
 }
 
-/// `--op-times`: where a repetition's wall time went, operation by operation.
-fn print_op_times(t: &Value) {
+/// `--op-times`: where a repetition's wall time went, operation by operation; with `--splits`, how
+/// each operation's parallel work spread over the `threads` (or, replayed, the speed-up its split
+/// allows).
+fn print_op_times(t: &Value, threads: usize) {
     let Some(ops) = t["ops"].as_array() else { return };
-    let ms = |v: &Value| format!("{:.1}", v.as_f64().unwrap_or(0.0) * 1e3);
-    let share = |v: &Value| format!("{:.1}%", v.as_f64().unwrap_or(0.0) * 100.0);
-    let mut rows: Vec<Vec<String>> = ops
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let ms = |v: &Value| format!("{:.1}", f(v) * 1e3);
+    let share = |v: &Value| format!("{:.1}%", f(v) * 100.0);
+    let splits = &t["splits"];
+    let replay = splits["split_as"].as_u64();
+    let rows: Vec<Vec<String>> = ops
         .iter()
         .map(|o| {
-            vec![
-                o["op"].as_str().unwrap_or("").to_string(),
-                format!("{:.0}", o["calls"].as_f64().unwrap_or(0.0)),
-                ms(&o["seconds"]),
-                share(&o["share"]),
-            ]
+            let mut row =
+                vec![o["op"].as_str().unwrap_or("").to_string(), format!("{:.0}", f(&o["calls"])), ms(&o["seconds"]), share(&o["share"])];
+            let s = &o["splits"];
+            if splits.is_object() && f(&s["regions"]) == 0.0 {
+                row.extend(["serial".to_string(), "–".into()]);
+                row.extend(std::iter::repeat_n("–".to_string(), if replay.is_some() { 1 } else { 4 }));
+            } else if splits.is_object() {
+                row.extend([format!("{:.0}", f(&s["regions"])), format!("{:.1}", f(&s["tasks"]) / f(&s["regions"]))]);
+                match replay {
+                    Some(_) => row.push(format!("×{:.2}", f(&o["seconds"]) / f(&s["bound_s"]))),
+                    None => row.extend([
+                        ms(&s["work_s"]),
+                        ms(&s["busiest_s"]),
+                        format!("{:.1}", (f(&s["wall_s"]) - f(&s["busiest_s"])) * 1e3),
+                        format!("{:.0}%", f(&s["work_s"]) / threads as f64 / f(&s["busiest_s"]) * 100.0),
+                    ]),
+                }
+            }
+            row
         })
         .collect();
-    rows.push(vec!["outside every operation".into(), "–".into(), ms(&t["outside_s"]), share(&t["outside_share"])]);
+    let mut outside = vec!["outside every operation".into(), "–".into(), ms(&t["outside_s"]), share(&t["outside_share"])];
+    let mut header = vec!["operation", "calls", "ms", "share"];
+    if splits.is_object() {
+        header.extend(["regions", "tasks a region"]);
+        outside.extend(["serial".to_string(), "–".into()]);
+        match replay {
+            Some(_) => header.push("speed-up its split allows"),
+            None => header.extend(["work ms (every thread)", "busiest worker ms", "pool's own ms", "balance"]),
+        }
+        outside.extend(std::iter::repeat_n("–".to_string(), header.len() - outside.len()));
+    }
     println!("where a repetition's {} ms went (prefill, items and decode; wall time on the calling thread):", ms(&t["wall_s"]));
-    print!("{}", text_table(&["operation", "calls", "ms", "share"], &rows));
+    print!("{}", text_table(&header, &rows.into_iter().chain([outside]).collect::<Vec<_>>()));
+    match replay {
+        Some(p) => println!(
+            "the work split as for {p} threads, each task timed on one thread and replayed on {p} workers (each task, in \
+             order, to the first free one; the pool's own costs left out): a repetition could take {} ms, ×{:.2}",
+            ms(&splits["bound_s"]),
+            f(&t["wall_s"]) / f(&splits["bound_s"])
+        ),
+        None if splits.is_object() => println!(
+            "on {threads} threads: a parallel step is at least its busiest worker's work; the pool's own time is the rest of \
+             its wall time (waking, stealing, joining); balance = the work ÷ {threads} ÷ the busiest worker's"
+        ),
+        None => {}
+    }
 }
 
 /// "2 threads, flash attention on, batch 1556 (physical 512)" from llama_cpp_bench.py's settings.

@@ -18,6 +18,7 @@
 use half::f16;
 use rayon::prelude::*;
 
+use super::splits::Tasks;
 use super::wide::{self, wide};
 use super::{exp_sum, fast_exp, gemm_nn, gemm_nt, max_of, round_f16, round_f16_slice, Cache, SendPtr, Tensor};
 use crate::backend::AttnParams;
@@ -70,7 +71,7 @@ pub(super) fn tiled(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: 
     // Keys and values per KV head as contiguous f32, rounded through f16 like llama.cpp's KV cache.
     let (mut kf, mut vf) = (vec![0f32; p.n_head_kv * n_keys * hd], vec![0f32; p.n_head_kv * n_keys * hd]);
     // One task per run of keys of one KV head (a model has few KV heads; threads may be many).
-    kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().with_min_len(64).for_each(|(row, (dk, dv))| {
+    kf.par_chunks_mut(hd).zip(vf.par_chunks_mut(hd)).enumerate().each_task(64, |(row, (dk, dv))| {
         wide!({
             let (g, j) = (row / n_keys, row % n_keys);
             kv_row(&cache.k, &k.data, j, prefix, kv_dim, g, dk);
@@ -82,7 +83,8 @@ pub(super) fn tiled(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: 
     let out_cols = out.cols;
     let (pre, post) = p.pre_post_scale();
     let (kf, vf) = (&kf, &vf);
-    (0..p.n_head * nq.div_ceil(QB)).into_par_iter().for_each_init(
+    (0..p.n_head * nq.div_ceil(QB)).into_par_iter().each_task_init(
+        1,
         || (Vec::<f32>::new(), Vec::<f32>::new()),
         |(qs, scores), task| {
             wide!({
@@ -275,7 +277,8 @@ pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visib
     // tasks one after another.
     let sb = nb * HB * KEY_CHUNK;
     let mut scores = vec![0f32; tasks.len() * sb];
-    scores.par_chunks_mut(sb).zip(&tasks).for_each_init(
+    scores.par_chunks_mut(sb).zip(&tasks).each_task_init(
+        1,
         || vec![0f32; KEY_CHUNK * hd],
         |keys, (block, &(r, g, c))| {
             wide!({
@@ -300,7 +303,7 @@ pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visib
             rest = next;
         }
     }
-    per_row_head.into_par_iter().for_each(|(vis, blocks)| {
+    per_row_head.into_par_iter().each_task(1, |(vis, blocks)| {
         wide!({
             for hg in 0..group {
                 let mut runs: Vec<&mut [f32]> =
@@ -312,7 +315,8 @@ pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visib
     // Probabilities × values per task: [nb · HB heads][hd].
     let pb = nb * HB * hd;
     let mut partial = vec![0f32; tasks.len() * pb];
-    partial.par_chunks_mut(pb).zip(scores.par_chunks(sb)).zip(&tasks).for_each_init(
+    partial.par_chunks_mut(pb).zip(scores.par_chunks(sb)).zip(&tasks).each_task_init(
+        1,
         || vec![0f32; KEY_CHUNK * hd],
         |values, ((acc, probs), &(r, g, c))| {
             wide!({

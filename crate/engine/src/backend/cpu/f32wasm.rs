@@ -17,6 +17,7 @@ use core::arch::wasm32::*;
 
 use rayon::prelude::*;
 
+use super::splits::Tasks;
 use super::SendPtr;
 
 /// [`nt`]: rows of `x` and of `w` per tile.
@@ -74,7 +75,7 @@ pub(super) unsafe fn nt(m: usize, n: usize, k: usize, x: &[f32], w: &[f32], y: *
     };
     let panels = n.div_ceil(NC);
     if threads > 1 && panels > 1 {
-        (0..panels).into_par_iter().for_each(panel);
+        (0..panels).into_par_iter().each_task(1, panel);
     } else {
         (0..panels).for_each(panel);
     }

@@ -15,6 +15,7 @@ mod attention;
 #[cfg(target_arch = "wasm32")]
 mod f32wasm;
 pub mod qmatmul;
+mod splits;
 mod wide;
 
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::gguf::TensorInfo;
 use crate::quant::{dequantize, GgmlType};
 use crate::EngineError;
 use qmatmul::{Kernels, QActs, QWeight};
+use splits::Tasks;
 use wide::wide;
 
 /// Row-major f32 activations.
@@ -107,6 +109,8 @@ pub struct Cpu {
     misuse: Option<String>,
     /// Each operation's wall time, where asked for ([`Backend::time_ops`]).
     op_times: Option<Arc<OpTimes>>,
+    /// The threads the work is split for, where not `threads` ([`Backend::time_splits`]).
+    split_as: Option<usize>,
 }
 
 impl Cpu {
@@ -144,7 +148,7 @@ impl Cpu {
                 Err(_) => (None, 1),
             }
         };
-        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None, op_times: None })
+        Ok(Cpu { pool, threads, precision, kernels: Kernels::Best, scratch: Vec::new(), misuse: None, op_times: None, split_as: None })
     }
 
     /// Use other integer kernels than the CPU's best: the scalar reference or a named SIMD set
@@ -194,7 +198,7 @@ impl Cpu {
             return Tensor::zeros(m, n);
         }
         if let Some(q) = &w.q {
-            let (threads, kernels) = (self.threads, self.kernels);
+            let (threads, kernels) = (self.split_threads(), self.kernels);
             // Allocated here, not on the pool's thread: glibc gives each thread its own arena, and
             // outputs taken from a worker's arena but freed here raised the peak memory.
             let mut y = Tensor { rows: m, cols: n, data: Vec::with_capacity(m * n) };
@@ -217,7 +221,7 @@ impl Cpu {
             // expanding all of it for a GEMM costs more than the products.
             let mut yt = vec![0f32; n * m];
             self.run(|| {
-                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).for_each(|(out, wb)| {
+                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).each_task(1, |(out, wb)| {
                     let mut wrow = vec![0f32; k];
                     wide!({
                         for (j, b) in wb.chunks_exact(rb).enumerate() {
@@ -239,9 +243,9 @@ impl Cpu {
         // one multi-threaded GEMM does the rest.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.resize(n * k, 0.0);
-        let threads = self.threads;
+        let threads = self.split_threads();
         self.run(|| {
-            scratch.par_chunks_mut(k * 16).enumerate().for_each(|(c, out)| {
+            scratch.par_chunks_mut(k * 16).enumerate().each_task(1, |(c, out)| {
                 let r0 = c * 16;
                 let rows = out.len() / k;
                 wide!({ dequantize(w.dtype, &w.bytes[r0 * rb..(r0 + rows) * rb], out) });
@@ -252,6 +256,11 @@ impl Cpu {
         });
         self.scratch = scratch;
         y
+    }
+
+    /// The threads the products split their work for.
+    fn split_threads(&self) -> usize {
+        self.split_as.unwrap_or(self.threads)
     }
 
     /// A timer for one call of `op` (`None` unless [`Backend::time_ops`] was asked).
@@ -272,6 +281,52 @@ impl Cpu {
 struct Handed<T>(T);
 // SAFETY: the value is used by one thread at a time: the pool's, while the caller waits.
 unsafe impl<T> Send for Handed<T> {}
+
+/// A new vector of `len` values that one parallel step writes piece by piece, each task zeroing
+/// its own piece first (in its caches) instead of the calling thread zeroing the whole vector
+/// before the step: a serial pass over memory that, on many threads, every other thread waits for
+/// (`bench --splits` found it in the norms, the additions and the rounding of activations).
+struct Fresh<T> {
+    v: Vec<T>,
+    len: usize,
+    zeroed: std::sync::atomic::AtomicUsize,
+}
+
+/// One piece of a [`Fresh`] vector, to be zeroed by the task that writes it.
+struct Piece<'a, T> {
+    values: &'a mut [std::mem::MaybeUninit<T>],
+    zeroed: &'a std::sync::atomic::AtomicUsize,
+}
+
+impl<T: Copy + Default + Send + Sync> Fresh<T> {
+    fn new(len: usize) -> Self {
+        Fresh { v: Vec::with_capacity(len), len, zeroed: Default::default() }
+    }
+
+    /// The vector in pieces of `chunk` values (the last may be shorter), in order.
+    fn pieces(&mut self, chunk: usize) -> impl IndexedParallelIterator<Item = Piece<'_, T>> + '_ {
+        let zeroed = &self.zeroed;
+        self.v.spare_capacity_mut()[..self.len].par_chunks_mut(chunk).map(move |values| Piece { values, zeroed })
+    }
+
+    /// The vector, every piece of which was zeroed and written; panics where one was not.
+    fn finish(mut self) -> Vec<T> {
+        assert_eq!(*self.zeroed.get_mut(), self.len, "a piece of a new vector was left unwritten");
+        // SAFETY: the pieces cover the first `len` values once each, and every one was zeroed
+        // (counted above), so all of them are initialized.
+        unsafe { self.v.set_len(self.len) };
+        self.v
+    }
+}
+
+impl<'a, T: Copy + Default> Piece<'a, T> {
+    fn zeroed(self) -> &'a mut [T] {
+        self.values.fill(std::mem::MaybeUninit::new(T::default()));
+        self.zeroed.fetch_add(self.values.len(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: every value was just initialized; MaybeUninit<T> has T's layout.
+        unsafe { &mut *(self.values as *mut [std::mem::MaybeUninit<T>] as *mut [T]) }
+    }
+}
 
 /// A raw pointer that may cross threads: each task writes a disjoint region.
 #[derive(Clone, Copy)]
@@ -397,7 +452,7 @@ const ROWS_PER_TASK: usize = 8;
 
 fn add_bias(y: &mut Tensor, bias: Option<&[f32]>) {
     if let Some(b) = bias {
-        y.data.par_chunks_mut(y.cols).with_min_len(ROWS_PER_TASK).for_each(|row| {
+        y.data.par_chunks_mut(y.cols).each_task(ROWS_PER_TASK, |row| {
             for (v, bi) in row.iter_mut().zip(b) {
                 *v += bi;
             }
@@ -424,6 +479,18 @@ impl Cpu {
         let cap = |l: f32| softcap.map_or(l, |c| c * (l / c).tanh());
         if ids.len() > FULL_LOGITS_IDS {
             let all = self.matmul(x, head, None);
+            // The whole vocabulary in order (a generated token's): the product's rows as they are,
+            // not gathered id by id, a serial step of every decoded token (`bench --splits`).
+            if ids.len() == head.rows && ids.iter().enumerate().all(|(i, &id)| id as usize == i) {
+                let mut rows: Vec<Vec<f32>> = match x.rows {
+                    1 => vec![all.data],
+                    _ => all.data.chunks_exact(head.rows).map(<[f32]>::to_vec).collect(),
+                };
+                if softcap.is_some() {
+                    rows.iter_mut().flatten().for_each(|l| *l = cap(*l));
+                }
+                return Ok(rows);
+            }
             return Ok((0..x.rows).map(|r| ids.iter().map(|&i| cap(all.row(r)[i as usize])).collect()).collect());
         }
         let _t = self.timed(Op::Logits);
@@ -622,8 +689,21 @@ impl Backend for Cpu {
         Some(Arc::clone(self.op_times.get_or_insert_with(Default::default)))
     }
 
+    fn time_splits(&mut self, split_as: Option<usize>) -> Result<Arc<OpTimes>, String> {
+        if let Some(p) = split_as {
+            if self.threads != 1 || p == 0 {
+                return Err(format!("a replay of the work split as for {p} threads runs on one thread; this backend has {}", self.threads));
+            }
+            self.split_as = Some(p);
+        }
+        let times = self.time_ops().expect("the CPU times its operations");
+        splits::start(Arc::clone(&times), split_as.map_or(splits::Replay::Pool, splits::Replay::As));
+        Ok(times)
+    }
+
     fn describe(&self) -> String {
-        format!("cpu ({} thread{}, {})", self.threads, if self.threads == 1 { "" } else { "s" }, self.kernel_name())
+        let split = self.split_as.map(|p| format!(", the work split as for {p}")).unwrap_or_default();
+        format!("cpu ({} thread{}{split}, {})", self.threads, if self.threads == 1 { "" } else { "s" }, self.kernel_name())
     }
 
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
@@ -684,9 +764,10 @@ impl Backend for Cpu {
                 return Tensor::zeros(x.rows, x.cols);
             }
         };
-        let mut out = Tensor::zeros(x.rows, x.cols);
+        let mut out = Fresh::new(x.data.len());
         self.run(|| {
-            out.data.par_chunks_mut(g).zip(x.data.par_chunks(g)).with_min_len(ROWS_PER_TASK).for_each(|(o, x)| {
+            out.pieces(g).zip(x.data.par_chunks(g)).each_task(ROWS_PER_TASK, |(o, x)| {
+                let o = o.zeroed();
                 wide!({
                     let ss = sum_squares(x) / g as f32;
                     let inv = 1.0 / (ss + eps).sqrt();
@@ -696,7 +777,7 @@ impl Backend for Cpu {
                 })
             })
         });
-        out
+        Tensor { rows: x.rows, cols: x.cols, data: out.finish() }
     }
 
     fn matmul(&mut self, x: &Tensor, w: &Weight, bias: Option<&Weight>) -> Tensor {
@@ -714,21 +795,28 @@ impl Backend for Cpu {
             return;
         }
         let half = head_dim / 2;
-        let table = rope.table(positions, head_dim);
+        // Each row's (cos, sin) computed by its task: the whole table, first on the calling
+        // thread, was a serial step (`bench --splits`).
+        let inv_freq = rope.inv_freq(head_dim);
         let cols = x.cols;
         self.run(|| {
-            x.data.par_chunks_mut(cols).zip(table.par_chunks(half.max(1))).for_each(|(row, cs)| {
-                wide!({
-                    for head in row.chunks_mut(head_dim) {
-                        for (i, &[c, s]) in cs.iter().enumerate() {
-                            let (a, b) = rope.pair(i, half);
-                            let (x0, x1) = (head[a], head[b]);
-                            head[a] = x0 * c - x1 * s;
-                            head[b] = x0 * s + x1 * c;
+            x.data.par_chunks_mut(cols).zip(positions.par_iter()).each_task_init(
+                1,
+                || vec![[0f32; 2]; half],
+                |cs, (row, &pos)| {
+                    rope.angles(pos, &inv_freq, cs);
+                    wide!({
+                        for head in row.chunks_mut(head_dim) {
+                            for (i, &[c, s]) in cs.iter().enumerate() {
+                                let (a, b) = rope.pair(i, half);
+                                let (x0, x1) = (head[a], head[b]);
+                                head[a] = x0 * c - x1 * s;
+                                head[b] = x0 * s + x1 * c;
+                            }
                         }
-                    }
-                })
-            })
+                    })
+                },
+            )
         });
     }
 
@@ -737,9 +825,10 @@ impl Backend for Cpu {
         if !self.ok(policy::check_same_shape("add", (x.rows, x.cols), (y.rows, y.cols))) {
             return Tensor::zeros(x.rows, x.cols);
         }
-        let mut out = Tensor::zeros(x.rows, x.cols);
+        let mut out = Fresh::new(x.data.len());
         self.run(|| {
-            out.data.par_chunks_mut(4096).zip(x.data.par_chunks(4096).zip(y.data.par_chunks(4096))).for_each(|(o, (x, y))| {
+            out.pieces(4096).zip(x.data.par_chunks(4096).zip(y.data.par_chunks(4096))).each_task(1, |(o, (x, y))| {
+                let o = o.zeroed();
                 wide!({
                     for ((o, a), b) in o.iter_mut().zip(x).zip(y) {
                         *o = a + b;
@@ -747,7 +836,7 @@ impl Backend for Cpu {
                 })
             })
         });
-        out
+        Tensor { rows: x.rows, cols: x.cols, data: out.finish() }
     }
 
     fn gated_activation(&mut self, gate: &Tensor, mut up: Tensor, act: Activation) -> Tensor {
@@ -756,7 +845,7 @@ impl Backend for Cpu {
             return up;
         }
         self.run(|| {
-            up.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).for_each(|(u, g)| {
+            up.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).each_task(1, |(u, g)| {
                 wide!({
                     match act {
                         Activation::Silu => gated(u, g, silu),

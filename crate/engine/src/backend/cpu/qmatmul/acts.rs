@@ -4,8 +4,9 @@
 use half::f16;
 use rayon::prelude::*;
 
-use super::super::max_by_lanes;
+use super::super::splits::Tasks;
 use super::super::wide::wide;
+use super::super::{max_by_lanes, Fresh};
 use super::{QK, QK_K};
 
 /// How activations are rounded (llama.cpp's `vec_dot_type`).
@@ -75,24 +76,17 @@ impl QActs {
         let block = if kind == ActKind::Q8K { QK_K } else { QK };
         assert!(k.is_multiple_of(block) && x.len() == rows * k, "activations {rows}×{k} do not fit {kind:?} blocks");
         let nb = k / block;
-        let mut a = QActs {
-            kind,
-            rows,
-            k,
-            q: vec![0; rows * k],
-            d: vec![0.0; rows * nb],
-            sums16: if kind == ActKind::Q8K { vec![0; rows * k / 16] } else { Vec::new() },
-            sums32: if kind == ActKind::Q8K { vec![0; rows * k / 32] } else { Vec::new() },
-            s: if kind == ActKind::Q8K { Vec::new() } else { vec![0.0; rows * nb] },
-        };
+        let q8k = kind == ActKind::Q8K;
+        // Written row by row by the tasks, each zeroing its rows first ([`Fresh`]).
+        let (mut q, mut d) = (Fresh::new(rows * k), Fresh::new(rows * nb));
+        let (mut sums16, mut sums32) = (Fresh::new(if q8k { rows * k / 16 } else { 0 }), Fresh::new(if q8k { rows * k / 32 } else { 0 }));
+        let mut s = Fresh::new(if q8k { 0 } else { rows * nb });
         match kind {
             ActKind::Q8K => {
-                a.q.par_chunks_mut(k)
-                    .zip(a.d.par_chunks_mut(nb))
-                    .zip(a.sums16.par_chunks_mut(k / 16))
-                    .zip(a.sums32.par_chunks_mut(k / 32))
-                    .zip(x.par_chunks(k))
-                    .for_each(|((((q, d), s16), s32), x)| {
+                q.pieces(k).zip(d.pieces(nb)).zip(sums16.pieces(k / 16)).zip(sums32.pieces(k / 32)).zip(x.par_chunks(k)).each_task(
+                    1,
+                    |((((q, d), s16), s32), x)| {
+                        let (q, d, s16, s32) = (q.zeroed(), d.zeroed(), s16.zeroed(), s32.zeroed());
                         wide!({
                             for (b, x) in x.chunks_exact(QK_K).enumerate() {
                                 d[b] = quantize_q8k_block(x, &mut q[b * QK_K..(b + 1) * QK_K], &mut s16[b * 16..(b + 1) * 16]);
@@ -101,26 +95,26 @@ impl QActs {
                                 *s = p[0] + p[1];
                             }
                         })
-                    });
-            }
-            ActKind::Q8_0 | ActKind::Q8_1 => {
-                let round_s = kind == ActKind::Q8_1;
-                a.q.par_chunks_mut(k).zip(a.d.par_chunks_mut(nb)).zip(a.s.par_chunks_mut(nb)).zip(x.par_chunks(k)).for_each(
-                    |(((q, d), s), x)| {
-                        wide!({
-                            for (b, x) in x.chunks_exact(QK).enumerate() {
-                                let (d16, d32, sum) = quantize_q8_0_block(x, &mut q[b * QK..(b + 1) * QK]);
-                                d[b] = d16;
-                                // Q8_1 stores f16(d·Σq) with the unrounded d (llama.cpp's `quantize_row_q8_1`);
-                                // Q8_0's offsets meet the stored scale: d16·Σq.
-                                s[b] = if round_s { f16::from_f32(d32 * sum as f32).to_f32() } else { d16 * sum as f32 };
-                            }
-                        })
                     },
                 );
             }
+            ActKind::Q8_0 | ActKind::Q8_1 => {
+                let round_s = kind == ActKind::Q8_1;
+                q.pieces(k).zip(d.pieces(nb)).zip(s.pieces(nb)).zip(x.par_chunks(k)).each_task(1, |(((q, d), s), x)| {
+                    let (q, d, s) = (q.zeroed(), d.zeroed(), s.zeroed());
+                    wide!({
+                        for (b, x) in x.chunks_exact(QK).enumerate() {
+                            let (d16, d32, sum) = quantize_q8_0_block(x, &mut q[b * QK..(b + 1) * QK]);
+                            d[b] = d16;
+                            // Q8_1 stores f16(d·Σq) with the unrounded d (llama.cpp's `quantize_row_q8_1`);
+                            // Q8_0's offsets meet the stored scale: d16·Σq.
+                            s[b] = if round_s { f16::from_f32(d32 * sum as f32).to_f32() } else { d16 * sum as f32 };
+                        }
+                    })
+                });
+            }
         }
-        a
+        QActs { kind, rows, k, q: q.finish(), d: d.finish(), sums16: sums16.finish(), sums32: sums32.finish(), s: s.finish() }
     }
 }
 
