@@ -150,19 +150,27 @@ mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 1
 # Every CPU core: the CPU engine's prefill and decode and llama.cpp's at 1, 2, 4, … threads up to
 # --threads, on the first judge (llama.cpp at exactly those threads: no pilot; 32 decoded tokens),
 # each with its speed-up over one thread; llama.cpp's weight buffer types say which of its kernels
-# ran (AMX, CPU_REPACK); ours with each operation's time (--op-times), which says which operations
-# keep threads waiting, and what the CPU itself gives those threads (--cpu-ceiling): the product
-# kernel alone from the caches (prefill's bound) and a plain read of memory (decode's).
+# ran (AMX, CPU_REPACK); ours with each operation's time and how its parallel steps spread over the
+# threads (--splits: the tasks' work, the busiest worker, the pool's own time), which says which
+# operations keep threads waiting, and what the CPU itself gives those threads (--cpu-ceiling): the
+# product kernel alone from the caches (prefill's bound) and a plain read of memory (decode's). One
+# more run on one thread with the work split as for the most threads (--splits N): the speed-up the
+# split alone allows there, beside the one measured.
 curve=()
 for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
 curve+=("$threads")
 mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32)
 for t in "${curve[@]}"; do
   log "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it"
-  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --op-times --cpu-ceiling --format json \
+  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --splits --cpu-ceiling --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/curve.$t.json" || { log "$t threads failed"; rm -f "$out/curve.$t.json"; }
 done
 echo "${curve[*]}" >"$out/curve.txt"
+if [ "$threads" -gt 1 ]; then
+  log "${model_list[0]} on one thread, the work split as for $threads and replayed"
+  "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" --reference none --format json \
+    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/replay.json" || { log "the replay failed"; rm -f "$out/replay.json"; }
+fi
 
 # The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
 dawn_missing=""
@@ -255,18 +263,33 @@ for t, r in rows.items():
     print(f"| {t} | {n(o)} | {x(o, get(one, 'rocketjudge', 'prefill_tokens_per_s'))} | {x(alone, 1)} | {n(l)} | {x(l, get(one, 'llama_cpp', 'prefill_tokens_per_s'))} | {x(o, l)} "
           f"| {n(od)} | {x(od, get(one, 'rocketjudge', 'decode_tokens_per_s'))} | {x(read, 1)} | {n(ld)} | {x(ld, get(one, 'llama_cpp', 'decode_tokens_per_s'))} | {bufs} |")
 # Where the threads wait: each operation's milliseconds at each thread count (--op-times), and its
-# speed-up at the most threads over one; the time outside every operation is serial.
+# speed-up at the most threads over one; the time outside every operation is serial. At the most
+# threads (--splits): the work of its tasks against one thread's (what the machine adds), how evenly
+# it fell (the work ÷ threads ÷ the busiest worker's), the pool's own time; and the speed-up the
+# split alone allows there (the replay on one thread).
 times = {t: r["rocketjudge"].get("op_times") for t, r in rows.items() if r["rocketjudge"].get("op_times")}
+replay_path = os.path.join(out, "replay.json")
+replay = json.load(open(replay_path))["rocketjudge"]["op_times"] if os.path.exists(replay_path) else None
 if times:
     ts = list(times)
     per = lambda t: {**{o["op"]: o["seconds"] for o in times[t]["ops"]}, "outside every operation": times[t]["outside_s"]}
+    split = lambda ot: {o["op"]: o.get("splits") or {} for o in ot["ops"]}
     ms = {t: per(t) for t in ts}
-    print("\n| operation | " + " | ".join(f"ms at {t}" for t in ts) + f" | × at {ts[-1]} over {ts[0]} |")
-    print("|---|" + "---|" * (len(ts) + 1))
+    top, first = split(times[ts[-1]]), split(times[ts[0]])
+    allowed = {o["op"]: o["seconds"] / o["splits"]["bound_s"] for o in replay["ops"] if o["splits"]["bound_s"] > 0} if replay else {}
+    print("\n| operation | " + " | ".join(f"ms at {t}" for t in ts) + f" | × at {ts[-1]} over {ts[0]} | work at {ts[-1]} ÷ at {ts[0]} | balance at {ts[-1]} | pool's own ms at {ts[-1]} | × the split allows at {curve[-1]} |")
+    print("|---|" + "---|" * (len(ts) + 5))
     for op in ms[ts[0]]:
         cells = [f"{ms[t][op] * 1e3:.1f}" if op in ms[t] else "–" for t in ts]
         a, b = ms[ts[0]].get(op), ms[ts[-1]].get(op)
-        print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} |")
+        s, s1 = top.get(op, {}), first.get(op, {})
+        steps = s.get("regions", 0) > 0 and s.get("busiest_s", 0) > 0
+        work = f"×{s['work_s'] / s1['work_s']:.2f}" if steps and s1.get("work_s") else "–"
+        balance = f"{s['work_s'] / ts[-1] / s['busiest_s'] * 100:.0f} %" if steps else "–"
+        pool = f"{(s['wall_s'] - s['busiest_s']) * 1e3:.1f}" if steps else "–"
+        print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} | {work} | {balance} | {pool} | {f'×{allowed[op]:.2f}' if op in allowed else '–'} |")
+    if replay:
+        print(f"\nThe split alone allows a repetition ×{replay['wall_s'] / replay['splits']['bound_s']:.2f} at {curve[-1]} threads (one thread, the work split as for {curve[-1]}, each task timed and replayed on {curve[-1]} workers).")
 EOF
 
 if [ "$browser" = 1 ]; then
