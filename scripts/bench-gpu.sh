@@ -289,7 +289,7 @@ if times:
         pool = f"{(s['wall_s'] - s['busiest_s']) * 1e3:.1f}" if steps else "–"
         print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} | {work} | {balance} | {pool} | {f'×{allowed[op]:.2f}' if op in allowed else '–'} |")
     if replay:
-        print(f"\nThe split alone allows a repetition ×{replay['wall_s'] / replay['splits']['bound_s']:.2f} at {curve[-1]} threads (one thread, the work split as for {curve[-1]}, each task timed and replayed on {curve[-1]} workers).")
+        print(f"\nThe split alone allows a repetition ×{(replay['wall_s'] - replay['splits'].get('instrument_s', 0)) / replay['splits']['bound_s']:.2f} at {curve[-1]} threads (one thread, the work split as for {curve[-1]}, each task timed and replayed on {curve[-1]} workers).")
 EOF
 
 if [ "$browser" = 1 ]; then

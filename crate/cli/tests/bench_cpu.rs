@@ -101,7 +101,12 @@ fn splits_give_each_operations_work_and_busiest_worker() {
             assert!((f("bound_s") - (s - wall + busiest)).abs() < 1e-9, "{o}");
             saved += wall - busiest;
         }
-        assert!((t["splits"]["bound_s"].as_f64().unwrap() - (t["wall_s"].as_f64().unwrap() - saved)).abs() < 1e-9, "{t}");
+        let (wall, instrument) = (t["wall_s"].as_f64().unwrap(), t["splits"]["instrument_s"].as_f64().unwrap());
+        assert!((t["splits"]["bound_s"].as_f64().unwrap() - (wall - instrument - saved)).abs() < 1e-9, "{t}");
+        // The operations, the timing and what lies outside them make up the wall time.
+        let inside: f64 = ops.iter().map(|o| o["seconds"].as_f64().unwrap()).sum();
+        assert!((inside + instrument + t["outside_s"].as_f64().unwrap() - wall).abs() < 1e-9 * wall.max(1.0), "{t}");
+        assert!(instrument >= 0.0 && t["outside_s"].as_f64().unwrap() >= 0.0, "{t}");
     };
     // On the run's own two threads.
     let v = bench(&["--splits"]);

@@ -104,6 +104,8 @@ pub struct Split {
     /// the busiest worker's work on a pool of many threads, or, where the tasks ran on one thread
     /// split as for P, the tasks replayed on P workers ([`crate::backend::Backend::time_splits`]).
     pub busiest_s: f64,
+    /// The time spent timing them outside their walls (left out of the operation's time).
+    pub timing_s: f64,
 }
 
 impl OpTimes {
@@ -138,6 +140,7 @@ impl OpTimes {
                         wall_s: wall as f64 * 1e-9,
                         work_s: work as f64 * 1e-9,
                         busiest_s: busiest as f64 * 1e-9,
+                        timing_s: timing as f64 * 1e-9,
                     },
                 }
             })

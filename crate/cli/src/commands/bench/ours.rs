@@ -100,10 +100,13 @@ pub(super) fn run_ours<B: Backend>(
 /// time outside every operation (the serial glue between them: the model's own steps, allocation).
 /// With `--splits` (`splits`: `Some(0)` on the run's threads, `Some(P)` replayed on P), each
 /// operation's parallel steps too, and `bound_s`: its time had each step taken only its busiest
-/// worker's (the rest of the operation, serial, unchanged); the repetition's likewise.
+/// worker's (the rest of the operation, serial, unchanged); the repetition's likewise, without the
+/// time the timing took (`instrument_s`, neither an operation's nor outside them).
 fn op_times_json(times: &OpTimes, repetitions: f64, wall_s: f64, splits: Option<usize>) -> Value {
     let ops = times.snapshot();
     let inside: f64 = ops.iter().map(|t| t.seconds).sum::<f64>() / repetitions;
+    let instrument: f64 = ops.iter().map(|t| t.split.timing_s).sum::<f64>() / repetitions;
+    let outside = wall_s - inside - instrument;
     let mut saved = 0.0;
     let rows: Vec<Value> = ops
         .iter()
@@ -126,9 +129,9 @@ fn op_times_json(times: &OpTimes, repetitions: f64, wall_s: f64, splits: Option<
             row
         })
         .collect();
-    let mut v = json!({"wall_s": wall_s, "ops": rows, "outside_s": wall_s - inside, "outside_share": (wall_s - inside) / wall_s});
+    let mut v = json!({"wall_s": wall_s, "ops": rows, "outside_s": outside, "outside_share": outside / wall_s});
     if let Some(p) = splits {
-        v["splits"] = json!({"split_as": (p > 0).then_some(p), "bound_s": wall_s - saved});
+        v["splits"] = json!({"split_as": (p > 0).then_some(p), "instrument_s": instrument, "bound_s": wall_s - instrument - saved});
     }
     v
 }

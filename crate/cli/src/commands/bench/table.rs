@@ -208,9 +208,11 @@ fn print_op_times(t: &Value, threads: usize) {
     match replay {
         Some(p) => println!(
             "the work split as for {p} threads, each task timed on one thread and replayed on {p} workers (each task, in \
-             order, to the first free one; the pool's own costs left out): a repetition could take {} ms, ×{:.2}",
+             order, to the first free one; the pool's own costs left out): a repetition could take {} ms, ×{:.2} \
+             (timing the tasks took {} ms of the wall time, left out)",
             ms(&splits["bound_s"]),
-            f(&t["wall_s"]) / f(&splits["bound_s"])
+            (f(&t["wall_s"]) - f(&splits["instrument_s"])) / f(&splits["bound_s"]),
+            ms(&splits["instrument_s"])
         ),
         None if splits.is_object() => println!(
             "on {threads} threads: a parallel step is at least its busiest worker's work; the pool's own time is the rest of \

@@ -199,8 +199,9 @@ impl Cpu {
         }
         if let Some(q) = &w.q {
             let (threads, kernels) = (self.split_threads(), self.kernels);
-            // Allocated here, not on the pool's thread: glibc gives each thread its own arena, and
-            // outputs taken from a worker's arena but freed here raised the peak memory.
+            // Allocated by the thread that runs the forward, not in a task: glibc gives each thread
+            // its own arena (the CLI keeps one), and outputs taken from the arena of whichever
+            // worker ran a task, freed by another thread, raised the peak memory.
             let mut y = Tensor { rows: m, cols: n, data: Vec::with_capacity(m * n) };
             self.run(|| {
                 let kind = q.act_kind();
