@@ -42,16 +42,19 @@ static DEPTH: AtomicUsize = AtomicUsize::new(0);
 /// 0 for [`Replay::Pool`], else the workers replayed.
 static REPLAY_AS: AtomicUsize = AtomicUsize::new(0);
 static TIMES: Mutex<Option<Arc<OpTimes>>> = Mutex::new(None);
-static TASKS: AtomicU64 = AtomicU64::new(0);
 /// The open region's tasks in the order they ran ([`Replay::As`]).
 static REPLAYED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
 /// Workers whose busy time is kept apart; a pool larger than this counts the rest in the last.
 const MAX_WORKERS: usize = 256;
-/// One worker's busy nanoseconds in the open region, on a cache line of its own.
+/// One worker's busy nanoseconds and tasks in the open region, on a cache line of its own: the
+/// workers write nothing in common while they are timed.
 #[repr(align(128))]
-struct Busy(AtomicU64);
-static BUSY: [Busy; MAX_WORKERS] = [const { Busy(AtomicU64::new(0)) }; MAX_WORKERS];
+struct Busy {
+    nanos: AtomicU64,
+    tasks: AtomicU64,
+}
+static BUSY: [Busy; MAX_WORKERS] = [const { Busy { nanos: AtomicU64::new(0), tasks: AtomicU64::new(0) } }; MAX_WORKERS];
 
 /// Time every task from now on into `times`, read as `replay` says.
 pub(crate) fn start(times: Arc<OpTimes>, replay: Replay) {
@@ -69,50 +72,54 @@ fn task<R>(f: impl FnOnce() -> R) -> R {
     let t = Instant::now();
     let r = f();
     let ns = nanos(t);
-    TASKS.fetch_add(1, Relaxed);
     if REPLAY_AS.load(Relaxed) > 0 {
         REPLAYED.lock().unwrap_or_else(|e| e.into_inner()).push(ns);
     } else {
-        let w = rayon::current_thread_index().unwrap_or(0).min(MAX_WORKERS - 1);
-        BUSY[w].0.fetch_add(ns, Relaxed);
+        let b = &BUSY[rayon::current_thread_index().unwrap_or(0).min(MAX_WORKERS - 1)];
+        b.nanos.fetch_add(ns, Relaxed);
+        b.tasks.fetch_add(1, Relaxed);
     }
     r
 }
 
 /// `f`, a region whose items are tasks of at least `min_len` items, timed where asked.
 fn region<R>(min_len: usize, f: impl FnOnce() -> R) -> R {
-    if !ON.load(Relaxed) || DEPTH.fetch_add(1, Relaxed) > 0 {
+    if !ON.load(Relaxed) {
+        return f();
+    }
+    if DEPTH.fetch_add(1, Relaxed) > 0 {
+        // Inside another region's task: counted in that task.
         let r = f();
-        if ON.load(Relaxed) {
-            DEPTH.fetch_sub(1, Relaxed);
-        }
+        DEPTH.fetch_sub(1, Relaxed);
         return r;
     }
     let entered = Instant::now();
     let workers = rayon::current_num_threads().clamp(1, MAX_WORKERS);
-    BUSY[..workers].iter().for_each(|b| b.0.store(0, Relaxed));
-    TASKS.store(0, Relaxed);
+    for b in &BUSY[..workers] {
+        b.nanos.store(0, Relaxed);
+        b.tasks.store(0, Relaxed);
+    }
     REPLAYED.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let t = Instant::now();
     let r = f();
     let wall = nanos(t);
     let left = Instant::now();
     DEPTH.fetch_sub(1, Relaxed);
-    let (work, busiest) = match REPLAY_AS.load(Relaxed) {
+    let (tasks, work, busiest) = match REPLAY_AS.load(Relaxed) {
         0 => {
-            let busy = BUSY[..workers].iter().map(|b| b.0.load(Relaxed));
-            (busy.clone().sum(), busy.max().unwrap_or(0))
+            let busy = BUSY[..workers].iter().map(|b| b.nanos.load(Relaxed));
+            (BUSY[..workers].iter().map(|b| b.tasks.load(Relaxed)).sum(), busy.clone().sum(), busy.max().unwrap_or(0))
         }
         p => {
             let replayed = REPLAYED.lock().unwrap_or_else(|e| e.into_inner());
             let merged: Vec<u64> = replayed.chunks(min_len.max(1)).map(|c| c.iter().sum()).collect();
-            (merged.iter().sum(), makespan(&merged, p))
+            (replayed.len() as u64, merged.iter().sum(), makespan(&merged, p))
         }
     };
     if let (Some(op), Some(times)) = (current_op(), TIMES.lock().unwrap_or_else(|e| e.into_inner()).as_ref()) {
         // This function's own time outside the region's wall, as near its end as can be taken.
         let timing = (t - entered).as_nanos() as u64 + nanos(left);
-        times.add_region(op, TASKS.load(Relaxed), wall, work, busiest, timing);
+        times.add_region(op, tasks, wall, work, busiest, timing);
     }
     r
 }
