@@ -168,15 +168,30 @@ fn print_op_times(t: &Value, threads: usize) {
     let share = |v: &Value| format!("{:.1}%", f(v) * 100.0);
     let splits = &t["splits"];
     let replay = splits["split_as"].as_u64();
-    let rows: Vec<Vec<String>> = ops
+    let mut header = vec!["operation", "calls", "ms", "share"];
+    if splits.is_object() {
+        header.extend(["regions", "tasks a region"]);
+        match replay {
+            Some(_) => header.push("speed-up its split allows"),
+            None => header.extend(["work ms (every thread)", "busiest worker ms", "pool's own ms", "balance"]),
+        }
+    }
+    // A row with no parallel step ends in dashes as long as the header.
+    let serial = |mut row: Vec<String>| {
+        if splits.is_object() {
+            row.push("serial".into());
+            row.resize(header.len(), "–".into());
+        }
+        row
+    };
+    let mut rows: Vec<Vec<String>> = ops
         .iter()
         .map(|o| {
             let mut row =
                 vec![o["op"].as_str().unwrap_or("").to_string(), format!("{:.0}", f(&o["calls"])), ms(&o["seconds"]), share(&o["share"])];
             let s = &o["splits"];
-            if splits.is_object() && f(&s["regions"]) == 0.0 {
-                row.extend(["serial".to_string(), "–".into()]);
-                row.extend(std::iter::repeat_n("–".to_string(), if replay.is_some() { 1 } else { 4 }));
+            if f(&s["regions"]) == 0.0 {
+                row = serial(row);
             } else if splits.is_object() {
                 row.extend([format!("{:.0}", f(&s["regions"])), format!("{:.1}", f(&s["tasks"]) / f(&s["regions"]))]);
                 match replay {
@@ -192,19 +207,9 @@ fn print_op_times(t: &Value, threads: usize) {
             row
         })
         .collect();
-    let mut outside = vec!["outside every operation".into(), "–".into(), ms(&t["outside_s"]), share(&t["outside_share"])];
-    let mut header = vec!["operation", "calls", "ms", "share"];
-    if splits.is_object() {
-        header.extend(["regions", "tasks a region"]);
-        outside.extend(["serial".to_string(), "–".into()]);
-        match replay {
-            Some(_) => header.push("speed-up its split allows"),
-            None => header.extend(["work ms (every thread)", "busiest worker ms", "pool's own ms", "balance"]),
-        }
-        outside.extend(std::iter::repeat_n("–".to_string(), header.len() - outside.len()));
-    }
+    rows.push(serial(vec!["outside every operation".into(), "–".into(), ms(&t["outside_s"]), share(&t["outside_share"])]));
     println!("where a repetition's {} ms went (prefill, items and decode; wall time on the calling thread):", ms(&t["wall_s"]));
-    print!("{}", text_table(&header, &rows.into_iter().chain([outside]).collect::<Vec<_>>()));
+    print!("{}", text_table(&header, &rows));
     match replay {
         Some(p) => println!(
             "the work split as for {p} threads, each task timed on one thread and replayed on {p} workers (each task, in \
