@@ -29,7 +29,9 @@
 # `RJ_BIN=./rocketjudge LLAMA_SRC=… scripts/bench-gpu.sh --offline --no-browser --models M.gguf,…`.
 # RJ_WEBGPU_TESTS=target/release/deps/webgpu-… (the engine's WebGPU test binary, carried like the CLI)
 # first checks the kernels on this adapter against the CPU engine, cooperative matrices included;
-# the table's second line says whether they passed.
+# the table's second line says whether they passed. RJ_ENGINE_TESTS=target/release/deps/
+# rocketjudge_engine-… (the engine's unit tests: `cargo test --release -p rocketjudge-engine --lib
+# --no-run`) checks this CPU's integer kernels the same way, AMX's tiles included where it has them.
 # The Dawn rows need node, pkg/ (scripts/build-web.sh) and node_modules/webgpu (its package.json,
 # index.js and dist/linux-x64: about 21 MB); carry those too, or the table says they were not run.
 set -euo pipefail
@@ -98,12 +100,20 @@ if [ -n "${RJ_WEBGPU_TESTS:-}" ]; then
 else
   echo "WebGPU kernel tests on this adapter: not run (set RJ_WEBGPU_TESTS to the carried test binary)" >"$out/webgpu-tests-summary.txt"
 fi
+if [ -n "${RJ_ENGINE_TESTS:-}" ]; then
+  log "this CPU's integer kernels against the scalar reference, AMX's tiles against their emulation ($RJ_ENGINE_TESTS)"
+  verdict=passed
+  "$RJ_ENGINE_TESTS" --test-threads 1 --nocapture qmatmul >"$out/cpu-tests.txt" 2>&1 || verdict=FAILED
+  echo "CPU kernel tests here: $verdict; $(grep -oE '(kernels on this CPU|AMX (tiles|not tested)).*' "$out/cpu-tests.txt" | paste -sd ';')" >>"$out/webgpu-tests-summary.txt"
+else
+  echo "CPU kernel tests here: not run (set RJ_ENGINE_TESTS to the carried test binary)" >>"$out/webgpu-tests-summary.txt"
+fi
 
 {
   # Threads per core: a "16-thread" machine of 8 cores gives 16 threads far less than ×16.
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) threads;" \
     "$(awk -F': ' '/^physical id/ { s[$2] } /^cpu cores/ { c = $2 } /^siblings/ { t = $2 } END { printf "%d socket(s), each %d cores and %d threads;", length(s), c, t }' /proc/cpuinfo)" \
-    "CPU flags: $(grep -m1 -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+    "CPU flags: $(grep -m1 -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_bf16|amx_tile|amx_int8' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   if command -v nvidia-smi >/dev/null; then echo "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader)"; fi
   echo "command: scripts/bench-gpu.sh --models $models --threads $threads ${extra[*]:+-- ${extra[*]}}"
 } >"$out/machine.txt"
@@ -122,6 +132,13 @@ for m in "${model_list[@]}"; do
     log "$name on $backend, with llama.cpp beside it"
     "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
   done
+  # What the CPU's matrix units buy: where the CPU run took AMX's tiles, the same on the VNNI kernel.
+  rm -f "$out/$name.cpu-vnni.json"
+  if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json"; then
+    log "$name on the CPU without AMX (the VNNI kernel)"
+    "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json \
+      ${extra[@]+"${extra[@]}"} >"$out/$name.cpu-vnni.json" || rm -f "$out/$name.cpu-vnni.json"
+  fi
   # What the GPU's matrix units buy (off by default until checked on a GPU): the same WebGPU run on
   # cooperative matrices, kept where the device ran them.
   log "$name on webgpu with cooperative matrices where the device has them"
@@ -198,7 +215,7 @@ print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
-    for backend in ("webgpu", "webgpu-coop", "webgpu-no-subgroups", "cpu"):
+    for backend in ("webgpu", "webgpu-coop", "webgpu-no-subgroups", "cpu", "cpu-vnni"):
         path = os.path.join(out, f"{name}.{backend}.json")
         if not os.path.exists(path):
             continue
@@ -209,6 +226,8 @@ for m in models:
         ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}{how}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
+amx = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.cpu.json")))["rocketjudge"].get("amx")
+print(f"\nAMX: {amx or 'this CPU has none'}")
 w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]
 print(f"\nworkload: prefix {w['prefix_tokens']} tokens + {w['items']} items × {w['suffix_tokens']:.0f} tokens, median of {w['repeat']}")
 

@@ -115,7 +115,7 @@ pub struct Args {
     #[arg(long, default_value_t = GpuKernels::Auto, value_parser = PossibleValuesParser::new(GpuKernels::NAMES).try_map(|s| s.parse::<GpuKernels>()))]
     kernels: GpuKernels,
     /// CPU integer kernels by name, e.g. `int8 avx2` to set them beside the best this CPU has
-    /// (`int8 avx512-vnni`, `int8 avx-vnni`, `int8 avx2`, `int8 scalar`; default: the best).
+    /// (`int8 amx`, `int8 avx512-vnni`, `int8 avx-vnni`, `int8 avx2`, `int8 scalar`; default: the best).
     #[arg(long, value_name = "NAME")]
     cpu_kernels: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Table)]

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use rocketjudge_engine::backend::cpu::qmatmul::random_weight;
+use rocketjudge_engine::backend::cpu::qmatmul::{amx_status, random_weight};
 use rocketjudge_engine::backend::optimes::OpTimes;
 use rocketjudge_engine::backend::Backend;
-use rocketjudge_engine::device::{BackendInfo, HostUpload};
+use rocketjudge_engine::device::{BackendInfo, BackendKind, HostUpload};
 use rocketjudge_engine::gguf::TensorInfo;
 use rocketjudge_engine::judge::{BenchWorkload, ModelJudge};
 use rocketjudge_engine::quant::GgmlType;
@@ -88,12 +88,26 @@ pub(super) fn run_ours<B: Backend>(
             "peak_tflops": peak,
             "peak_source": peak_why,
             "peak_rss_bytes": peak_rss_bytes(),
+            "amx": amx_line(info),
             "prefill_fraction_of_peak": peak.map(|pk| prefill_gflops / (pk * 1e3)),
             "fraction_of_peak": peak.map(|pk| gflops / (pk * 1e3)),
         }),
         prefix,
         suffixes,
     ))
+}
+
+/// On a CPU with Intel AMX (the matrix units), whether the CPU backend's products of many rows
+/// take them, or why not; None elsewhere or on another backend.
+fn amx_line(info: &BackendInfo) -> Option<String> {
+    if info.kind != BackendKind::Cpu {
+        return None;
+    }
+    amx_status().map(|s| match s {
+        Ok(()) if info.kernels == "int8 amx" => "the products of 4 rows or more run on the tiles".to_string(),
+        Ok(()) => format!("present, not used: the kernels are {}", info.kernels),
+        Err(why) => format!("present, not used: {why}"),
+    })
 }
 
 /// Each operation's calls and seconds a repetition, its share of a repetition's wall time, and the

@@ -86,6 +86,7 @@ impl CpuFacts {
 /// (docs/measurements/speed.md). Other kernels (scalar, NEON, wasm): unknown.
 pub(super) fn cpu_peak(kernels: &str, threads: usize, facts: &CpuFacts) -> Option<(f64, String)> {
     let (per_cycle, unit, rate, why) = match (kernels, facts.halves) {
+        ("int8 amx", _) => (2048.0, "int8 ops", "TOP/s", "AMX: a 16 × 16 × 64 tile product every 16 cycles, 1,024 byte products"),
         ("int8 avx512-vnni" | "int8 avx-vnni", _) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpdpbusd a cycle, 64 byte products"),
         ("int8 avx2", false) => (128.0, "int8 ops", "TOP/s", "two 256-bit vpmaddubsw a cycle, 64 byte products"),
         ("int8 avx2", true) => (32.0, "int8 ops", "TOP/s", "AMD Zen/Zen+: one 128-bit vpmaddubsw a cycle, 16 byte products"),
@@ -172,6 +173,8 @@ mod tests {
         // 2 threads: 2 cores × 128 int8 ops × 2.5 GHz; 8 threads still occupy only 4 cores.
         assert!((cpu_peak("int8 avx512-vnni", 2, &facts).unwrap().0 - 0.64).abs() < 1e-12);
         assert!((cpu_peak("int8 avx2", 8, &facts).unwrap().0 - 1.28).abs() < 1e-12);
+        // AMX: 2,048 int8 ops a cycle a core (Intel's figure for one tile unit).
+        assert!((cpu_peak("int8 amx", 2, &facts).unwrap().0 - 10.24).abs() < 1e-12);
         if cfg!(target_arch = "x86_64") {
             let (f32_peak, why) = cpu_peak("f32", 1, &facts).unwrap();
             assert!((f32_peak - 0.08).abs() < 1e-12 && why.contains("2.50 GHz"), "{why}");

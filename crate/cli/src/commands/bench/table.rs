@@ -53,6 +53,9 @@ pub(super) fn print_table(a: &Args, threads: usize, report: &Value) {
         ours["peak_tflops"].as_f64().map(|p| format!("{p:.3} T(FL)OP/s")).unwrap_or_else(|| "unknown".into()),
         ours["peak_source"].as_str().unwrap_or("")
     );
+    if let Some(amx) = ours["amx"].as_str() {
+        println!("AMX: {amx}");
+    }
     let mut rows = vec![vec![
         format!("rocketjudge ({})", ours["backend"].as_str().unwrap_or("")),
         f(ours, "prefill_tokens_per_s"),

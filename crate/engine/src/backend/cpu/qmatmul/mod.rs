@@ -34,6 +34,8 @@ use super::wide::wide;
 use super::SendPtr;
 use crate::quant::GgmlType;
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "aarch64")]
 mod arm;
 #[cfg(any(target_arch = "wasm32", target_arch = "aarch64"))]
@@ -334,10 +336,45 @@ pub struct Tile {
 /// not added).
 pub type Kernel = unsafe fn(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]);
 
+/// How a product runs: tiles of [`MR`] rows through `kernel`, or (`amx`) the CPU's matrix units
+/// where it has enough activation rows ([`amx`]), `kernel` for the rest.
+#[derive(Clone, Copy)]
+struct Path {
+    kernel: Kernel,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    amx: bool,
+}
+
+impl Path {
+    const fn of(kernel: Kernel) -> Path {
+        Path { kernel, amx: false }
+    }
+}
+
+/// The product on the matrix units, where `path` takes them and there are enough activation rows
+/// (on the pool, split for `threads`; on the calling thread where None); false where it did not.
+///
+/// # Safety
+/// `y` points to `a.rows × w.rows` writable values.
+unsafe fn on_tiles(path: Path, a: &QActs, w: &QWeight, y: *mut f32, threads: Option<usize>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if path.amx && a.rows >= amx::MIN_ROWS {
+        // SAFETY: `path.amx` is offered only where `amx::ready()`.
+        match threads {
+            Some(threads) => amx::product(a, w, y, threads),
+            None => amx::product_here(a, w, y),
+        }
+        return true;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (path, a, w, y, threads);
+    false
+}
+
 /// Every kernel this CPU (or wasm module) can run, best first (unless [`race_kernels`] found
 /// another faster); the scalar reference last. Found once: every product asks.
-fn candidates() -> &'static [(Kernel, &'static str)] {
-    static CANDIDATES: std::sync::OnceLock<Vec<(Kernel, &'static str)>> = std::sync::OnceLock::new();
+fn candidates() -> &'static [(Path, &'static str)] {
+    static CANDIDATES: std::sync::OnceLock<Vec<(Path, &'static str)>> = std::sync::OnceLock::new();
     CANDIDATES.get_or_init(|| {
         #[allow(unused_mut)]
         let mut out: Vec<(Kernel, &'static str)> = Vec::new();
@@ -348,11 +385,29 @@ fn candidates() -> &'static [(Kernel, &'static str)] {
         #[cfg(target_arch = "aarch64")]
         out.extend(arm::kernel());
         out.push((scalar_kernel, SCALAR));
-        out
+        #[allow(unused_mut)]
+        let mut paths: Vec<(Path, &'static str)> = out.iter().map(|&(k, name)| (Path::of(k), name)).collect();
+        #[cfg(target_arch = "x86_64")]
+        if amx::ready() {
+            paths.insert(0, (Path { kernel: out[0].0, amx: true }, AMX));
+        }
+        paths
     })
 }
 
 const SCALAR: &str = "int8 scalar";
+/// The matrix units, with the best kernel beside them for few rows.
+#[cfg(target_arch = "x86_64")]
+const AMX: &str = "int8 amx";
+
+/// Whether this CPU's matrix units (Intel AMX) take the products of many rows: None where it has
+/// none, else Ok, or why not (Linux refused them, or they disagreed with their emulation).
+pub fn amx_status() -> Option<Result<(), String>> {
+    #[cfg(target_arch = "x86_64")]
+    return amx::status().cloned();
+    #[cfg(not(target_arch = "x86_64"))]
+    return None;
+}
 
 /// The names of the kernels this machine can run, best first (the scalar reference last).
 pub fn available() -> Vec<&'static str> {
@@ -421,7 +476,7 @@ pub fn race_result() -> Option<&'static [(&'static str, f64)]> {
 
 /// Run `product` with every kernel if a race is on and this product of `rows` rows takes part;
 /// false where it does not (the caller runs it).
-fn race_product(rows: usize, product: impl Fn(Kernel)) -> bool {
+fn race_product(rows: usize, product: impl Fn(Path)) -> bool {
     if rows < RACE_ROWS {
         return false;
     }
@@ -455,10 +510,10 @@ fn race_product(rows: usize, product: impl Fn(Kernel)) -> bool {
     true
 }
 
-fn kernel(kernels: Kernels) -> (Kernel, &'static str) {
+fn kernel(kernels: Kernels) -> (Path, &'static str) {
     match kernels {
         Kernels::Best => candidates()[BEST.load(std::sync::atomic::Ordering::Relaxed)],
-        Kernels::Scalar => (scalar_kernel, SCALAR),
+        Kernels::Scalar => (Path::of(scalar_kernel), SCALAR),
         Kernels::Named(name) => *candidates()
             .iter()
             .find(|&&(_, n)| n == name)
@@ -578,18 +633,22 @@ unsafe fn matmul_into(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kerne
         std::ptr::write_bytes(y, 0, m * n);
         return;
     }
-    let run = |kern: Kernel| product(a, w, y, threads, kern);
+    let run = |path: Path| product(a, w, y, threads, path);
     if kernels == Kernels::Best && race_product(m, run) {
         return;
     }
     run(kernel(kernels).0);
 }
 
-/// The product with kernel `kern` into `y`.
+/// The product along `path` into `y`.
 ///
 /// # Safety
 /// `y` points to `a.rows × w.rows` writable values.
-unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, kern: Kernel) {
+unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, path: Path) {
+    if on_tiles(path, a, w, y, Some(threads)) {
+        return;
+    }
+    let kern = path.kernel;
     let per_task = groups_per_task(w.groups, threads);
     let yp = SendPtr(y);
     (0..w.groups.div_ceil(per_task)).into_par_iter().each_task(1, |t| {
@@ -666,15 +725,18 @@ pub struct Ceiling {
 
 /// [`Ceiling`] for `threads` threads with these kernels, each figure timed for about `seconds`.
 pub fn ceiling(threads: usize, kernels: Kernels, seconds: f64) -> Ceiling {
-    let kern = kernel(kernels).0;
+    let path = kernel(kernels).0;
     // Compute: every thread runs the whole small product.
     let (m, n, k) = (64, 64, 2048);
-    let w = QWeight::from_gguf(GgmlType::Q8_0, n, k, &random_weight(GgmlType::Q8_0, n, k, 1)).expect("Q8_0 has integer kernels");
-    let a = QActs::quantize(&random_acts(m, k, 2), m, k, w.act_kind());
+    let (w, a) = random_product(GgmlType::Q8_0, m, n, k);
     let compute = rates(threads, seconds, |_, y| {
         y.resize(m * n, 0.0);
         // SAFETY: `y` holds m × n values and is this thread's own.
-        unsafe { task(&a, &w, y.as_mut_ptr(), 0..w.groups, kern) };
+        unsafe {
+            if !on_tiles(path, &a, &w, y.as_mut_ptr(), None) {
+                task(&a, &w, y.as_mut_ptr(), 0..w.groups, path.kernel)
+            }
+        };
         (m * n * k) as f64
     });
     // Memory: the threads split a plain read of 256 MiB, summed so that nothing is skipped.
@@ -788,6 +850,13 @@ pub fn random_weight(dtype: GgmlType, rows: usize, k: usize, seed: u64) -> Vec<u
     b
 }
 
+/// A random `n × k` weight of `dtype` repacked, and `m` random activation rows rounded for it.
+fn random_product(dtype: GgmlType, m: usize, n: usize, k: usize) -> (QWeight, QActs) {
+    let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, (m * n + k) as u64)).expect("a type with integer kernels");
+    let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
+    (w, a)
+}
+
 pub fn random_acts(rows: usize, k: usize, seed: u64) -> Vec<f32> {
     bytes(rows * k, seed).iter().enumerate().map(|(i, &v)| (v as f32 - 127.5) * 0.02 * (1.0 + (i % 5) as f32)).collect()
 }
@@ -820,8 +889,7 @@ pub fn self_test() -> Vec<SelfTest> {
     let mut out = Vec::new();
     for dtype in TYPES {
         for &(m, n, k) in &[(3, 5, 512), (9, 13, 1536), (5, 19, 4352)] {
-            let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, (m * n + k) as u64)).unwrap();
-            let a = QActs::quantize(&random_acts(m, k, k as u64), m, k, w.act_kind());
+            let (w, a) = random_product(dtype, m, n, k);
             let mut want = vec![0f32; m * n];
             matmul(&a, &w, &mut want, 1, Kernels::Scalar);
             for name in available().into_iter().filter(|&n| n != SCALAR) {
