@@ -405,11 +405,24 @@ unsafe fn split(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, task: Task)
 
 #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512vl")]
 unsafe fn hw_task(a: &QActs, w: &QWeight, y: *mut f32, pairs: Range<usize>) {
-    task(&mut Hw, a, w, y, pairs)
+    SCRATCH.with_borrow_mut(|scratch| task(&mut Hw, scratch, a, w, y, pairs))
 }
 
 unsafe fn emu_task(a: &QActs, w: &QWeight, y: *mut f32, pairs: Range<usize>) {
-    task(&mut Emu::default(), a, w, y, pairs)
+    SCRATCH.with_borrow_mut(|scratch| task(&mut Emu::default(), scratch, a, w, y, pairs))
+}
+
+/// What a task fills for each chunk of K of two pairs: their B tiles and their columns' scales.
+/// One a thread, kept between tasks (a product's tasks are many and short, and with one allocator
+/// arena for every thread, a buffer allocated per task would make them queue for it).
+#[derive(Default)]
+struct Scratch {
+    b: Vec<u8>,
+    columns: [Columns; 2],
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Sums or floats for a step's 2 × 2 tiles of output: `[row tile][column tile][row][column]`.
@@ -422,15 +435,15 @@ type Step<V> = [[[[V; TN]; TM]; 2]; 2];
 /// The tiles can run; `y` points to `a.rows × w.rows` writable values whose columns of `pairs`
 /// nothing else uses meanwhile.
 #[inline(always)]
-unsafe fn task<T: Tiles>(tiles: &mut T, a: &QActs, w: &QWeight, y: *mut f32, pairs: Range<usize>) {
+unsafe fn task<T: Tiles>(tiles: &mut T, scratch: &mut Scratch, a: &QActs, w: &QWeight, y: *mut f32, pairs: Range<usize>) {
     let (m, n, k) = (a.rows, w.rows, w.k);
     let fmt = w.fmt;
     // Values per tile operation: a block, or half of one where the scales change every 16 values.
     let step = if fmt.half_scales { QK / 2 } else { QK };
     let (nblk, nsb) = (k / QK, k / QK_K);
     let per_pair = CHUNK / 4 * B_ROW;
-    let mut b = vec![0u8; 2 * per_pair];
-    let mut cs = [Columns::default(), Columns::default()];
+    scratch.b.resize(2 * per_pair, 0);
+    let Scratch { b, columns: cs } = scratch;
     let mut c: Step<i32> = [[[[0; TN]; TM]; 2]; 2];
     let mut configured = [0; 2];
     for p0 in pairs.clone().step_by(2) {
@@ -614,10 +627,12 @@ impl Columns {
         let (nblk, nsb) = (w.k / QK, w.k / QK_K);
         let units = if fmt.super_blocks { blocks.start / 8..blocks.end / 8 } else { blocks.clone() };
         let per = if fmt.super_blocks { nsb } else { nblk };
-        self.d = units.clone().map(|u| cols(&|g, j| w.d[(g * per + u) * GROUP + j])).collect();
-        self.dm = units.clone().map(|u| cols(&|g, j| if fmt.pairs > 0 { w.dm[(g * per + u) * GROUP + j] } else { 0.0 })).collect();
+        self.d.clear();
+        self.dm.clear();
         self.scales.clear();
         self.mins.clear();
+        self.d.extend(units.clone().map(|u| cols(&|g, j| w.d[(g * per + u) * GROUP + j])));
+        self.dm.extend(units.clone().map(|u| cols(&|g, j| if fmt.pairs > 0 { w.dm[(g * per + u) * GROUP + j] } else { 0.0 })));
         if fmt.super_blocks {
             let halves = if fmt.half_scales { 2 } else { 1 };
             for blk in blocks {
