@@ -8,9 +8,13 @@
 # adapter for both engines (rocketjudge and wllama), in one table.
 #
 #   scripts/bench-gpu.sh [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--threads N] [--out DIR]
-#                        [--no-browser] [--offline] [-- BENCH ARGS...]
+#                        [--budget SECONDS] [--no-browser] [--offline] [-- BENCH ARGS...]
 #
-# --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
+# The measurements run against a clock, --budget (default 480 s), in order of what a rare GPU session
+# most needs: the GPU rows, the products on the GPU, the tab on Dawn, the CPU rows, the thread curve
+# (most threads first); each gets what is left and is cut there, and what did not fit is listed
+# under the table. The kernel tests and llama.cpp's build (when it must be built) come before the
+# clock starts. --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
 # `-- --prefix-tokens 256 --items 2` for a quick run on a software adapter). The table goes to stdout
 # and DIR/table.md (default .cache/bench-gpu/), each run's JSON beside it.
 #
@@ -42,12 +46,14 @@ threads=$(nproc 2>/dev/null || sysctl -n hw.ncpu)
 out=.cache/bench-gpu
 browser=1
 offline=0
+budget=480
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --models) models=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     --no-browser) browser=0; shift ;;
     --offline) offline=1; shift ;;
     --) shift; extra=("$@"); break ;;
@@ -126,45 +132,89 @@ unless_given() {
 # The rows beside the first of each judge run no llama.cpp (it ran there), unless BENCH ARGS say which.
 mapfile -t none < <(unless_given --reference none)
 
+# The measurements run against a clock (--budget, default 480 s: the 8 minutes a GPU machine's
+# session allows them), the GPU's first: each step gets what is left of it (then it is cut), and a
+# step that would start with less than 15 s left is not run; the table lists both.
+t0=$SECONDS
+: >"$out/skipped.txt"
+# step LABEL FILE CMD...: CMD's output into FILE; where it fails or is cut, FILE is removed, FILE.failed
+# left and LABEL listed, as where it is not run.
+step() {
+  local label=$1 file=$2 left
+  shift 2
+  rm -f "$file" "$file.failed"
+  left=$((budget - (SECONDS - t0)))
+  if [ "$left" -lt 15 ]; then
+    log "$label: not run (the ${budget} s budget is spent)"
+    echo "$label: not run, the ${budget} s budget was spent" >>"$out/skipped.txt"
+    return 0
+  fi
+  log "$label"
+  if ! timeout "$left" "$@" >"$file"; then
+    log "$label failed or was cut at the budget"
+    echo "$label: failed, or cut at the budget (its error is in the log)" >>"$out/skipped.txt"
+    rm -f "$file"
+    touch "$file.failed"
+  fi
+}
+
+# 1. The GPU: each judge on native wgpu with llama.cpp beside it; what the GPU's matrix units buy
+# (cooperative matrices: off by default until checked on a GPU; kept where the device ran them);
+# what subgroup reductions buy (the same run without them, where the device has them).
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
-  for backend in webgpu cpu; do
-    log "$name on $backend, with llama.cpp beside it"
-    "$rj" bench --model "$m" --backend "$backend" --threads "$threads" --format json ${extra[@]+"${extra[@]}"} >"$out/$name.$backend.json"
-  done
-  # What the CPU's matrix units buy: where the CPU run took AMX's tiles, the same on the VNNI kernel.
-  rm -f "$out/$name.cpu-vnni.json"
-  if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json"; then
-    log "$name on the CPU without AMX (the VNNI kernel)"
-    "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json \
-      ${extra[@]+"${extra[@]}"} >"$out/$name.cpu-vnni.json" || rm -f "$out/$name.cpu-vnni.json"
-  fi
-  # What the GPU's matrix units buy (off by default until checked on a GPU): the same WebGPU run on
-  # cooperative matrices, kept where the device ran them.
-  log "$name on webgpu with cooperative matrices where the device has them"
-  "$rj" bench --model "$m" --backend webgpu --cooperative-matrix ${none[@]+"${none[@]}"} --format json \
-    ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-coop.json" || rm -f "$out/$name.webgpu-coop.json"
+  step "$name on webgpu, with llama.cpp beside it" "$out/$name.webgpu.json" \
+    "$rj" bench --model "$m" --backend webgpu --threads "$threads" --format json ${extra[@]+"${extra[@]}"}
+  step "$name on webgpu with cooperative matrices where the device has them" "$out/$name.webgpu-coop.json" \
+    "$rj" bench --model "$m" --backend webgpu --cooperative-matrix ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
   grep -Eq '"backend": ?"webgpu: .*cooperative-matrix' "$out/$name.webgpu-coop.json" 2>/dev/null || rm -f "$out/$name.webgpu-coop.json"
-  # What subgroup reductions buy: the same WebGPU run without them, where the device has them.
   rm -f "$out/$name.webgpu-no-subgroups.json"
-  if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json"; then
-    log "$name on webgpu without subgroup operations"
-    "$rj" bench --model "$m" --backend webgpu --no-subgroups ${none[@]+"${none[@]}"} --format json \
-      ${extra[@]+"${extra[@]}"} >"$out/$name.webgpu-no-subgroups.json"
+  if grep -Eq '"backend": ?"webgpu: .*subgroups\)"' "$out/$name.webgpu.json" 2>/dev/null; then
+    step "$name on webgpu without subgroup operations" "$out/$name.webgpu-no-subgroups.json" \
+      "$rj" bench --model "$m" --backend webgpu --no-subgroups ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
   fi
 done
 
-# The products on the GPU (target: ≥ 30 % of its dense f16 matrix peak; the table sets the best
+# 2. The products on the GPU (target: ≥ 30 % of its dense f16 matrix peak; the table sets the best
 # GEMM of each weight type against it), on the first judge's backend with a token workload. A
 # software adapter (device type Cpu) gets a small shape: there the row only shows that it runs.
 shape=512,4096,4096
-grep -Eq '"backend": ?"webgpu: [^"]*, Cpu[;)]' "$out/$(basename "${model_list[0]}" .gguf).webgpu.json" && shape=64,512,512
-log "matrix products ($shape) on webgpu"
+grep -Eq '"backend": ?"webgpu: [^"]*, Cpu[;)]' "$out/$(basename "${model_list[0]}" .gguf).webgpu.json" 2>/dev/null && shape=64,512,512
 mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 16; unless_given --items 1; unless_given --suffix-tokens 4; unless_given --decode-tokens 0; unless_given --repeat 3)
-"$rj" bench --model "${model_list[0]}" --backend webgpu --cooperative-matrix --matmul "$shape" --format json \
-  ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"} >"$out/matmul.webgpu.json" || { log "matrix products failed"; rm -f "$out/matmul.webgpu.json"; }
+step "matrix products ($shape) on webgpu" "$out/matmul.webgpu.json" \
+  "$rj" bench --model "${model_list[0]}" --backend webgpu --cooperative-matrix --matmul "$shape" --format json \
+  ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
 
-# Every CPU core: the CPU engine's prefill and decode and llama.cpp's at 1, 2, 4, … threads up to
+# 3. The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
+dawn_missing=""
+command -v node >/dev/null || dawn_missing="node"
+[ -d node_modules/webgpu ] || dawn_missing="${dawn_missing:+$dawn_missing, }node_modules/webgpu (npm ci)"
+[ -f pkg/rocketjudge_wasm_bg.wasm ] || dawn_missing="${dawn_missing:+$dawn_missing, }pkg/ (scripts/build-web.sh)"
+for m in "${model_list[@]}"; do
+  name=$(basename "$m" .gguf)
+  rm -f "$out/$name.dawn.json" "$out/$name.dawn.json.failed"
+  [ -z "$dawn_missing" ] || continue
+  file=$m
+  [ -f "$file" ] || file=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$m.gguf
+  step "$name: the tab's wasm on Dawn under Node" "$out/$name.dawn.json" \
+    node scripts/bench/dawn-bench.mjs --model "$file" ${extra[@]+"${extra[@]}"}
+done
+echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
+
+# 4. The CPU: each judge with llama.cpp beside it; what the CPU's matrix units buy (where the run
+# took AMX's tiles, the same on the VNNI kernel).
+for m in "${model_list[@]}"; do
+  name=$(basename "$m" .gguf)
+  step "$name on the CPU, with llama.cpp beside it" "$out/$name.cpu.json" \
+    "$rj" bench --model "$m" --backend cpu --threads "$threads" --format json ${extra[@]+"${extra[@]}"}
+  rm -f "$out/$name.cpu-vnni.json"
+  if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json" 2>/dev/null; then
+    step "$name on the CPU without AMX (the VNNI kernel)" "$out/$name.cpu-vnni.json" \
+      "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
+  fi
+done
+
+# 5. Every CPU core: the CPU engine's prefill and decode and llama.cpp's at 1, 2, 4, … threads up to
 # --threads, on the first judge (llama.cpp at exactly those threads: no pilot; 32 decoded tokens),
 # each with its speed-up over one thread; llama.cpp's weight buffer types say which of its kernels
 # ran (AMX, CPU_REPACK); ours with each operation's time and how its parallel steps spread over the
@@ -172,39 +222,26 @@ mapfile -t few < <(unless_given --reference none; unless_given --prefix-tokens 1
 # operations keep threads waiting, and what the CPU itself gives those threads (--cpu-ceiling): the
 # product kernel alone from the caches (prefill's bound) and a plain read of memory (decode's). One
 # more run on one thread with the work split as for the most threads (--splits N): the speed-up the
-# split alone allows there, beside the one measured.
+# split alone allows there, beside the one measured. The most threads first: the point the target
+# names, should the budget end the curve early.
 curve=()
 for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
 curve+=("$threads")
 mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32)
-for t in "${curve[@]}"; do
-  log "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it"
-  "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --splits --cpu-ceiling --format json \
-    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/curve.$t.json" || { log "$t threads failed"; rm -f "$out/curve.$t.json"; }
+for ((i = ${#curve[@]} - 1; i >= 0; i--)); do
+  t=${curve[i]}
+  step "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it" "$out/curve.$t.json" \
+    "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --splits --cpu-ceiling --format json \
+    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 done
 echo "${curve[*]}" >"$out/curve.txt"
+rm -f "$out/replay.json"
 if [ "$threads" -gt 1 ]; then
-  log "${model_list[0]} on one thread, the work split as for $threads and replayed"
-  "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" --reference none --format json \
-    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"} >"$out/replay.json" || { log "the replay failed"; rm -f "$out/replay.json"; }
+  step "${model_list[0]} on one thread, the work split as for $threads and replayed" "$out/replay.json" \
+    "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" --reference none --format json \
+    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 fi
-
-# The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
-dawn_missing=""
-command -v node >/dev/null || dawn_missing="node"
-[ -d node_modules/webgpu ] || dawn_missing="${dawn_missing:+$dawn_missing, }node_modules/webgpu (npm ci)"
-[ -f pkg/rocketjudge_wasm_bg.wasm ] || dawn_missing="${dawn_missing:+$dawn_missing, }pkg/ (scripts/build-web.sh)"
-for m in "${model_list[@]}"; do
-  name=$(basename "$m" .gguf)
-  rm -f "$out/$name.dawn.json" "$out/$name.dawn-failed"
-  [ -z "$dawn_missing" ] || continue
-  file=$m
-  [ -f "$file" ] || file=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$m.gguf
-  log "$name: the tab's wasm on Dawn under Node"
-  node scripts/bench/dawn-bench.mjs --model "$file" ${extra[@]+"${extra[@]}"} >"$out/$name.dawn.json" ||
-    { log "$name on Dawn failed"; rm -f "$out/$name.dawn.json"; touch "$out/$name.dawn-failed"; }
-done
-echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
+echo "measurements: $((SECONDS - t0)) s of a ${budget} s budget" >>"$out/skipped.txt"
 
 python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
 import json, os, sys
@@ -226,10 +263,16 @@ for m in models:
         ref = [f"{l['llama_cpp_python']} {l.get('device', 'cpu')}{how}", f"{l['prefill_tokens_per_s']:.0f}", f"{l['seconds_per_response']:.3f}",
                f"×{r['ratio']['prefill_tokens_per_s']:.2f}"] if l else ["(no llama.cpp)", "–", "–", "–"]
         print("| " + " | ".join([name, o["backend"], f"{o['prefill_tokens_per_s']:.0f}", f"{o['seconds_per_response']:.3f}", *ref]) + " |")
-amx = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.cpu.json")))["rocketjudge"].get("amx")
-print(f"\nAMX: {amx or 'this CPU has none'}")
-w = json.load(open(os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.webgpu.json")))["workload"]
-print(f"\nworkload: prefix {w['prefix_tokens']} tokens + {w['items']} items × {w['suffix_tokens']:.0f} tokens, median of {w['repeat']}")
+def first_json(kind):
+    """The first judge's JSON of this kind, if it ran."""
+    path = os.path.join(out, f"{os.path.basename(models[0]).removesuffix('.gguf')}.{kind}.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+cpu = first_json("cpu")
+print(f"\nAMX: {(cpu['rocketjudge'].get('amx') or 'this CPU has none') if cpu else 'not measured (no CPU row)'}")
+ran = first_json("webgpu") or cpu
+if ran:
+    w = ran["workload"]
+    print(f"\nworkload: prefix {w['prefix_tokens']} tokens + {w['items']} items × {w['suffix_tokens']:.0f} tokens, median of {w['repeat']}")
 
 # The tab's path (its wasm on Dawn) against native wgpu on the same GPU and workload (target: ≥ 0.7×).
 print("\n| judge | the tab's wasm on Dawn (node) | subgroups / shader-f16 / subgroup matrix offered | prefill tok/s | s/response | decode tok/s | native wgpu prefill tok/s | Dawn ÷ native (prefill) |")
@@ -237,17 +280,18 @@ print("|---|---|---|---|---|---|---|---|")
 for m in models:
     name = os.path.basename(m).removesuffix(".gguf")
     path = os.path.join(out, f"{name}.dawn.json")
-    if os.path.exists(os.path.join(out, f"{name}.dawn-failed")):
+    if os.path.exists(path + ".failed"):
         print(f"| {name} | failed: its error is in the log (no adapter Dawn takes? without a GPU, set VK_ICD_FILENAMES to SwiftShader's) | – | – | – | – | – | – |")
     if not os.path.exists(path):
         continue
     d = json.load(open(path))
-    native = json.load(open(os.path.join(out, f"{name}.webgpu.json")))["rocketjudge"]
+    native_path = os.path.join(out, f"{name}.webgpu.json")
+    native = json.load(open(native_path))["rocketjudge"] if os.path.exists(native_path) else None
     f = d["features"]
     offered = " / ".join("yes" if any(k in x for x in f) else "no" for k in ("subgroups", "shader-f16", "subgroup-matrix"))
     dec = f"{d['decode_tokens_per_s']:.1f}" if d["decode_tokens_per_s"] else "–"
-    print(f"| {name} | {d['backend']} | {offered} | {d['prefill_tokens_per_s']:.0f} | {d['seconds_per_response']:.3f} | {dec} | "
-          f"{native['prefill_tokens_per_s']:.0f} | ×{d['prefill_tokens_per_s'] / native['prefill_tokens_per_s']:.2f} |")
+    vs = [f"{native['prefill_tokens_per_s']:.0f}", f"×{d['prefill_tokens_per_s'] / native['prefill_tokens_per_s']:.2f}"] if native else ["–", "–"]
+    print(f"| {name} | {d['backend']} | {offered} | {d['prefill_tokens_per_s']:.0f} | {d['seconds_per_response']:.3f} | {dec} | " + " | ".join(vs) + " |")
 print(open(os.path.join(out, "dawn-missing.txt")).read().strip())
 
 # Dense f16 matrix peaks with f32 accumulation (datasheets, without sparsity): the target's measure.
@@ -309,6 +353,8 @@ if times:
         print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} | {work} | {balance} | {pool} | {f'×{allowed[op]:.2f}' if op in allowed else '–'} |")
     if replay:
         print(f"\nThe split alone allows a repetition ×{(replay['wall_s'] - replay['splits'].get('instrument_s', 0)) / replay['splits']['bound_s']:.2f} at {curve[-1]} threads (one thread, the work split as for {curve[-1]}, each task timed and replayed on {curve[-1]} workers).")
+print()
+print(open(os.path.join(out, "skipped.txt")).read().strip())
 EOF
 
 if [ "$browser" = 1 ]; then
