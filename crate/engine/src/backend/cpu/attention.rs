@@ -252,7 +252,18 @@ fn weighted_sums(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32]
 /// softmax per row and head, the probabilities times the values per chunk; then each row and
 /// head sums its chunks in order. A group's heads go [`HB`] at a time (`nb` blocks), the last
 /// padded with heads of zero queries whose results are dropped.
-pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: &[[usize; 4]], p: &AttnParams) -> Tensor {
+///
+/// `threads` (the pool's, or those the work is split for) sets only how the softmax is split, which
+/// gives the same bits either way.
+pub(super) fn per_query(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    cache: &Cache,
+    visible: &[[usize; 4]],
+    p: &AttnParams,
+    threads: usize,
+) -> Tensor {
     let (hd, n_kv) = (p.head_dim, p.n_head_kv);
     let group = p.n_head / n_kv;
     let nb = group.div_ceil(HB);
@@ -293,21 +304,30 @@ pub(super) fn per_query(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visib
             })
         },
     );
-    // The softmax needs a row's and head's whole list: one task per row and KV head.
-    let mut per_row_head = Vec::with_capacity(rows.len() * n_kv);
-    let mut rest = &mut scores[..];
+    // The softmax needs a row's and head's whole list, its runs in each of the row's and KV head's
+    // tasks: a task per row and KV head, or, where those are fewer than the threads (a decoded
+    // token's 2 on 16 threads), per fewer heads, down to one.
+    let per = (group * rows.len() * n_kv).div_ceil(threads.max(1)).clamp(1, group);
+    let mut starts = Vec::with_capacity(rows.len() * n_kv);
+    let mut at = 0;
     for vis in &rows {
         for _ in 0..n_kv {
-            let (this, next) = rest.split_at_mut(vis.chunks() * sb);
-            per_row_head.push((*vis, this));
-            rest = next;
+            starts.push((*vis, at));
+            at += vis.chunks() * sb;
         }
     }
-    per_row_head.into_par_iter().each_task(1, |(vis, blocks)| {
+    let base = SendPtr(scores.as_mut_ptr());
+    let pieces = group.div_ceil(per);
+    (0..starts.len() * pieces).into_par_iter().each_task(1, |t| {
+        let base = base;
+        let ((vis, at), h0) = (starts[t / pieces], t % pieces * per);
         wide!({
-            for hg in 0..group {
-                let mut runs: Vec<&mut [f32]> =
-                    blocks.chunks_exact_mut(sb).enumerate().map(|(c, b)| &mut b[hg * KEY_CHUNK..][..vis.chunk_len(c)]).collect();
+            for hg in h0..(h0 + per).min(group) {
+                // SAFETY: inside `scores` (its blocks laid out as `starts` says); the runs of head
+                // `hg` of one row and KV head are this task's alone.
+                let mut runs: Vec<&mut [f32]> = (0..vis.chunks())
+                    .map(|c| unsafe { std::slice::from_raw_parts_mut(base.0.add(at + c * sb + hg * KEY_CHUNK), vis.chunk_len(c)) })
+                    .collect();
                 softmax(&mut runs, post, p.softcap);
             }
         })
@@ -434,10 +454,14 @@ mod tests {
             let (k, v) = (t(rand(n_new * kv_dim, 1.5)), t(rand(n_new * kv_dim, 1.0)));
             let visible = visible_keys(&layout, p.window, c.prefix);
             let want = tiled(&q, &k, &v, &cache, &visible, &p);
-            let got = cpu.run(|| per_query(&q, &k, &v, &cache, &visible, &p));
+            let got = cpu.run(|| per_query(&q, &k, &v, &cache, &visible, &p, 2));
             let one =
-                rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| per_query(&q, &k, &v, &cache, &visible, &p));
-            assert_eq!(got.data, one.data, "hd {} prefix {}: one thread and three differ", c.hd, c.prefix);
+                rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| per_query(&q, &k, &v, &cache, &visible, &p, 16));
+            assert_eq!(
+                got.data, one.data,
+                "hd {} prefix {}: three threads (the softmax split for 2) and one (split for 16) differ",
+                c.hd, c.prefix
+            );
             // Outputs are convex combinations of values in [-1, 1].
             for (i, (a, b)) in got.data.iter().zip(&want.data).enumerate() {
                 assert!((a - b).abs() <= 2e-5, "hd {} prefix {} segments {:?}: output {i}: {a} vs {b}", c.hd, c.prefix, c.segments);

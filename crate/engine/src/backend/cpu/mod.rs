@@ -800,12 +800,18 @@ impl Backend for Cpu {
         // thread, was a serial step (`bench --splits`).
         let inv_freq = rope.inv_freq(head_dim);
         let cols = x.cols;
+        // A task a row, or where the rows are fewer than the threads (a decoded token) a few heads
+        // of one, as many as the threads want: each pair of values is rotated on its own, so any
+        // split gives the same bits.
+        let (heads, want) = (cols / head_dim, self.split_threads().div_ceil(x.rows.max(1)));
+        let per = (1..=heads).find(|d| heads % d == 0 && heads / d <= want).unwrap_or(heads);
+        let piece = (per * head_dim).max(1);
         self.run(|| {
-            x.data.par_chunks_mut(cols).zip(positions.par_iter()).each_task_init(
+            x.data.par_chunks_mut(piece).enumerate().each_task_init(
                 1,
                 || vec![[0f32; 2]; half],
-                |cs, (row, &pos)| {
-                    rope.angles(pos, &inv_freq, cs);
+                |cs, (i, row)| {
+                    rope.angles(positions[i * piece / cols], &inv_freq, cs);
                     wide!({
                         for head in row.chunks_mut(head_dim) {
                             for (i, &[c, s]) in cs.iter().enumerate() {
@@ -845,8 +851,12 @@ impl Backend for Cpu {
         if !self.ok(policy::check_same_shape("gated_activation", (gate.rows, gate.cols), (up.rows, up.cols))) {
             return up;
         }
+        // Pieces of 4096 values, smaller where that leaves threads idle (a decoded token's 4864
+        // values: 2 pieces on 2 threads, 10 on 16): each value is its own, so any split gives the
+        // same bits.
+        let piece = up.data.len().div_ceil(self.split_threads()).clamp(512, 4096).next_multiple_of(64);
         self.run(|| {
-            up.data.par_chunks_mut(4096).zip(gate.data.par_chunks(4096)).each_task(1, |(u, g)| {
+            up.data.par_chunks_mut(piece).zip(gate.data.par_chunks(piece)).each_task(1, |(u, g)| {
                 wide!({
                     match act {
                         Activation::Silu => gated(u, g, silu),
@@ -890,7 +900,7 @@ impl Backend for Cpu {
         let visible = visible_keys(layout, p.window, cache.len);
         self.run(|| {
             if nq <= attention::FEW_QUERIES {
-                attention::per_query(q, k, v, cache, &visible, p)
+                attention::per_query(q, k, v, cache, &visible, p, self.split_threads())
             } else {
                 attention::tiled(q, k, v, cache, &visible, p)
             }

@@ -461,7 +461,6 @@ unsafe fn task<T: Tiles>(tiles: &mut T, scratch: &mut Scratch, a: &QActs, w: &QW
                     configured = rows;
                 }
                 let nr = if rows[1] > 0 { 2 } else { 1 };
-                // A step: the 2 × 2 tiles' products over `step` values of block `blk` from value `at`.
                 // Where a step's tiles over `step` values of block `blk` from value `at` start:
                 // the rows' and the pairs' (past the last where `two` says there is none).
                 let tiles_at = |blk: usize, at: usize| -> [[*const u8; 2]; 2] {

@@ -18,7 +18,9 @@
 //!   the block minimum; none for Q8_0) per 32 values.
 //!
 //! **Kernels.** [`scalar_kernel`] is the reference every SIMD kernel is tested against: `x86`
-//! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Kernels
+//! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Where an
+//! x86 CPU has Intel AMX, products of many rows go to its tiles instead (`amx`: the same values as
+//! the scalar kernel, bit for bit). Kernels
 //! without a 32-bit dot product sum runs of up to [`Format::run`] steps of 4 values in 16 bits
 //! before widening, as long as the sum cannot overflow (run · 2 · max level · 127 < 2¹⁵).
 
