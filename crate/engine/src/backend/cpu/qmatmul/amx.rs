@@ -56,7 +56,9 @@ const C: [[usize; 2]; 2] = [[0, 1], [2, 3]];
 const A: [usize; 2] = [4, 5];
 const B: [usize; 2] = [6, 7];
 
-/// A tile configuration (`ldtilecfg`'s 64 bytes, palette 1).
+/// A tile configuration (`ldtilecfg`'s 64 bytes, palette 1): bytes per row and rows of tiles 0–7;
+/// the fields of "tiles" 8–15 are reserved bytes and stay 0. A configuration the CPU rejects is a
+/// general-protection fault, so [`Emu`] checks the same rules.
 #[repr(C, align(64))]
 struct Config {
     palette: u8,
@@ -67,16 +69,18 @@ struct Config {
 }
 
 impl Config {
-    /// Row tiles of `rows[0]` and `rows[1]` activation rows (the second may be 0: unused), each
-    /// operation over `k` values.
+    /// Row tiles of `rows[0]` and `rows[1]` activation rows (the second may be 0: its A and C
+    /// tiles are then left unconfigured, rows and bytes 0), each operation over `k` values.
     fn new(rows: [usize; 2], k: usize) -> Config {
         debug_assert!(rows.iter().all(|&r| r <= TM) && k <= 64 && k.is_multiple_of(4));
         let mut c = Config { palette: 1, start_row: 0, reserved: [0; 14], colsb: [0; 16], rows: [0; 16] };
         for (i, &r) in rows.iter().enumerate() {
-            (c.rows[A[i]], c.colsb[A[i]]) = (r as u8, k as u16);
             (c.rows[B[i]], c.colsb[B[i]]) = ((k / 4) as u8, B_ROW as u16);
-            for j in 0..2 {
-                (c.rows[C[i][j]], c.colsb[C[i][j]]) = (r as u8, (4 * TN) as u16);
+            if r > 0 {
+                (c.rows[A[i]], c.colsb[A[i]]) = (r as u8, k as u16);
+                for j in 0..2 {
+                    (c.rows[C[i][j]], c.colsb[C[i][j]]) = (r as u8, (4 * TN) as u16);
+                }
             }
         }
         c
@@ -229,7 +233,9 @@ unsafe fn ldf(v: &[f32; TN]) -> __m512 {
 
 /// The same operations in plain Rust, as the instruction set reference defines them (`TDPBSUD`:
 /// for each row m of C, each group of 4 bytes k of A's row and each column n,
-/// C[m][n] += Σᵢ A[m][4k+i] · B[k][4n+i], wrapping). Shapes are checked as the CPU faults on them.
+/// C[m][n] += Σᵢ A[m][4k+i] · B[k][4n+i], wrapping). Configurations and shapes are checked as the
+/// CPU faults on them: reserved bytes not 0, a tile with rows but no bytes or the reverse, a tile
+/// used unconfigured, shapes that do not multiply.
 struct Emu {
     rows: [usize; 8],
     colsb: [usize; 8],
@@ -258,6 +264,7 @@ impl Tiles for Emu {
             }
             (self.rows[t], self.colsb[t]) = (cfg.rows[t] as usize, cfg.colsb[t] as usize);
             assert!(self.rows[t] <= TM && self.colsb[t] <= 64);
+            assert_eq!(self.rows[t] == 0, self.colsb[t] == 0, "tile {t}: rows and bytes must both be 0, or neither");
         }
         self.tile = [[[0; 64]; TM]; 8];
     }
