@@ -319,14 +319,13 @@ pub(super) fn per_query(
     let base = SendPtr(scores.as_mut_ptr());
     let pieces = group.div_ceil(per);
     (0..starts.len() * pieces).into_par_iter().each_task(1, |t| {
-        let base = base;
         let ((vis, at), h0) = (starts[t / pieces], t % pieces * per);
         wide!({
             for hg in h0..(h0 + per).min(group) {
                 // SAFETY: inside `scores` (its blocks laid out as `starts` says); the runs of head
                 // `hg` of one row and KV head are this task's alone.
                 let mut runs: Vec<&mut [f32]> = (0..vis.chunks())
-                    .map(|c| unsafe { std::slice::from_raw_parts_mut(base.0.add(at + c * sb + hg * KEY_CHUNK), vis.chunk_len(c)) })
+                    .map(|c| unsafe { std::slice::from_raw_parts_mut(base.get().add(at + c * sb + hg * KEY_CHUNK), vis.chunk_len(c)) })
                     .collect();
                 softmax(&mut runs, post, p.softcap);
             }

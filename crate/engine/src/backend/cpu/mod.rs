@@ -335,6 +335,14 @@ struct SendPtr(*mut f32);
 unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
 
+impl SendPtr {
+    /// The pointer. A closure that calls this holds the whole `SendPtr` (one that reads `.0` would
+    /// capture the bare pointer alone, which may not cross threads).
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
 /// `y[m, n] = x[m, k] · w[n, k]ᵀ` for f32 `w` rows (row stride k), written into `y` at column `col0`
 /// with row stride `ldy`.
 ///

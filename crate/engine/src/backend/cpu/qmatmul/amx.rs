@@ -404,9 +404,8 @@ unsafe fn split(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, task: Task)
     let per_task = groups_per_task(pairs, threads);
     let yp = SendPtr(y);
     (0..pairs.div_ceil(per_task)).into_par_iter().each_task(1, |t| {
-        let yp = yp;
         // SAFETY: the tasks' pairs are disjoint, so are the columns of `y` they write.
-        unsafe { task(a, w, yp.0, t * per_task..((t + 1) * per_task).min(pairs)) }
+        unsafe { task(a, w, yp.get(), t * per_task..((t + 1) * per_task).min(pairs)) }
     });
 }
 

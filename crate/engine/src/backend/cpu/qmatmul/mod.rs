@@ -654,9 +654,8 @@ unsafe fn product(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, path: Pat
     let per_task = groups_per_task(w.groups, threads);
     let yp = SendPtr(y);
     (0..w.groups.div_ceil(per_task)).into_par_iter().each_task(1, |t| {
-        let yp = yp;
         // SAFETY: the tasks' groups are disjoint, so are the columns of `y` they write.
-        unsafe { task(a, w, yp.0, t * per_task..((t + 1) * per_task).min(w.groups), kern) }
+        unsafe { task(a, w, yp.get(), t * per_task..((t + 1) * per_task).min(w.groups), kern) }
     });
 }
 
