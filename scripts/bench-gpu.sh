@@ -202,7 +202,8 @@ done
 echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
 
 # 4. The CPU: each judge with llama.cpp beside it; what the CPU's matrix units buy (where the run
-# took AMX's tiles, the same on the VNNI kernel).
+# took AMX's tiles, the same on the VNNI kernel, and every weight type's product on both).
+rm -f "$out"/matmul.cpu-*.json
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   step "$name on the CPU, with llama.cpp beside it" "$out/$name.cpu.json" \
@@ -211,6 +212,13 @@ for m in "${model_list[@]}"; do
   if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json" 2>/dev/null; then
     step "$name on the CPU without AMX (the VNNI kernel)" "$out/$name.cpu-vnni.json" \
       "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
+    if [ ! -f "$out/matmul.cpu-amx.json" ]; then
+      for kernels in amx avx512-vnni; do
+        step "matrix products (512,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.json" \
+          "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul 512,1536,1536 --format json \
+          ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
+      done
+    fi
   fi
 done
 
@@ -308,6 +316,15 @@ if os.path.exists(path):
         print(f"| {t['type']} | {t['gemm_gflops']:.0f} | {share} | {t['gemv_weight_gb_per_s']:.0f} |")
 else:
     print("\nmatrix products: not run")
+cpu_mm = {k: json.load(open(p))["matmul"] for k in ("amx", "avx512-vnni") if os.path.exists(p := os.path.join(out, f"matmul.cpu-{k}.json"))}
+if cpu_mm:
+    s = next(iter(cpu_mm.values()))
+    print(f"\n| matrix products on the CPU: {s['m']}×{s['k']} · {s['n']}×{s['k']}ᵀ | AMX GEMM GFLOP/s | VNNI GEMM GFLOP/s | AMX ÷ VNNI |")
+    print("|---|---|---|---|")
+    by = {k: {t["type"]: t["gemm_gflops"] for t in v["types"]} for k, v in cpu_mm.items()}
+    for t in next(iter(by.values())):
+        a, v = by.get("amx", {}).get(t), by.get("avx512-vnni", {}).get(t)
+        print(f"| {t} | {f'{a:.0f}' if a else '–'} | {f'{v:.0f}' if v else '–'} | {f'×{a / v:.2f}' if a and v else '–'} |")
 
 curve = [int(t) for t in open(os.path.join(out, "curve.txt")).read().split()]
 rows = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"curve.{t}.json"))}
