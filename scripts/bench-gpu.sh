@@ -115,6 +115,21 @@ else
   echo "CPU kernel tests here: not run (set RJ_ENGINE_TESTS to the carried test binary)" >>"$out/webgpu-tests-summary.txt"
 fi
 
+# AMX's tiles have run on no CPU before such a machine: one small product on them first, in a
+# process of its own, so that a fault there costs this check, not every CPU row. Where it fails, the
+# rest runs without them (ROCKETJUDGE_NO_AMX) and the table says so.
+if grep -qw amx_int8 /proc/cpuinfo; then
+  log "AMX's tiles on one small product first"
+  if "$rj" bench --model "${model_list[0]}" --backend cpu --threads 2 --matmul 64,512,512 --reference none --prefix-tokens 16 \
+    --items 1 --suffix-tokens 4 --decode-tokens 0 --repeat 1 --format json >"$out/amx-probe.json" 2>"$out/amx-probe.log"; then
+    echo "AMX probe: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rocketjudge"].get("amx"))' "$out/amx-probe.json")" >>"$out/webgpu-tests-summary.txt"
+  else
+    rc=$?
+    export ROCKETJUDGE_NO_AMX=1
+    echo "AMX probe: FAILED (exit $rc, $(tail -c 300 "$out/amx-probe.log" | tr '\n' ' ')); the rest ran without the tiles" >>"$out/webgpu-tests-summary.txt"
+  fi
+fi
+
 {
   # Threads per core: a "16-thread" machine of 8 cores gives 16 threads far less than ×16.
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) threads;" \

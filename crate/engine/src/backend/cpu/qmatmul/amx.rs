@@ -344,11 +344,27 @@ fn os_grants_tiles() -> Result<(), String> {
     Err("the tiles are enabled on Linux only".into())
 }
 
+/// The environment variable that keeps products off the tiles (set to anything but empty or 0).
+pub const OFF: &str = "ROCKETJUDGE_NO_AMX";
+
 /// Whether products may take the tiles: None where the CPU has no AMX int8 tiles, else Ok or
-/// why not (the OS refused them, or their products differ from the emulation's). Found once.
+/// why not ([`OFF`] is set, the OS refused them, or their products differ from the emulation's).
+/// Found once.
 pub fn status() -> Option<&'static Result<(), String>> {
     static STATUS: std::sync::OnceLock<Option<Result<(), String>>> = std::sync::OnceLock::new();
-    STATUS.get_or_init(|| cpu_has_tiles().then(|| os_grants_tiles().and_then(|()| tiles_agree()))).as_ref()
+    STATUS
+        .get_or_init(|| {
+            cpu_has_tiles().then(|| match turned_off(std::env::var(OFF).ok().as_deref()) {
+                true => Err(format!("turned off by {OFF}")),
+                false => os_grants_tiles().and_then(|()| tiles_agree()),
+            })
+        })
+        .as_ref()
+}
+
+/// Whether [`OFF`]'s value turns the tiles off: set, and neither empty nor 0.
+fn turned_off(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// Whether products may take the tiles.
@@ -357,11 +373,12 @@ pub(super) fn ready() -> bool {
 }
 
 /// The tiles against their emulation, bit for bit, on one product of each kind (unsigned levels
-/// with K-quant scales, Q6_K's 16-value blocks, signed Q8_0 levels) with a partial row tile, an
-/// odd group and two chunks of K.
+/// with K-quant scales, Q6_K's 16-value blocks, signed Q8_0 levels) with both tile configurations
+/// (two row tiles and one, partial), an odd group and two chunks of K.
 fn tiles_agree() -> Result<(), String> {
     use crate::quant::GgmlType;
-    let (m, n, k) = (21, 24, 2304);
+    // 37 rows: a step of two row tiles (16 + 16), then one of one (5).
+    let (m, n, k) = (37, 24, 2304);
     for dtype in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0] {
         let (w, a) = super::random_product(dtype, m, n, k);
         let [mut hw, mut emu] = [vec![0f32; m * n], vec![0f32; m * n]];
@@ -713,6 +730,13 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_variable_turns_the_tiles_off_unless_empty_or_0() {
+        for (value, off) in [(None, false), (Some(""), false), (Some("0"), false), (Some("1"), true), (Some("yes"), true)] {
+            assert_eq!(turned_off(value), off, "{OFF}={value:?}");
         }
     }
 
