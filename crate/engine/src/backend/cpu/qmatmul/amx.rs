@@ -416,9 +416,12 @@ pub(super) unsafe fn product_here(a: &QActs, w: &QWeight, y: *mut f32) {
     hw_task(a, w, y, 0..w.groups.div_ceil(2))
 }
 
+/// Tasks take two pairs at a time (a step's two column tiles), as many as [`groups_per_task`] gives
+/// groups: on 16 threads the judges' products would otherwise fall to one pair a task, half of
+/// each step's four tile products left out, in the same number of rounds.
 unsafe fn split(a: &QActs, w: &QWeight, y: *mut f32, threads: usize, task: Task) {
     let pairs = w.groups.div_ceil(2);
-    let per_task = groups_per_task(pairs, threads);
+    let per_task = 2 * groups_per_task(pairs.div_ceil(2), threads);
     let yp = SendPtr(y);
     (0..pairs.div_ceil(per_task)).into_par_iter().each_task(1, |t| {
         // SAFETY: the tasks' pairs are disjoint, so are the columns of `y` they write.
@@ -715,7 +718,7 @@ mod tests {
                 let (w, a) = random_product(dtype, m, n, k);
                 let mut want = vec![0f32; m * n];
                 matmul(&a, &w, &mut want, 2, Kernels::Scalar);
-                // Split for 2 threads (a pair a task, here), and every pair in one task (two at a time).
+                // Split for 2 threads (two pairs a task, here), and every pair in one task.
                 for whole in [false, true] {
                     let mut got = vec![f32::NAN; m * n];
                     // SAFETY: `got` holds m × n values.
