@@ -35,6 +35,7 @@ use rayon::prelude::*;
 use super::super::splits::Tasks;
 use super::super::SendPtr;
 use super::{groups_per_task, QActs, QWeight, GROUP, QK, QK_K};
+use crate::quant::GgmlType;
 
 /// Activation rows per tile.
 const TM: usize = 16;
@@ -376,23 +377,34 @@ pub(super) fn ready() -> bool {
 /// with K-quant scales, Q6_K's 16-value blocks, signed Q8_0 levels) with both tile configurations
 /// (two row tiles and one, partial), an odd group and two chunks of K.
 fn tiles_agree() -> Result<(), String> {
-    use crate::quant::GgmlType;
     // 37 rows: a step of two row tiles (16 + 16), then one of one (5).
-    let (m, n, k) = (37, 24, 2304);
-    for dtype in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0] {
-        let (w, a) = super::random_product(dtype, m, n, k);
-        let [mut hw, mut emu] = [vec![0f32; m * n], vec![0f32; m * n]];
-        // SAFETY: the CPU has the tiles and the OS granted them (checked before); each `y` holds
-        // m × n values.
-        unsafe {
-            hw_task(&a, &w, hw.as_mut_ptr(), 0..w.groups.div_ceil(2));
-            emu_task(&a, &w, emu.as_mut_ptr(), 0..w.groups.div_ceil(2));
-        }
-        if let Some(i) = (0..m * n).find(|&i| hw[i].to_bits() != emu[i].to_bits()) {
-            return Err(format!("the tiles' {dtype:?} product differs from their emulation (output {i}: {} against {})", hw[i], emu[i]));
+    // SAFETY: the CPU has the tiles and the OS granted them (checked before).
+    [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0]
+        .into_iter()
+        .try_for_each(|dtype| unsafe { against_emulation(dtype, (37, 24, 2304), None) })
+}
+
+/// A random product of `dtype` and `shape` (m, n, k) on the tiles and on their emulation, split for
+/// `threads` on the pool or (None) as one task on the calling thread: Err where an output's bits
+/// differ.
+///
+/// # Safety
+/// The tiles can run.
+unsafe fn against_emulation(dtype: GgmlType, (m, n, k): (usize, usize, usize), threads: Option<usize>) -> Result<(), String> {
+    let (w, a) = super::random_product(dtype, m, n, k);
+    let [mut hw, mut emu] = [vec![0f32; m * n], vec![0f32; m * n]];
+    for (y, task) in [(&mut hw, hw_task as Task), (&mut emu, emu_task as Task)] {
+        match threads {
+            Some(threads) => split(&a, &w, y.as_mut_ptr(), threads, task),
+            None => task(&a, &w, y.as_mut_ptr(), 0..w.groups.div_ceil(2)),
         }
     }
-    Ok(())
+    match (0..m * n).find(|&i| hw[i].to_bits() != emu[i].to_bits()) {
+        None => Ok(()),
+        Some(i) => {
+            Err(format!("the tiles' {dtype:?} {m}×{n}×{k} product differs from their emulation (output {i}: {} against {})", hw[i], emu[i]))
+        }
+    }
 }
 
 // ------------------------------------------------------------------ products
@@ -643,12 +655,6 @@ struct Columns {
 impl Columns {
     fn gather(&mut self, w: &QWeight, p: usize, blocks: Range<usize>) {
         let fmt = w.fmt;
-        let cols = |f: &dyn Fn(usize, usize) -> f32| -> [f32; TN] {
-            std::array::from_fn(|i| Some((2 * p + i / GROUP, i % GROUP)).filter(|&(g, _)| g < w.groups).map_or(0.0, |(g, j)| f(g, j)))
-        };
-        let icols = |f: &dyn Fn(usize, usize) -> i32| -> [i32; TN] {
-            std::array::from_fn(|i| Some((2 * p + i / GROUP, i % GROUP)).filter(|&(g, _)| g < w.groups).map_or(0, |(g, j)| f(g, j)))
-        };
         let (nblk, nsb) = (w.k / QK, w.k / QK_K);
         let units = if fmt.super_blocks { blocks.start / 8..blocks.end / 8 } else { blocks.clone() };
         let per = if fmt.super_blocks { nsb } else { nblk };
@@ -656,24 +662,40 @@ impl Columns {
         self.dm.clear();
         self.scales.clear();
         self.mins.clear();
-        self.d.extend(units.clone().map(|u| cols(&|g, j| w.d[(g * per + u) * GROUP + j])));
-        self.dm.extend(units.clone().map(|u| cols(&|g, j| if fmt.pairs > 0 { w.dm[(g * per + u) * GROUP + j] } else { 0.0 })));
+        self.d.extend(units.clone().map(|u| per_column(w, p, |g, j| w.d[(g * per + u) * GROUP + j])));
+        self.dm.extend(units.clone().map(|u| per_column(w, p, |g, j| if fmt.pairs > 0 { w.dm[(g * per + u) * GROUP + j] } else { 0.0 })));
         if fmt.super_blocks {
             let halves = if fmt.half_scales { 2 } else { 1 };
             for blk in blocks {
                 for h in 0..halves {
-                    self.scales.push(icols(&|g, j| w.scales[(g * nblk + blk) * fmt.scale_words() + h * GROUP + j] as u16 as i16 as i32));
+                    self.scales
+                        .push(per_column(w, p, |g, j| w.scales[(g * nblk + blk) * fmt.scale_words() + h * GROUP + j] as u16 as i16 as i32));
                 }
             }
             for u in units {
                 for q in 0..fmt.pairs {
                     let word = |g: usize, j: usize| w.mins[((g * nsb + u) * fmt.pairs + q) * GROUP + j];
-                    self.mins
-                        .push([icols(&|g, j| word(g, j) as u16 as i16 as i32), icols(&|g, j| (word(g, j) >> 16) as u16 as i16 as i32)]);
+                    self.mins.push([
+                        per_column(w, p, |g, j| word(g, j) as u16 as i16 as i32),
+                        per_column(w, p, |g, j| (word(g, j) >> 16) as u16 as i16 as i32),
+                    ]);
                 }
             }
         }
     }
+}
+
+/// `f(group, row)` for each of pair `p`'s 16 weight rows (a tile's columns): 0 where the pair's
+/// second group does not exist.
+fn per_column<V: Default>(w: &QWeight, p: usize, f: impl Fn(usize, usize) -> V) -> [V; TN] {
+    std::array::from_fn(|i| {
+        let g = 2 * p + i / GROUP;
+        if g < w.groups {
+            f(g, i % GROUP)
+        } else {
+            V::default()
+        }
+    })
 }
 
 /// Pair `p`'s levels of `blocks` as B tiles, one byte a level: block i's step s (values 4s..4s+3)
@@ -818,14 +840,9 @@ mod tests {
             Some(Err(why)) => panic!("this CPU has AMX int8 tiles, but {why}"),
             Some(Ok(())) => {
                 for dtype in TYPES {
-                    for (m, n, k) in SHAPES {
-                        let (w, a) = random_product(dtype, m, n, k);
-                        let [mut hw, mut emu] = [vec![0f32; m * n], vec![0f32; m * n]];
-                        unsafe {
-                            product(&a, &w, hw.as_mut_ptr(), 2);
-                            split(&a, &w, emu.as_mut_ptr(), 2, emu_task);
-                        }
-                        assert!(hw.iter().zip(&emu).all(|(h, e)| h.to_bits() == e.to_bits()), "{dtype:?} {m}×{n}×{k}");
+                    for shape in SHAPES {
+                        // SAFETY: the tiles can run (`status`).
+                        unsafe { against_emulation(dtype, shape, Some(2)) }.unwrap();
                     }
                 }
                 eprintln!("AMX tiles: their products equal their emulation's, {} types × {} shapes", TYPES.len(), SHAPES.len());
