@@ -8,13 +8,15 @@
 # adapter for both engines (rocketjudge and wllama), in one table.
 #
 #   scripts/bench-gpu.sh [--models qwen2.5-coder-0.5b,qwen2.5-coder-1.5b] [--threads N] [--out DIR]
-#                        [--budget SECONDS] [--no-browser] [--offline] [-- BENCH ARGS...]
+#                        [--budget SECONDS] [--total SECONDS] [--no-browser] [--offline] [-- BENCH ARGS...]
 #
 # The measurements run against a clock, --budget (default 480 s), in order of what a rare GPU session
 # most needs: the GPU rows, the products on the GPU, the tab on Dawn, the CPU rows, the thread curve
 # (most threads first); each gets what is left and is cut there, and what did not fit is listed
 # under the table. The kernel tests and llama.cpp's build (when it must be built) come before the
-# clock starts. --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
+# clock starts. --total bounds the whole script (a GPU machine's call has a limit): llama.cpp's
+# build then gets at most half of it (past that the rows run without llama.cpp, and the table says
+# so), and the budget shrinks to what is left but 30 s for the table. --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
 # `-- --prefix-tokens 256 --items 2` for a quick run on a software adapter). The table goes to stdout
 # and DIR/table.md (default .cache/bench-gpu/), each run's JSON beside it.
 #
@@ -22,12 +24,14 @@
 # its GPU backend (CUDA where nvcc is found, Vulkan where glslc is, else the CPU only; the table says
 # which). --offline (a machine with no network): nothing is installed or fetched; the binary is
 # $RJ_BIN (default target/release/rocketjudge), the models are paths, llama.cpp is built from
-# $LLAMA_SRC (the sdist, a .tar.gz; pip, cmake, ninja and scikit-build-core must be there) when python3
-# has none. On a machine with no GPU the wgpu rows run on the software adapter (lavapipe), which shows
-# only that the script runs end to end.
+# $LLAMA_SRC (the sdist; pip, cmake, ninja and scikit-build-core must be there) when python3 has
+# none, with the wheels in $LLAMA_WHEELS that it needs and python3 lacks. On a machine with no GPU
+# the wgpu rows run on the software adapter (lavapipe), which shows only that the script runs end to
+# end.
 #
-# A machine that cannot get the judges either (how the H200 numbers of docs/measurements/speed.md were taken: no network,
-# 64 MiB per transfer): here, `python3 scripts/bench/twin_gguf.py skeleton ~/.cache/rocketjudge/models/M.gguf
+# A machine that cannot get the judges either (no network, 64 MiB per transfer): scripts/gpu-kit.sh
+# packs everything below in one carry and runs this there. By hand (how the H200 numbers of
+# docs/measurements/speed.md were taken): here, `python3 scripts/bench/twin_gguf.py skeleton ~/.cache/rocketjudge/models/M.gguf
 # M.skel` (a few MB each); carry the skeletons, a release binary and the sdist there; there,
 # `python3 scripts/bench/twin_gguf.py fill M.skel M.gguf` and
 # `RJ_BIN=./rocketjudge LLAMA_SRC=… scripts/bench-gpu.sh --offline --no-browser --models M.gguf,…`.
@@ -38,6 +42,8 @@
 # --no-run`) checks this CPU's integer kernels the same way, AMX's tiles included where it has them.
 # The Dawn rows need node, pkg/ (scripts/build-web.sh) and node_modules/webgpu (its package.json,
 # index.js and dist/linux-x64: about 21 MB); carry those too, or the table says they were not run.
+# The tab's CPU curve needs node and pkg-threads/ (RJ_NODE names a node that is not on the PATH).
+# scripts/gpu-kit.sh packs all of it for a machine with no network, in one carry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +53,7 @@ out=.cache/bench-gpu
 browser=1
 offline=0
 budget=480
+total=""
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -54,6 +61,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
+    --total) total=$2; shift 2 ;;
     --no-browser) browser=0; shift ;;
     --offline) offline=1; shift ;;
     --) shift; extra=("$@"); break ;;
@@ -63,7 +71,10 @@ done
 IFS=, read -r -a model_list <<<"$models"
 rj=${RJ_BIN:-target/release/rocketjudge}
 mkdir -p "$out"
+rm -f "$out/llama-missing.txt"
 log() { echo "bench-gpu: $*" >&2; }
+# The tab's rows run on Node: RJ_NODE, else the PATH's.
+node=${RJ_NODE:-node}
 
 if [ "$offline" = 0 ]; then
   source scripts/lib/setup.sh
@@ -73,8 +84,9 @@ if [ "$offline" = 0 ]; then
 fi
 [ -x "$rj" ] || { echo "bench-gpu.sh: no rocketjudge binary at $rj (build it, or set RJ_BIN)" >&2; exit 1; }
 
-# llama.cpp with its GPU backend, unless python3 already has llama-cpp-python.
-if ! python3 -c 'import llama_cpp' 2>/dev/null; then
+# llama.cpp with its GPU backend, unless python3 already has llama-cpp-python or BENCH ARGS say
+# `--reference none` (no row would run it).
+if [[ " ${extra[*]-} " != *" --reference none "* ]] && ! python3 -c 'import llama_cpp' 2>/dev/null; then
   site=$PWD/.cache/gpu-llama
   if ! PYTHONPATH=$site python3 -c 'import llama_cpp' 2>/dev/null; then
     if command -v nvcc >/dev/null; then backend="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=native"
@@ -83,12 +95,19 @@ if ! python3 -c 'import llama_cpp' 2>/dev/null; then
     log "building llama-cpp-python 0.3.36 into $site (${backend:-CPU only}; a few minutes)"
     if [ "$offline" = 1 ]; then
       [ -f "${LLAMA_SRC:-}" ] || { echo "bench-gpu.sh: --offline needs LLAMA_SRC=llama_cpp_python-0.3.36.tar.gz (or llama-cpp-python importable)" >&2; exit 1; }
+      # LLAMA_WHEELS: a folder of the wheels llama-cpp-python needs that python3 lacks (scripts/gpu-kit.sh packs diskcache).
       src=$LLAMA_SRC flags=(--no-build-isolation --no-index --no-deps)
+      [ -z "${LLAMA_WHEELS:-}" ] || flags+=("$LLAMA_WHEELS"/*.whl)
     else
       src=llama-cpp-python==0.3.36 flags=()
     fi
+    # Within --total, the build gets half of it; a build that fails or runs out leaves the rows
+    # without llama.cpp (bench's reference is `auto`) rather than ending the script.
+    limit=()
+    [ -z "$total" ] || limit=(timeout $((total / 2)))
     CMAKE_ARGS="$backend -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL=$threads \
-      python3 -m pip install --quiet --disable-pip-version-check --target "$site" ${flags[@]+"${flags[@]}"} "$src" >&2
+      ${limit[@]+"${limit[@]}"} python3 -m pip install --quiet --disable-pip-version-check --target "$site" ${flags[@]+"${flags[@]}"} "$src" >&2 ||
+      echo "llama.cpp: not built (its build failed or ran past $((total / 2)) s of --total $total; its error is in the log): the rows have no llama.cpp beside them" >"$out/llama-missing.txt"
   fi
   export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 fi
@@ -151,6 +170,7 @@ mapfile -t none < <(unless_given --reference none)
 # session allows them), the GPU's first: each step gets what is left of it (then it is cut), and a
 # step that would start with less than 15 s left is not run; the table lists both.
 t0=$SECONDS
+if [ -n "$total" ] && [ $((total - SECONDS - 30)) -lt "$budget" ]; then budget=$((total - SECONDS - 30)); fi
 : >"$out/skipped.txt"
 # step LABEL FILE CMD...: CMD's output into FILE; where it fails or is cut, FILE is removed, FILE.failed
 # left and LABEL listed, as where it is not run.
@@ -201,18 +221,18 @@ step "matrix products ($shape) on webgpu" "$out/matmul.webgpu.json" \
   ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
 
 # 3. The tab's wasm on the same GPU through Dawn, on the same workload (the same BENCH ARGS).
+# gguf_file M: a judge's file (Node takes paths; `bench` also packaged names).
+gguf_file() { if [ -f "$1" ]; then echo "$1"; else echo "${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$1.gguf"; fi; }
 dawn_missing=""
-command -v node >/dev/null || dawn_missing="node"
+command -v "$node" >/dev/null || dawn_missing="node"
 [ -d node_modules/webgpu ] || dawn_missing="${dawn_missing:+$dawn_missing, }node_modules/webgpu (npm ci)"
 [ -f pkg/rocketjudge_wasm_bg.wasm ] || dawn_missing="${dawn_missing:+$dawn_missing, }pkg/ (scripts/build-web.sh)"
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   rm -f "$out/$name.dawn.json" "$out/$name.dawn.json.failed"
   [ -z "$dawn_missing" ] || continue
-  file=$m
-  [ -f "$file" ] || file=${ROCKETJUDGE_CACHE:-$HOME/.cache/rocketjudge}/models/$m.gguf
   step "$name: the tab's wasm on Dawn under Node" "$out/$name.dawn.json" \
-    node scripts/bench/dawn-bench.mjs --model "$file" ${extra[@]+"${extra[@]}"}
+    "$node" scripts/bench/dawn-bench.mjs --model "$(gguf_file "$m")" ${extra[@]+"${extra[@]}"}
 done
 echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missing.txt"
 
@@ -238,7 +258,8 @@ for m in "${model_list[@]}"; do
 done
 
 # 5. Every CPU core: the CPU engine's prefill and decode and llama.cpp's at 1, 2, 4, … threads up to
-# --threads, on the first judge (llama.cpp at exactly those threads: no pilot; 32 decoded tokens),
+# --threads, on the first judge (llama.cpp at exactly those threads: no pilot; 512 + 4 × 40 tokens,
+# the workload of the Xeon's earlier curve, and 32 decoded),
 # each with its speed-up over one thread; llama.cpp's weight buffer types say which of its kernels
 # ran (AMX, CPU_REPACK); ours with each operation's time and how its parallel steps spread over the
 # threads (--splits: the tasks' work, the busiest worker, the pool's own time), which says which
@@ -250,7 +271,7 @@ done
 curve=()
 for ((t = 1; t < threads; t *= 2)); do curve+=("$t"); done
 curve+=("$threads")
-mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32)
+mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32; unless_given --prefix-tokens 512; unless_given --items 4)
 for ((i = ${#curve[@]} - 1; i >= 0; i--)); do
   t=${curve[i]}
   step "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it" "$out/curve.$t.json" \
@@ -264,6 +285,21 @@ if [ "$threads" -gt 1 ]; then
     "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" --reference none --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 fi
+# 6. The tab's CPU engine on every core: its threaded wasm on a pool of Node worker threads, started
+# as the page starts it (dawn-bench.mjs --backend cpu --threads T; V8 as in Chromium, but Node's
+# version of it), at the same points and on the same workload as ours, the most threads first.
+tab_missing=""
+command -v "$node" >/dev/null || tab_missing="node"
+[ -f pkg-threads/rocketjudge_wasm_bg.wasm ] || tab_missing="${tab_missing:+$tab_missing, }pkg-threads/ (scripts/build-web.sh)"
+for ((i = ${#curve[@]} - 1; i >= 0; i--)); do
+  t=${curve[i]}
+  rm -f "$out/tab-curve.$t.json" "$out/tab-curve.$t.json.failed"
+  [ -z "$tab_missing" ] || continue
+  step "the tab's CPU engine (its wasm) on $t Node worker thread$([ "$t" = 1 ] || echo s)" "$out/tab-curve.$t.json" \
+    "$node" scripts/bench/dawn-bench.mjs --model "$(gguf_file "${model_list[0]}")" --backend cpu --threads "$t" \
+    ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
+done
+echo "${tab_missing:+the CPU curve of the tab: not run (missing: $tab_missing)}" >"$out/tab-missing.txt"
 echo "measurements: $((SECONDS - t0)) s of a ${budget} s budget" >>"$out/skipped.txt"
 
 python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
@@ -271,6 +307,8 @@ import json, os, sys
 out, models = sys.argv[1], sys.argv[2:]
 print(open(os.path.join(out, "machine.txt")).read())
 print(open(os.path.join(out, "webgpu-tests-summary.txt")).read())
+if os.path.exists(p := os.path.join(out, "llama-missing.txt")):
+    print(open(p).read())
 print("| judge | engine on | prefill tok/s | s/response | llama.cpp on | prefill tok/s | s/response | ours ÷ llama.cpp (prefill) |")
 print("|---|---|---|---|---|---|---|---|")
 for m in models:
@@ -348,8 +386,8 @@ print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 one = rows.get(1) or {}
 x = lambda v, base: f"×{v / base:.2f}" if v and base else "–"
 n = lambda v: f"{v:.0f}" if v else "–"
+get = lambda row, who, key: (row.get(who) or {}).get(key)
 for t, r in rows.items():
-    get = lambda row, who, key: (row.get(who) or {}).get(key)
     o, l = get(r, "rocketjudge", "prefill_tokens_per_s"), get(r, "llama_cpp", "prefill_tokens_per_s")
     od, ld = get(r, "rocketjudge", "decode_tokens_per_s"), get(r, "llama_cpp", "decode_tokens_per_s")
     ceiling = r.get("cpu_ceiling") or {}
@@ -385,6 +423,18 @@ if times:
         print(f"| {op} | " + " | ".join(cells) + f" | {f'×{a / b:.2f}' if a and b else '–'} | {work} | {balance} | {pool} | {f'×{allowed[op]:.2f}' if op in allowed else '–'} |")
     if replay:
         print(f"\nThe split alone allows a repetition ×{(replay['wall_s'] - replay['splits'].get('instrument_s', 0)) / replay['splits']['bound_s']:.2f} at {curve[-1]} threads (one thread, the work split as for {curve[-1]}, each task timed and replayed on {curve[-1]} workers).")
+# The tab's CPU engine at the same thread counts, beside ours natively (the same workload).
+tab = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"tab-curve.{t}.json"))}
+if tab:
+    first = next(iter(tab.values()))
+    print(f"\n| the tab's CPU engine ({first['cpu_kernels']}, Node {first['node']}): threads | prefill tok/s | × 1 thread | decode tok/s | × 1 thread | native prefill tok/s | tab ÷ native (prefill) |")
+    print("|---|---|---|---|---|---|---|")
+    base = tab.get(1) or {}
+    for t, d in tab.items():
+        native = get(rows.get(t) or {}, "rocketjudge", "prefill_tokens_per_s")
+        p, dec = d["prefill_tokens_per_s"], d["decode_tokens_per_s"]
+        print(f"| {t} | {n(p)} | {x(p, base.get('prefill_tokens_per_s'))} | {n(dec)} | {x(dec, base.get('decode_tokens_per_s'))} | {n(native)} | {x(p, native)} |")
+print(open(os.path.join(out, "tab-missing.txt")).read().strip())
 print()
 print(open(os.path.join(out, "skipped.txt")).read().strip())
 EOF
