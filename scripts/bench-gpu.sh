@@ -427,13 +427,13 @@ if times:
 tab = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"tab-curve.{t}.json"))}
 if tab:
     first = next(iter(tab.values()))
-    print(f"\n| the tab's CPU engine ({first['cpu_kernels']}, Node {first['node']}): threads | prefill tok/s | × 1 thread | decode tok/s | × 1 thread | native prefill tok/s | tab ÷ native (prefill) |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"\n| the tab's CPU engine (its wasm, Node {first['node']}): threads | the kernel that won the race | prefill tok/s | × 1 thread | decode tok/s | × 1 thread | native prefill tok/s | tab ÷ native (prefill) |")
+    print("|---|---|---|---|---|---|---|---|")
     base = tab.get(1) or {}
     for t, d in tab.items():
         native = get(rows.get(t) or {}, "rocketjudge", "prefill_tokens_per_s")
         p, dec = d["prefill_tokens_per_s"], d["decode_tokens_per_s"]
-        print(f"| {t} | {n(p)} | {x(p, base.get('prefill_tokens_per_s'))} | {n(dec)} | {x(dec, base.get('decode_tokens_per_s'))} | {n(native)} | {x(p, native)} |")
+        print(f"| {t} | {d['cpu_kernels']} | {n(p)} | {x(p, base.get('prefill_tokens_per_s'))} | {n(dec)} | {x(dec, base.get('decode_tokens_per_s'))} | {n(native)} | {x(p, native)} |")
 print(open(os.path.join(out, "tab-missing.txt")).read().strip())
 print()
 print(open(os.path.join(out, "skipped.txt")).read().strip())

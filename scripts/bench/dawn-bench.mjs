@@ -71,6 +71,7 @@ const decodeS = (performance.now() - t0) / 1000;
 const prefix = median(rounds.map((r) => r.prefix));
 const items = median(rounds.map((r) => r.items));
 const info = judge.info();
+const int8Cpu = info.kind === 'cpu' && a.precision === 'int8';
 judge.free();
 console.log(
   JSON.stringify(
@@ -80,7 +81,9 @@ console.log(
         : 'rocketjudge wasm (pkg/) on Dawn under Node',
       backend: info.description,
       threads: threads ?? 1,
-      cpu_kernels: info.kind === 'cpu' && a.precision === 'int8' ? dawn.wasm.cpuKernels() : null,
+      // The kernel that ran (the race's winner, as the benchmark page reports it) and the race.
+      cpu_kernels: int8Cpu ? dawn.wasm.cpuKernels() : null,
+      cpu_kernel_race: int8Cpu ? dawn.wasm.cpuKernelRace() : null,
       adapter: dawn.report,
       features: dawn.features,
       node: process.version,
