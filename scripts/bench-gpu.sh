@@ -16,9 +16,10 @@
 # under the table. The kernel tests and llama.cpp's build (when it must be built) come before the
 # clock starts. --total bounds the whole script (a GPU machine's call has a limit): llama.cpp's
 # build then gets at most half of it (past that the rows run without llama.cpp, and the table says
-# so), and the budget shrinks to what is left but 30 s for the table. --models takes packaged names or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g.
-# `-- --prefix-tokens 256 --items 2` for a quick run on a software adapter). The table goes to stdout
-# and DIR/table.md (default .cache/bench-gpu/), each run's JSON beside it.
+# so), and the budget shrinks to what is left but 30 s for the table. --models takes packaged names
+# or GGUF paths. BENCH ARGS go to every `rocketjudge bench` (e.g. `-- --prefix-tokens 256 --items 2`
+# for a quick run on a software adapter; `-- --reference none` builds and runs no llama.cpp). The
+# table goes to stdout and DIR/table.md (default .cache/bench-gpu/), each run's JSON beside it.
 #
 # llama.cpp: llama-cpp-python 0.3.36 from python3 if importable, else built into .cache/gpu-llama with
 # its GPU backend (CUDA where nvcc is found, Vulkan where glslc is, else the CPU only; the table says
@@ -107,7 +108,7 @@ if [[ " ${extra[*]-} " != *" --reference none "* ]] && ! python3 -c 'import llam
     [ -z "$total" ] || limit=(timeout $((total / 2)))
     CMAKE_ARGS="$backend -DLLAVA_BUILD=OFF -DGGML_NATIVE=ON" CMAKE_BUILD_PARALLEL_LEVEL=$threads \
       ${limit[@]+"${limit[@]}"} python3 -m pip install --quiet --disable-pip-version-check --target "$site" ${flags[@]+"${flags[@]}"} "$src" >&2 ||
-      echo "llama.cpp: not built (its build failed or ran past $((total / 2)) s of --total $total; its error is in the log): the rows have no llama.cpp beside them" >"$out/llama-missing.txt"
+      echo "llama.cpp: not built (its build failed${total:+ or ran past its $((total / 2)) s of --total $total}; its error is in the log): the rows have no llama.cpp beside them" >"$out/llama-missing.txt"
   fi
   export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 fi
