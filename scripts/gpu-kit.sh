@@ -14,9 +14,10 @@
 # then checks the carry and the working tree together against the 64 MiB. It prints the call to make.
 #
 # run (there): unpacks pkg/, pkg-threads/ and node_modules/webgpu into the working tree (ignored
-# paths) and the rest into .cache/gpu-kit/unpacked/, fills the twins, and runs scripts/bench-gpu.sh --offline
-# --no-browser on them within --total (default 540 s: a call's 600 s limit, less unpacking); the
-# table and every JSON go to $OUT (the device tool's folder that comes back), else .cache/bench-gpu.
+# paths) and the rest into .cache/gpu-kit-unpacked/, fills the twins, and runs scripts/bench-gpu.sh
+# --offline --no-browser on them within --total (default 540 s: a call's 600 s limit, less
+# unpacking); the table and every JSON go to $OUT (the device tool's folder that comes back), else
+# .cache/bench-gpu. Arguments after -- go to bench-gpu.sh (e.g. `-- -- --reference none`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -113,7 +114,8 @@ run() {
     esac
   done
   [ -f "$KIT/kit.tar.xz" ] || { echo "gpu-kit.sh run: no $KIT/kit.tar.xz (scripts/gpu-kit.sh pack makes it; carry $KIT)" >&2; exit 1; }
-  local started=$SECONDS out=${OUT:-.cache/bench-gpu} unpacked=$KIT/unpacked
+  # Beside the kit, not in it: a kit folder that holds the filled twins (1.5 GB) cannot be carried.
+  local started=$SECONDS out=${OUT:-.cache/bench-gpu} unpacked=$KIT-unpacked
   log "unpacking"
   rm -rf "$unpacked" && mkdir -p "$unpacked"
   xz -dc -T0 "$KIT/kit.tar.xz" | tar -C "$unpacked" -xf -
