@@ -240,6 +240,7 @@ echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missi
 # 4. The CPU: each judge with llama.cpp beside it; what the CPU's matrix units buy (where the run
 # took AMX's tiles, the same on the VNNI kernel, and every weight type's product on both).
 rm -f "$out"/matmul.cpu-*.json
+amx_model=""
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   step "$name on the CPU, with llama.cpp beside it" "$out/$name.cpu.json" \
@@ -248,9 +249,10 @@ for m in "${model_list[@]}"; do
   if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json" 2>/dev/null; then
     step "$name on the CPU without AMX (the VNNI kernel)" "$out/$name.cpu-vnni.json" \
       "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
-    if [ ! -f "$out/matmul.cpu-amx.json" ]; then
+    if [ -z "$amx_model" ]; then
+      amx_model=$m
       for kernels in amx avx512-vnni; do
-        step "matrix products (512,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.json" \
+        step "matrix products (512,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.512.json" \
           "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul 512,1536,1536 --format json \
           ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
       done
@@ -283,7 +285,7 @@ echo "${curve[*]}" >"$out/curve.txt"
 rm -f "$out/replay.json"
 if [ "$threads" -gt 1 ]; then
   step "${model_list[0]} on one thread, the work split as for $threads and replayed" "$out/replay.json" \
-    "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" --reference none --format json \
+    "$rj" bench --model "${model_list[0]}" --backend cpu --threads 1 --splits "$threads" ${none[@]+"${none[@]}"} --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 fi
 # 6. The tab's CPU engine on every core: its threaded wasm on a pool of Node worker threads, started
@@ -301,6 +303,17 @@ for ((i = ${#curve[@]} - 1; i >= 0; i--)); do
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 done
 echo "${tab_missing:+the CPU curve of the tab: not run (missing: $tab_missing)}" >"$out/tab-missing.txt"
+# 7. Where AMX's tiles start to pay (amx::MIN_ROWS, 4 rows until measured): the products of fewer
+# rows on both kernels, where the run took the tiles, the most rows first.
+if [ -n "$amx_model" ]; then
+  for rows in 64 16 4; do
+    for kernels in amx avx512-vnni; do
+      step "matrix products ($rows,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.$rows.json" \
+        "$rj" bench --model "$amx_model" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul "$rows,1536,1536" --format json \
+        ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
+    done
+  done
+fi
 echo "measurements: $((SECONDS - t0)) s of a ${budget} s budget" >>"$out/skipped.txt"
 
 python3 - "$out" "${model_list[@]}" <<'EOF' | tee "$out/table.md"
@@ -370,15 +383,19 @@ if os.path.exists(path):
         print(f"| {t['type']} | {t['gemm_gflops']:.0f} | {share} | {t['gemv_weight_gb_per_s']:.0f} |")
 else:
     print("\nmatrix products: not run")
-cpu_mm = {k: json.load(open(p))["matmul"] for k in ("amx", "avx512-vnni") if os.path.exists(p := os.path.join(out, f"matmul.cpu-{k}.json"))}
+# AMX against VNNI on each weight type's product, at each number of rows that ran (M × 1536 · 1536 × 1536ᵀ).
+cpu_mm = {}
+for rows in (512, 64, 16, 4):
+    for k in ("amx", "avx512-vnni"):
+        if os.path.exists(p := os.path.join(out, f"matmul.cpu-{k}.{rows}.json")):
+            cpu_mm.setdefault(rows, {})[k] = {t["type"]: t["gemm_gflops"] for t in json.load(open(p))["matmul"]["types"]}
 if cpu_mm:
-    s = next(iter(cpu_mm.values()))
-    print(f"\n| matrix products on the CPU: {s['m']}×{s['k']} · {s['n']}×{s['k']}ᵀ | AMX GEMM GFLOP/s | VNNI GEMM GFLOP/s | AMX ÷ VNNI |")
-    print("|---|---|---|---|")
-    by = {k: {t["type"]: t["gemm_gflops"] for t in v["types"]} for k, v in cpu_mm.items()}
-    for t in next(iter(by.values())):
-        a, v = by.get("amx", {}).get(t), by.get("avx512-vnni", {}).get(t)
-        print(f"| {t} | {f'{a:.0f}' if a else '–'} | {f'{v:.0f}' if v else '–'} | {f'×{a / v:.2f}' if a and v else '–'} |")
+    ms = list(cpu_mm)
+    print("\n| matrix products on the CPU, M × 1536 · 1536 × 1536ᵀ: type | " + " | ".join(f"M = {m}: AMX / VNNI GFLOP/s" for m in ms) + " |")
+    print("|---|" + "---|" * len(ms))
+    cell = lambda a, v: f"{a:.0f} / {v:.0f} (×{a / v:.2f})" if a and v else " / ".join(f"{g:.0f}" if g else "–" for g in (a, v))
+    for t in next(iter(next(iter(cpu_mm.values())).values())):
+        print(f"| {t} | " + " | ".join(cell(cpu_mm[m].get("amx", {}).get(t), cpu_mm[m].get("avx512-vnni", {}).get(t)) for m in ms) + " |")
 
 curve = [int(t) for t in open(os.path.join(out, "curve.txt")).read().split()]
 rows = {t: json.load(open(p)) for t in curve if os.path.exists(p := os.path.join(out, f"curve.{t}.json"))}
