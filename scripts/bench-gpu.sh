@@ -241,6 +241,14 @@ echo "${dawn_missing:+dawn: not run (missing: $dawn_missing)}" >"$out/dawn-missi
 # took AMX's tiles, the same on the VNNI kernel, and every weight type's product on both).
 rm -f "$out"/matmul.cpu-*.json
 amx_model=""
+# cpu_products M: every weight type's M × 1536 · 1536 × 1536ᵀ product on AMX's tiles and on VNNI.
+cpu_products() {
+  for kernels in amx avx512-vnni; do
+    step "matrix products ($1,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.$1.json" \
+      "$rj" bench --model "$amx_model" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul "$1,1536,1536" --format json \
+      ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
+  done
+}
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
   step "$name on the CPU, with llama.cpp beside it" "$out/$name.cpu.json" \
@@ -251,11 +259,7 @@ for m in "${model_list[@]}"; do
       "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 avx512-vnni" ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
     if [ -z "$amx_model" ]; then
       amx_model=$m
-      for kernels in amx avx512-vnni; do
-        step "matrix products (512,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.512.json" \
-          "$rj" bench --model "$m" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul 512,1536,1536 --format json \
-          ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
-      done
+      cpu_products 512
     fi
   fi
 done
@@ -306,13 +310,7 @@ echo "${tab_missing:+the CPU curve of the tab: not run (missing: $tab_missing)}"
 # 7. Where AMX's tiles start to pay (amx::MIN_ROWS, 4 rows until measured): the products of fewer
 # rows on both kernels, where the run took the tiles, the most rows first.
 if [ -n "$amx_model" ]; then
-  for rows in 64 16 4; do
-    for kernels in amx avx512-vnni; do
-      step "matrix products ($rows,1536,1536) on the CPU, int8 $kernels" "$out/matmul.cpu-$kernels.$rows.json" \
-        "$rj" bench --model "$amx_model" --backend cpu --threads "$threads" --cpu-kernels "int8 $kernels" --matmul "$rows,1536,1536" --format json \
-        ${few[@]+"${few[@]}"} ${extra[@]+"${extra[@]}"}
-    done
-  done
+  for rows in 64 16 4; do cpu_products "$rows"; done
 fi
 echo "measurements: $((SECONDS - t0)) s of a ${budget} s budget" >>"$out/skipped.txt"
 
