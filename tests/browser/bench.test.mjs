@@ -5,9 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launch, newPage, shot, ROOT } from './harness.mjs';
+import { startServer, launch, newPage, shot, ROOT, MODELS } from './harness.mjs';
 
 let server;
 let browser;
@@ -108,11 +107,7 @@ test('the benchmark page runs rocketjudge and wllama on the same tokens, CPU and
     }
     // Our engine's memory: the wasm memory holds at least the model's weights, below 32-bit wasm's 4 GiB.
     assert.ok(
-      ours.wasmMemoryBytes >
-        statSync(
-          join(process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge'), 'models/smollm2-135m.gguf'),
-        ).size /
-          2 && ours.wasmMemoryBytes < 2 ** 32,
+      ours.wasmMemoryBytes > statSync(join(MODELS, 'smollm2-135m.gguf')).size / 2 && ours.wasmMemoryBytes < 2 ** 32,
       String(ours.wasmMemoryBytes),
     );
   }

@@ -8,15 +8,11 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { dawnEngine, SWIFTSHADER_ICD } from '../../scripts/lib/dawn.mjs';
-import { ROOT, jsonl, gradeKey, compareProbabilities } from './harness.mjs';
+import { MODELS, parityItem, gradeKey, compareProbabilities } from './harness.mjs';
 
-const PARITY = join(ROOT, 'tests/fixtures/parity');
-// Where `rocketjudge models fetch` keeps the packaged judges (scripts/test.sh fetches them first).
-const CACHE = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
-const MODEL = join(CACHE, 'models', 'smollm2-135m.gguf');
+const MODEL = join(MODELS, 'smollm2-135m.gguf');
 // The Vulkan driver under Dawn: Chromium's SwiftShader, or with ROCKETJUDGE_DAWN_DRIVER=lavapipe the
 // one VK_ICD_FILENAMES names (scripts/test.sh runs this file again on Mesa 26's lavapipe through
 // scripts/lib/coop-lavapipe-run: it offers shader-f16, which SwiftShader does not, so the tab's GPU
@@ -69,10 +65,7 @@ test("the engine's device asks Dawn for subgroups, which wgpu's web backend does
 });
 
 test('parity: the WebGPU judge on Dawn, with subgroups and without, agrees with the CPU engine of the same wasm', async () => {
-  const queries = jsonl(join(PARITY, 'queries.jsonl'));
-  const response = jsonl(join(PARITY, 'responses.jsonl')).find((r) => r.session_id === '101_turn1');
-  const query = { ...queries.find((q) => q.session_id === response.session_id) };
-  query.checklist = query.checklist.slice(0, ITEMS);
+  const { query, response } = parityItem('101_turn1', ITEMS);
   // Dawn says its SwiftShader adapter is a CPU, so the engine picks its software-shaped kernels
   // (subgroups in the norms' and the logits' sums); the GPU kernels, as a GPU gets them, take them in
   // the matrix-vector products and the attention's softmax too.

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const OUT = join(ROOT, 'tests/browser/out');
 export const FIX = join(ROOT, 'tests/fixtures/browser');
 export const CLI = join(ROOT, 'target/release/rocketjudge');
+/** Where `rocketjudge models fetch` keeps the packaged judges (scripts/test.sh fetches them first). */
+export const MODELS = join(process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge'), 'models');
 mkdirSync(OUT, { recursive: true });
 
 async function freePort() {
@@ -156,6 +158,15 @@ export const jsonlLines = (path) =>
 
 /** The records of a JSONL file. */
 export const jsonl = (path) => jsonlLines(path).map((l) => JSON.parse(l));
+
+/** The parity fixture's response to `sessionId` and its query, the checklist cut to its first `items`. */
+export function parityItem(sessionId, items) {
+  const parity = join(ROOT, 'tests/fixtures/parity');
+  const response = jsonl(join(parity, 'responses.jsonl')).find((r) => r.session_id === sessionId);
+  const query = { ...jsonl(join(parity, 'queries.jsonl')).find((q) => q.session_id === sessionId) };
+  query.checklist = query.checklist.slice(0, items);
+  return { query, response };
+}
 
 /** Load the fixture benchmark and responses (of `dir`: FIX or a `fixtureSubset`) through the page's file inputs. */
 export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'], dir = FIX) {

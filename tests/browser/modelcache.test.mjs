@@ -11,13 +11,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { homedir } from 'node:os';
-import { ROOT, startServer, launch, newPage } from './harness.mjs';
+import { MODELS, ROOT, startServer, launch, newPage } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
-const cacheDir = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
 const SHA = createHash('sha256')
-  .update(readFileSync(join(cacheDir, 'models', `${JUDGE}.gguf`)))
+  .update(readFileSync(join(MODELS, `${JUDGE}.gguf`)))
   .digest('hex');
 const OTHER = 'ab'.repeat(32);
 let server;
@@ -201,7 +199,7 @@ test('a model with no hash is kept only when it is a whole GGUF, and a body shor
   // Served by `rocketjudge serve` from the app's models/ folder: the first 300 kB of the judge, as a
   // server that cut the body without announcing a length would leave it.
   const cutFile = join(ROOT, 'models', 'rj-test-cut.gguf');
-  writeFileSync(cutFile, readFileSync(join(cacheDir, 'models', `${JUDGE}.gguf`)).subarray(0, 300_000));
+  writeFileSync(cutFile, readFileSync(join(MODELS, `${JUDGE}.gguf`)).subarray(0, 300_000));
   const { context, page } = await enginePage();
   try {
     const cutUrl = `${server.origin}/models/rj-test-cut.gguf`;

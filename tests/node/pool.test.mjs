@@ -8,23 +8,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openAsBlob } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { dawnEngine } from '../../scripts/lib/dawn.mjs';
 import { loadJudgeFrom } from '../../web/lib/loading.js';
-import { ROOT, jsonl, gradeKey } from '../browser/harness.mjs';
+import { MODELS, ROOT, gradeKey, parityItem } from '../browser/harness.mjs';
 
-const CACHE = process.env.ROCKETJUDGE_CACHE || join(homedir(), '.cache/rocketjudge');
-const MODEL = join(CACHE, 'models', 'smollm2-135m.gguf');
-const PARITY = join(ROOT, 'tests/fixtures/parity');
+const MODEL = join(MODELS, 'smollm2-135m.gguf');
 const ITEMS = 5;
 
 /** SmolLM2's int8 grades of 5 items of the shortest parity fixture, on `wasm`'s CPU engine. */
 async function grade(wasm) {
-  const queries = jsonl(join(PARITY, 'queries.jsonl'));
-  const response = jsonl(join(PARITY, 'responses.jsonl')).find((r) => r.session_id === '101_turn1');
-  const query = { ...queries.find((q) => q.session_id === response.session_id) };
-  query.checklist = query.checklist.slice(0, ITEMS);
+  const { query, response } = parityItem('101_turn1', ITEMS);
   const blob = await openAsBlob(MODEL);
   const options = { precision: 'int8', adapter: null };
   const judge = await loadJudgeFrom(wasm, { blob, name: 'smollm2-135m', maxTokens: 4096, options }, 'cpu', () => {});
