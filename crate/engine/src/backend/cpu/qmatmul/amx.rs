@@ -663,22 +663,18 @@ impl Columns {
         self.scales.clear();
         self.mins.clear();
         self.d.extend(units.clone().map(|u| per_column(w, p, |g, j| w.d[(g * per + u) * GROUP + j])));
-        self.dm.extend(units.clone().map(|u| per_column(w, p, |g, j| if fmt.pairs > 0 { w.dm[(g * per + u) * GROUP + j] } else { 0.0 })));
+        self.dm
+            .extend(units.clone().map(|u| per_column(w, p, |g, j| if fmt.pairs > 0 { w.dm_at((g * per + u) * GROUP + j) } else { 0.0 })));
         if fmt.super_blocks {
             let halves = if fmt.half_scales { 2 } else { 1 };
             for blk in blocks {
                 for h in 0..halves {
-                    self.scales
-                        .push(per_column(w, p, |g, j| w.scales[(g * nblk + blk) * fmt.scale_words() + h * GROUP + j] as u16 as i16 as i32));
+                    self.scales.push(per_column(w, p, |g, j| w.scale(g, blk, h, j)));
                 }
             }
             for u in units {
                 for q in 0..fmt.pairs {
-                    let word = |g: usize, j: usize| w.mins[((g * nsb + u) * fmt.pairs + q) * GROUP + j];
-                    self.mins.push([
-                        per_column(w, p, |g, j| word(g, j) as u16 as i16 as i32),
-                        per_column(w, p, |g, j| (word(g, j) >> 16) as u16 as i16 as i32),
-                    ]);
+                    self.mins.push([0, 1].map(|h| per_column(w, p, |g, j| w.min_pair(g, u, q, j)[h])));
                 }
             }
         }

@@ -91,13 +91,14 @@ impl<const DOT: bool> Simd4 for Neon<DOT> {
         vmulq_s32(a, b)
     }
     #[inline(always)]
-    unsafe fn scales(p: *const u32) -> int32x4_t {
-        vshrq_n_s32::<16>(vshlq_n_s32::<16>(vreinterpretq_s32_u32(vld1q_u32(p))))
+    unsafe fn scales(p: *const i8) -> int32x4_t {
+        let bytes = vreinterpret_s8_s32(vdup_n_s32(std::ptr::read_unaligned(p as *const i32)));
+        vmovl_s16(vget_low_s16(vmovl_s8(bytes)))
     }
     #[inline(always)]
-    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> int32x4_t {
-        let wv = vreinterpretq_s16_u32(vld1q_u32(words));
-        let pv = vreinterpretq_s16_s32(vdupq_n_s32(std::ptr::read_unaligned(pair as *const i32)));
+    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> int32x4_t {
+        let wv = vshlq_s16(vmovl_s8(vld1_s8(pairs)), vdupq_n_s16(shift as i16));
+        let pv = vreinterpretq_s16_s32(vdupq_n_s32(std::ptr::read_unaligned(sums as *const i32)));
         let lo = vmull_s16(vget_low_s16(wv), vget_low_s16(pv));
         let hi = vmull_high_s16(wv, pv);
         vpaddq_s32(lo, hi)

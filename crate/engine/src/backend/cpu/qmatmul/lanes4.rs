@@ -50,11 +50,12 @@ pub(super) trait Simd4 {
     unsafe fn dot4_signed(w: Self::I, x: Self::I, acc: Self::I) -> Self::I;
     unsafe fn add(a: Self::I, b: Self::I) -> Self::I;
     unsafe fn mul(a: Self::I, b: Self::I) -> Self::I;
-    /// 4 scale words, each an i16 scale twice, as [`Simd4::run_scaled`] takes them (for 32-bit
-    /// runs: the scales, sign-extended).
-    unsafe fn scales(p: *const u32) -> Self::I;
-    /// `Σ` over each lane's two 16-bit halves of `words[lane]` times the pair at `pair`.
-    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> Self::I;
+    /// The 4 signed scale bytes at `p` as [`Simd4::run_scaled`] takes them: each lane's as i32
+    /// (32-bit runs), or as i16 in both halves of its lane (16-bit runs).
+    unsafe fn scales(p: *const i8) -> Self::I;
+    /// Each lane's pair of signed bytes at `pairs` (8 bytes), shifted left by `shift`, times the
+    /// pair of i16 at `sums`, summed.
+    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> Self::I;
     unsafe fn to_f(v: Self::I) -> Self::F;
     unsafe fn load_f(p: *const f32) -> Self::F;
     unsafe fn splat_f(v: f32) -> Self::F;
@@ -155,7 +156,7 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
     let Tile { r0, group: g, u0, u1, .. } = t;
     let f: Format = w.fmt;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
-    let (lb, sw) = (f.level_bytes(), f.scale_words());
+    let (lb, sw) = (f.level_bytes(), f.scales_per_block());
     let x: [*const i8; M] = a.row_levels(r0);
     let sums: [*const i16; M] = a.row_sums(r0, f.pairs);
     for u in u0..u1 {
@@ -176,19 +177,30 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
             }
         }
         let at = (g * nsb + u) * GROUP;
-        let mins = w.mins.as_ptr().add(at * f.pairs);
+        let mins = w.mins.as_ptr().add(2 * at * f.pairs);
         for i in 0..M {
             let dx = S::splat_f(*a.d.get_unchecked((r0 + i) * nsb + u));
             for (h, res) in res[i].iter_mut().enumerate() {
                 let mut off = S::zero();
                 for p in 0..f.pairs {
-                    off = S::add(off, S::dot_pairs(mins.add(p * GROUP + 4 * h), sums[i].add(u * 2 * f.pairs + 2 * p)));
+                    let pairs = mins.add(2 * (p * GROUP + 4 * h));
+                    off = S::add(off, S::dot_pairs(pairs, f.min_shift, sums[i].add(u * 2 * f.pairs + 2 * p)));
                 }
-                let (d, dm) = (S::load_f(w.d.as_ptr().add(at + 4 * h)), S::load_f(w.dm.as_ptr().add(at + 4 * h)));
+                let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
+                let dm = offsets::<S>(w, d, at + 4 * h);
                 let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[i][h]), d));
                 *res = S::add_f(S::mul_f(t, dx), *res);
             }
         }
+    }
+}
+
+/// The offset multipliers of the 4 rows at `at` whose sum multipliers are `d`.
+#[inline(always)]
+unsafe fn offsets<S: Simd4>(w: &QWeight, d: S::F, at: usize) -> S::F {
+    match w.fmt.dm_of_d {
+        Some(c) => S::mul_f(d, S::splat_f(c)),
+        None => S::load_f(w.dm.as_ptr().add(at)),
     }
 }
 
@@ -229,7 +241,7 @@ unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
                 let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
                 *res = S::add_f(S::mul_f(S::to_f(part[i][h]), S::mul_f(d, dx)), *res);
                 if f.pairs > 0 {
-                    let m = S::load_f(w.dm.as_ptr().add(at + 4 * h));
+                    let m = offsets::<S>(w, d, at + 4 * h);
                     *res = S::add_f(S::mul_f(m, S::splat_f(*a.s.get_unchecked(row))), *res);
                 }
             }

@@ -17,6 +17,13 @@
 //! - Older types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): one f32 scale and one f32 offset (−8·d, −16·d or
 //!   the block minimum; none for Q8_0) per 32 values.
 //!
+//! Only what a weight needs is stored, at its own width: a decoded token streams every weight
+//! once, so its speed is the bytes it reads. The integer scales and offset coefficients are bytes
+//! (Q6_K's coefficients, 32 × its scale, are stored ÷ 32: [`Format::min_shift`]), and an offset
+//! that is a fixed multiple of `d` (Q4_0, Q5_0, Q6_K: [`Format::dm_of_d`]) is not stored but
+//! computed, in the same f32 operation as before. The kernels widen them as they load them; the
+//! values are the same.
+//!
 //! **Kernels.** [`scalar_kernel`] is the reference every SIMD kernel is tested against: `x86`
 //! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Where an
 //! x86 CPU has Intel AMX, products of many rows go to its tiles instead (`amx`: the same values as
@@ -57,7 +64,7 @@ pub const GROUP: usize = 8;
 pub const MR: usize = 4;
 
 /// How a weight type is stored and summed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Format {
     /// 4-bit levels, two steps per byte: vector s (0..4) holds step s (low) and s + 4 (high).
     pub nibbles: bool,
@@ -72,17 +79,33 @@ pub struct Format {
     /// K-quants: pairs of offset coefficients per super-block (4 against 32-value sums, 8 against
     /// 16-value sums). Older types: whether there is an offset.
     pub pairs: usize,
+    /// K-quants: the offset coefficients are their stored bytes shifted left by this (Q6_K's are
+    /// 32 × a scale).
+    pub min_shift: u32,
+    /// The offset multiplier is this times `d` (Q4_0: −8, Q5_0: −16, Q6_K: −1), not stored.
+    pub dm_of_d: Option<f32>,
 }
 
 impl Format {
     pub fn of(dtype: GgmlType) -> Option<Format> {
-        let f = |nibbles, signed, run, super_blocks, half_scales, pairs| Format { nibbles, signed, run, super_blocks, half_scales, pairs };
+        let f = |nibbles, signed, run, super_blocks, half_scales, pairs| Format {
+            nibbles,
+            signed,
+            run,
+            super_blocks,
+            half_scales,
+            pairs,
+            min_shift: 0,
+            dm_of_d: None,
+        };
         Some(match dtype {
             GgmlType::Q4K => f(true, false, 8, true, false, 4),
             GgmlType::Q5K => f(false, false, 4, true, false, 4),
-            GgmlType::Q6K => f(false, false, 2, true, true, 8),
-            GgmlType::Q4_0 | GgmlType::Q4_1 => f(true, false, 8, false, false, 1),
-            GgmlType::Q5_0 | GgmlType::Q5_1 => f(false, false, 4, false, false, 1),
+            GgmlType::Q6K => Format { min_shift: 5, dm_of_d: Some(-1.0), ..f(false, false, 2, true, true, 8) },
+            GgmlType::Q4_0 => Format { dm_of_d: Some(-8.0), ..f(true, false, 8, false, false, 1) },
+            GgmlType::Q4_1 => f(true, false, 8, false, false, 1),
+            GgmlType::Q5_0 => Format { dm_of_d: Some(-16.0), ..f(false, false, 4, false, false, 1) },
+            GgmlType::Q5_1 => f(false, false, 4, false, false, 1),
             GgmlType::Q8_0 => f(false, true, 1, false, false, 0),
             _ => return None,
         })
@@ -97,8 +120,8 @@ impl Format {
         }
     }
 
-    /// Integer scale words per group and block (K-quants).
-    pub fn scale_words(self) -> usize {
+    /// Integer scales per group and block (K-quants): row j's of half h at `h · GROUP + j`.
+    pub fn scales_per_block(self) -> usize {
         if self.half_scales {
             2 * GROUP
         } else {
@@ -116,15 +139,17 @@ pub struct QWeight {
     pub groups: usize,
     /// Per group and 32-block: [`Format::level_bytes`] bytes.
     pub levels: Vec<u8>,
-    /// K-quants, per group and block: [`Format::scale_words`] words, each the i16 scale twice
-    /// (for `madd` against pairs of 16-bit sums).
-    pub scales: Vec<u32>,
-    /// K-quants, per group and super-block: `pairs × GROUP` words (coefficient 2p | 2p+1 << 16).
-    pub mins: Vec<u32>,
+    /// K-quants, per group and block: [`Format::scales_per_block`] integer scales.
+    pub scales: Vec<i8>,
+    /// K-quants, per group and super-block: `pairs × GROUP` pairs of offset coefficients, each
+    /// stored `>>` [`Format::min_shift`]: pair p (against sums 2p and 2p + 1) of row j at
+    /// `2 · (p · GROUP + j)`, as a sign-extension to 16 bits lays them out for `madd`.
+    pub mins: Vec<i8>,
     /// Per group and super-block (K-quants) or block (older types): 8 multipliers of the sums.
     pub d: Vec<f32>,
     /// Per group and super-block: 8 multipliers of the offset sums (K-quants); per group and block:
-    /// 8 offsets (older types; empty for Q8_0).
+    /// 8 offsets (older types). Empty where the type has none (Q8_0) or they follow from `d`
+    /// ([`Format::dm_of_d`]; read them through [`QWeight::dm_at`]).
     pub dm: Vec<f32>,
 }
 
@@ -250,10 +275,10 @@ impl QWeight {
             k,
             groups,
             levels: vec![0; groups * nblk * fmt.level_bytes()],
-            scales: if fmt.super_blocks { vec![0; groups * nblk * fmt.scale_words()] } else { Vec::new() },
-            mins: if fmt.super_blocks { vec![0; groups * nunit * fmt.pairs * GROUP] } else { Vec::new() },
+            scales: if fmt.super_blocks { vec![0; groups * nblk * fmt.scales_per_block()] } else { Vec::new() },
+            mins: if fmt.super_blocks { vec![0; groups * nunit * fmt.pairs * GROUP * 2] } else { Vec::new() },
             d: vec![0.0; groups * nunit * GROUP],
-            dm: if fmt.pairs > 0 { vec![0.0; groups * nunit * GROUP] } else { Vec::new() },
+            dm: if fmt.pairs > 0 && fmt.dm_of_d.is_none() { vec![0.0; groups * nunit * GROUP] } else { Vec::new() },
         };
         let rb = dtype.row_bytes(k);
         for row in 0..rows {
@@ -272,23 +297,29 @@ impl QWeight {
                     }
                 }
                 if fmt.super_blocks {
-                    let words = &mut w.scales[(g * nblk + b) * fmt.scale_words()..];
-                    for h in 0..fmt.scale_words() / GROUP {
-                        let s = r.sc16[2 * b + h] as u16 as u32;
-                        words[h * GROUP + j] = s | s << 16;
+                    let scales = &mut w.scales[(g * nblk + b) * fmt.scales_per_block()..];
+                    for h in 0..fmt.scales_per_block() / GROUP {
+                        scales[h * GROUP + j] = i8::try_from(r.sc16[2 * b + h]).expect("K-quant scales are 6 or 8 bits");
                     }
                 }
             }
             for u in 0..nunit {
-                w.d[(g * nunit + u) * GROUP + j] = r.d[u];
-                if fmt.pairs > 0 {
-                    w.dm[(g * nunit + u) * GROUP + j] = r.dm[u];
+                let at = (g * nunit + u) * GROUP + j;
+                w.d[at] = r.d[u];
+                match fmt.dm_of_d {
+                    Some(c) => debug_assert_eq!((c * r.d[u]).to_bits(), r.dm[u].to_bits()),
+                    None if fmt.pairs > 0 => w.dm[at] = r.dm[u],
+                    None => {}
                 }
                 if fmt.super_blocks {
                     let per_sb = 2 * fmt.pairs;
                     for p in 0..fmt.pairs {
-                        let (lo, hi) = (r.mc[u * per_sb + 2 * p] as u16 as u32, r.mc[u * per_sb + 2 * p + 1] as u16 as u32);
-                        w.mins[((g * nunit + u) * fmt.pairs + p) * GROUP + j] = lo | hi << 16;
+                        for h in 0..2 {
+                            let c = r.mc[u * per_sb + 2 * p + h];
+                            debug_assert_eq!(c & ((1 << fmt.min_shift) - 1), 0);
+                            w.mins[2 * (((g * nunit + u) * fmt.pairs + p) * GROUP + j) + h] =
+                                i8::try_from(c >> fmt.min_shift).expect("K-quant offset coefficients fit a byte");
+                        }
                     }
                 }
             }
@@ -307,7 +338,29 @@ impl QWeight {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.levels.len() + 4 * (self.scales.len() + self.mins.len() + self.d.len() + self.dm.len())
+        self.levels.len() + self.scales.len() + self.mins.len() + 4 * (self.d.len() + self.dm.len())
+    }
+
+    /// The offset multiplier at `at` (an index into [`QWeight::d`]), stored or computed from `d`.
+    #[inline(always)]
+    pub fn dm_at(&self, at: usize) -> f32 {
+        match self.fmt.dm_of_d {
+            Some(c) => c * self.d[at],
+            None => self.dm[at],
+        }
+    }
+
+    /// K-quants: the integer scale of half `h` (Q6_K; else 0) of block `b`, row `j` of group `g`.
+    #[inline(always)]
+    pub fn scale(&self, g: usize, b: usize, h: usize, j: usize) -> i32 {
+        self.scales[(g * (self.k / QK) + b) * self.fmt.scales_per_block() + h * GROUP + j] as i32
+    }
+
+    /// K-quants: offset coefficient pair `p` of super-block `u`, row `j` of group `g`.
+    #[inline(always)]
+    pub fn min_pair(&self, g: usize, u: usize, p: usize, j: usize) -> [i32; 2] {
+        let at = 2 * (((g * (self.k / QK_K) + u) * self.fmt.pairs + p) * GROUP + j);
+        [0, 1].map(|h| (self.mins[at + h] as i32) << self.fmt.min_shift)
     }
 }
 
@@ -560,8 +613,7 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
                     for bl in 0..8 {
                         let b = u * 8 + bl;
                         for h in 0..2 {
-                            let word = w.scales[(g * nblk + b) * fmt.scale_words() + if fmt.half_scales { h * GROUP } else { 0 } + j];
-                            let sc = word as u16 as i16 as i32;
+                            let sc = w.scale(g, b, if fmt.half_scales { h } else { 0 }, j);
                             let s: i32 = (16 * h..16 * h + 16).map(|e| level_at(w, g, b, j, e) * xq[b * QK + e] as i32).sum();
                             main += sc * s;
                         }
@@ -570,19 +622,18 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
                         if fmt.pairs == 4 { &a.sums32[r * (a.k / 32) + u * 8..][..8] } else { &a.sums16[r * (a.k / 16) + u * 16..][..16] };
                     let mut off = 0i32;
                     for p in 0..fmt.pairs {
-                        let word = w.mins[((g * nsb + u) * fmt.pairs + p) * GROUP + j];
-                        off +=
-                            (word as u16 as i16 as i32) * sums[2 * p] as i32 + ((word >> 16) as u16 as i16 as i32) * sums[2 * p + 1] as i32;
+                        let [lo, hi] = w.min_pair(g, u, p, j);
+                        off += lo * sums[2 * p] as i32 + hi * sums[2 * p + 1] as i32;
                     }
                     let at = (g * nsb + u) * GROUP + j;
-                    let t = w.dm[at] * off as f32 + w.d[at] * main as f32;
+                    let t = w.dm_at(at) * off as f32 + w.d[at] * main as f32;
                     total += t * a.d[r * nsb + u];
                 } else {
                     let s: i32 = (0..QK).map(|e| level_at(w, g, u, j, e) * xq[u * QK + e] as i32).sum();
                     let at = (g * nblk + u) * GROUP + j;
                     total += s as f32 * (w.d[at] * a.d[r * nblk + u]);
                     if fmt.pairs > 0 {
-                        total += w.dm[at] * a.s[r * nblk + u];
+                        total += w.dm_at(at) * a.s[r * nblk + u];
                     }
                 }
             }

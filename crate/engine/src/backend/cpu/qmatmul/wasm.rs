@@ -131,17 +131,18 @@ impl<const NARROW: bool> Simd4 for Wasm<NARROW> {
         i32x4_mul(a, b)
     }
     #[inline(always)]
-    unsafe fn scales(p: *const u32) -> v128 {
-        let words = v128_load(p as *const v128);
+    unsafe fn scales(p: *const i8) -> v128 {
+        let s16 = i16x8_extend_low_i8x16(v128_load32_zero(p as *const u32));
         if NARROW {
-            words
+            i16x8_shuffle::<0, 0, 1, 1, 2, 2, 3, 3>(s16, s16)
         } else {
-            i32x4_shr(i32x4_shl(words, 16), 16)
+            i32x4_extend_low_i16x8(s16)
         }
     }
     #[inline(always)]
-    unsafe fn dot_pairs(words: *const u32, pair: *const i16) -> v128 {
-        i32x4_dot_i16x8(v128_load(words as *const v128), v128_load32_splat(pair as *const u32))
+    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> v128 {
+        let pairs = i16x8_shl(i16x8_extend_low_i8x16(v128_load64_zero(pairs as *const u64)), shift);
+        i32x4_dot_i16x8(pairs, v128_load32_splat(sums as *const u32))
     }
     #[inline(always)]
     unsafe fn to_f(v: v128) -> v128 {

@@ -78,8 +78,8 @@ unsafe fn dispatch<D: Dot>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GRO
 /// How a kernel sums the steps that share one scale.
 trait Dot {
     /// Steps `s0..s1` of the block whose levels start at `lv`, against the activations at
-    /// `x[i] + xo`, summed per lane into 32 bits — times the scale words `sv` (each lane the
-    /// row's i16 scale twice) when given. `RUN` divides `s1 − s0`.
+    /// `x[i] + xo`, summed per lane into 32 bits — times the scales `sv` (each lane its row's,
+    /// as i32) when given. `RUN` divides `s1 − s0`.
     unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
         lv: *const u8,
         x: &[*const i8; M],
@@ -124,7 +124,10 @@ impl Dot for Avx2 {
         s1: usize,
         sv: Option<__m256i>,
     ) -> [__m256i; M] {
-        let sv = sv.unwrap_or(_mm256_set1_epi16(1));
+        // `madd` multiplies pairs of 16-bit sums: each lane's scale in both of its halves.
+        let pairs =
+            _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+        let sv = sv.map_or(_mm256_set1_epi16(1), |sv| _mm256_shuffle_epi8(sv, pairs));
         let mut total = [_mm256_setzero_si256(); M];
         let mut r0 = s0;
         while r0 < s1 {
@@ -183,11 +186,9 @@ impl<V: Dpbusd> Dot for V {
                 acc[s % 2][i] = V::dpbusd(acc[s % 2][i], wv, act::<SIGNED>(lv, s, x[i].add(xo)));
             }
         }
-        // The scale words hold the i16 scale in both halves: an arithmetic shift gives it as i32.
-        let scale = sv.map(|sv| _mm256_srai_epi32(sv, 16));
         std::array::from_fn(|i| {
             let s = _mm256_add_epi32(acc[0][i], acc[1][i]);
-            scale.map_or(s, |sc| _mm256_mullo_epi32(s, sc))
+            sv.map_or(s, |sc| _mm256_mullo_epi32(s, sc))
         })
     }
 }
@@ -208,6 +209,21 @@ unsafe fn step<const NIB: bool>(lv: *const u8, s: usize) -> __m256i {
     }
 }
 
+/// The 8 signed bytes at `p`, one a 32-bit lane.
+#[inline(always)]
+unsafe fn widen8(p: *const i8) -> __m256i {
+    _mm256_cvtepi8_epi32(_mm_loadl_epi64(p as *const __m128i))
+}
+
+/// The offset multipliers of the 8 rows whose sum multipliers are `dv`, at `dm` where stored.
+#[inline(always)]
+unsafe fn offsets(w: &QWeight, dv: __m256, dm: *const f32) -> __m256 {
+    match w.fmt.dm_of_d {
+        Some(c) => _mm256_mul_ps(dv, _mm256_set1_ps(c)),
+        None => _mm256_loadu_ps(dm),
+    }
+}
+
 /// 4 activation bytes at `p`, in every 32-bit lane.
 #[inline(always)]
 unsafe fn bcast4(p: *const i8) -> __m256i {
@@ -223,7 +239,8 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
 ) {
     let Tile { r0, group: g, u0, u1, .. } = t;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
-    let (lb, sw) = (w.fmt.level_bytes(), w.fmt.scale_words());
+    let (lb, sw) = (w.fmt.level_bytes(), w.fmt.scales_per_block());
+    let min_shift = _mm_cvtsi32_si128(w.fmt.min_shift as i32);
     let x: [*const i8; M] = a.row_levels(r0);
     let sums: [*const i16; M] = a.row_sums(r0, PAIRS);
     // Steps per scale: 8 (a scale per 32 values) or 4 (Q6_K: per 16).
@@ -236,7 +253,7 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
             let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
             for s0 in (0..8).step_by(per_scale) {
-                let sv = _mm256_loadu_si256(sc.add(if s0 >= 4 && HALF { GROUP } else { 0 }) as *const __m256i);
+                let sv = widen8(sc.add(if s0 >= 4 && HALF { GROUP } else { 0 }));
                 let part = D::sum::<M, NIB, RUN, false>(lv, &x, b * QK, s0, s0 + per_scale, Some(sv));
                 for i in 0..M {
                     iacc[i] = _mm256_add_epi32(iacc[i], part[i]);
@@ -245,13 +262,18 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         }
         // Per super-block: d·main + dm·(offset coefficients · level sums), times the activation scale.
         let at = (g * nsb + u) * GROUP;
-        let (dv, dmv) = (_mm256_loadu_ps(w.d.as_ptr().add(at)), _mm256_loadu_ps(w.dm.as_ptr().add(at)));
-        let mins = w.mins.as_ptr().add(at * PAIRS);
+        let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
+        let dmv = offsets(w, dv, w.dm.as_ptr().wrapping_add(at));
+        let mins = w.mins.as_ptr().add(2 * at * PAIRS);
+        // Each row's pair of coefficients in its lane's two 16-bit halves.
+        let mins: [__m256i; PAIRS] = std::array::from_fn(|p| {
+            _mm256_sll_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(mins.add(2 * p * GROUP) as *const __m128i)), min_shift)
+        });
         for i in 0..M {
             let mut off = _mm256_setzero_si256();
-            for p in 0..PAIRS {
+            for (p, &mv) in mins.iter().enumerate() {
                 let pair = _mm256_set1_epi32(std::ptr::read_unaligned(sums[i].add(u * 2 * PAIRS + 2 * p) as *const i32));
-                off = _mm256_add_epi32(off, _mm256_madd_epi16(_mm256_loadu_si256(mins.add(p * GROUP) as *const __m256i), pair));
+                off = _mm256_add_epi32(off, _mm256_madd_epi16(mv, pair));
             }
             let t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), dmv, _mm256_mul_ps(_mm256_cvtepi32_ps(iacc[i]), dv));
             facc[i] = _mm256_fmadd_ps(t, _mm256_set1_ps(*a.d.get_unchecked((r0 + i) * nsb + u)), facc[i]);
@@ -279,12 +301,13 @@ unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         let isum = D::sum::<M, NIB, RUN, SIGNED>(lv, &x, b * QK, 0, 8, None);
         let at = (g * nblk + b) * GROUP;
         let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
+        let dmv = if OFFSET { offsets(w, dv, w.dm.as_ptr().wrapping_add(at)) } else { dv };
         for i in 0..M {
             let row = (r0 + i) * nblk + b;
             let dx = _mm256_set1_ps(*a.d.get_unchecked(row));
             facc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i]), _mm256_mul_ps(dv, dx), facc[i]);
             if OFFSET {
-                facc[i] = _mm256_fmadd_ps(_mm256_loadu_ps(w.dm.as_ptr().add(at)), _mm256_set1_ps(*a.s.get_unchecked(row)), facc[i]);
+                facc[i] = _mm256_fmadd_ps(dmv, _mm256_set1_ps(*a.s.get_unchecked(row)), facc[i]);
             }
         }
     }
