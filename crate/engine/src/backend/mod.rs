@@ -116,6 +116,13 @@ pub trait Backend {
     /// Upload one tensor from its GGUF bytes.
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError>;
 
+    /// Upload a table that is only looked up by row ([`Backend::embed`]), never multiplied: the
+    /// embeddings of a model with an output head of its own. As [`Backend::load`] unless the
+    /// backend keeps less for it.
+    fn load_lookup(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError> {
+        self.load(info, bytes)
+    }
+
     /// An empty cache for `capacity` tokens of `kv_dim` keys and values.
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Self::Cache, EngineError>;
     /// Forget everything after the first `len` cached tokens.

@@ -62,7 +62,9 @@ impl<B: Backend> Model<B> {
         let c = &config;
         let (e, hd, q_dim, kv_dim) = (c.n_embd, c.head_dim, c.n_head * c.head_dim, c.n_head_kv * c.head_dim);
         let vec = |n| Some((1, n));
-        let embed = loader.load("token_embd.weight", Some((c.vocab.max(1), e))).await?;
+        // The embeddings are also the output head where the model has none of its own (tied).
+        let tied = loader.g.tensor("output.weight").is_none();
+        let embed = loader.load_as("token_embd.weight", Some((c.vocab.max(1), e)), !tied).await?;
         let output = loader.optional("output.weight", Some((c.vocab.max(1), e))).await?;
         let output_norm = loader.load("output_norm.weight", vec(e)).await?;
         let rope_factors = loader.host_f32("rope_freqs.weight", hd / 2).await?;
@@ -246,9 +248,15 @@ impl<'a, B: Backend, S: TensorSource> Loader<'a, B, S> {
     }
 
     async fn load(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<B::Weight, EngineError> {
+        self.load_as(name, shape, false).await
+    }
+
+    /// [`Loader::load`], or where `lookup_only` as a table only looked up by row
+    /// ([`Backend::load_lookup`]).
+    async fn load_as(&mut self, name: &str, shape: Option<(usize, usize)>, lookup_only: bool) -> Result<B::Weight, EngineError> {
         let info = self.info(name, shape)?;
         let bytes = self.src.read(info).await?;
-        let w = self.b.load(info, &bytes)?;
+        let w = if lookup_only { self.b.load_lookup(info, &bytes)? } else { self.b.load(info, &bytes)? };
         self.loaded(info);
         Ok(w)
     }
