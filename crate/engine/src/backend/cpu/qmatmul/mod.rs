@@ -306,10 +306,8 @@ impl QWeight {
             for u in 0..nunit {
                 let at = (g * nunit + u) * GROUP + j;
                 w.d[at] = r.d[u];
-                match fmt.dm_of_d {
-                    Some(c) => debug_assert_eq!((c * r.d[u]).to_bits(), r.dm[u].to_bits()),
-                    None if fmt.pairs > 0 => w.dm[at] = r.dm[u],
-                    None => {}
+                if fmt.pairs > 0 && fmt.dm_of_d.is_none() {
+                    w.dm[at] = r.dm[u];
                 }
                 if fmt.super_blocks {
                     let per_sb = 2 * fmt.pairs;

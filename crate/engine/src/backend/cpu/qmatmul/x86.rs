@@ -215,12 +215,12 @@ unsafe fn widen8(p: *const i8) -> __m256i {
     _mm256_cvtepi8_epi32(_mm_loadl_epi64(p as *const __m128i))
 }
 
-/// The offset multipliers of the 8 rows whose sum multipliers are `dv`, at `dm` where stored.
+/// The offset multipliers of the 8 rows at `at` whose sum multipliers are `dv`.
 #[inline(always)]
-unsafe fn offsets(w: &QWeight, dv: __m256, dm: *const f32) -> __m256 {
+unsafe fn offsets(w: &QWeight, dv: __m256, at: usize) -> __m256 {
     match w.fmt.dm_of_d {
         Some(c) => _mm256_mul_ps(dv, _mm256_set1_ps(c)),
-        None => _mm256_loadu_ps(dm),
+        None => _mm256_loadu_ps(w.dm.as_ptr().add(at)),
     }
 }
 
@@ -263,7 +263,7 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         // Per super-block: d·main + dm·(offset coefficients · level sums), times the activation scale.
         let at = (g * nsb + u) * GROUP;
         let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
-        let dmv = offsets(w, dv, w.dm.as_ptr().wrapping_add(at));
+        let dmv = offsets(w, dv, at);
         let mins = w.mins.as_ptr().add(2 * at * PAIRS);
         // Each row's pair of coefficients in its lane's two 16-bit halves.
         let mins: [__m256i; PAIRS] = std::array::from_fn(|p| {
@@ -301,7 +301,7 @@ unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         let isum = D::sum::<M, NIB, RUN, SIGNED>(lv, &x, b * QK, 0, 8, None);
         let at = (g * nblk + b) * GROUP;
         let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
-        let dmv = if OFFSET { offsets(w, dv, w.dm.as_ptr().wrapping_add(at)) } else { dv };
+        let dmv = if OFFSET { offsets(w, dv, at) } else { dv };
         for i in 0..M {
             let row = (r0 + i) * nblk + b;
             let dx = _mm256_set1_ps(*a.d.get_unchecked(row));
