@@ -116,10 +116,11 @@ pub trait Backend {
     /// Upload one tensor from its GGUF bytes.
     fn load(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError>;
 
-    /// Upload a table that is only looked up by row ([`Backend::embed`]), never multiplied: the
-    /// embeddings of a model with an output head of its own. As [`Backend::load`] unless the
-    /// backend keeps less for it.
-    fn load_lookup(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Self::Weight, EngineError> {
+    /// Upload the embedding table, whose rows [`Backend::embed`] looks up; where `head`, it is also
+    /// the output head (tied embeddings) and multiplied as [`Backend::load`]'s weights are. As
+    /// [`Backend::load`] unless the backend keeps something else for lookups.
+    fn load_table(&mut self, info: &TensorInfo, bytes: &[u8], head: bool) -> Result<Self::Weight, EngineError> {
+        let _ = head;
         self.load(info, bytes)
     }
 

@@ -64,7 +64,7 @@ impl<B: Backend> Model<B> {
         let vec = |n| Some((1, n));
         // The embeddings are also the output head where the model has none of its own (tied).
         let tied = loader.g.tensor("output.weight").is_none();
-        let embed = loader.load_as("token_embd.weight", Some((c.vocab.max(1), e)), !tied).await?;
+        let embed = loader.load_as("token_embd.weight", Some((c.vocab.max(1), e)), Use::Table { head: tied }).await?;
         let output = loader.optional("output.weight", Some((c.vocab.max(1), e))).await?;
         let output_norm = loader.load("output_norm.weight", vec(e)).await?;
         let rope_factors = loader.host_f32("rope_freqs.weight", hd / 2).await?;
@@ -218,6 +218,14 @@ impl<B: Backend> Model<B> {
     }
 }
 
+/// What a tensor is loaded as: a weight (vectors and matrices), or the embedding table, whose rows
+/// are looked up and which is also the output head where `head` (tied embeddings).
+#[derive(Clone, Copy)]
+enum Use {
+    Weight,
+    Table { head: bool },
+}
+
 /// Loads tensors by name, checking shapes and reporting progress.
 struct Loader<'a, B: Backend, S: TensorSource> {
     b: &'a mut B,
@@ -248,15 +256,17 @@ impl<'a, B: Backend, S: TensorSource> Loader<'a, B, S> {
     }
 
     async fn load(&mut self, name: &str, shape: Option<(usize, usize)>) -> Result<B::Weight, EngineError> {
-        self.load_as(name, shape, false).await
+        self.load_as(name, shape, Use::Weight).await
     }
 
-    /// [`Loader::load`], or where `lookup_only` as a table only looked up by row
-    /// ([`Backend::load_lookup`]).
-    async fn load_as(&mut self, name: &str, shape: Option<(usize, usize)>, lookup_only: bool) -> Result<B::Weight, EngineError> {
+    /// [`Loader::load`] for what the tensor is used as.
+    async fn load_as(&mut self, name: &str, shape: Option<(usize, usize)>, used: Use) -> Result<B::Weight, EngineError> {
         let info = self.info(name, shape)?;
         let bytes = self.src.read(info).await?;
-        let w = if lookup_only { self.b.load_lookup(info, &bytes)? } else { self.b.load(info, &bytes)? };
+        let w = match used {
+            Use::Weight => self.b.load(info, &bytes)?,
+            Use::Table { head } => self.b.load_table(info, &bytes, head)?,
+        };
         self.loaded(info);
         Ok(w)
     }

@@ -728,19 +728,27 @@ impl Backend for Cpu {
             Precision::Int8 => QWeight::from_gguf(info.dtype, rows, cols, bytes),
             Precision::F32 => None,
         };
-        // The GGUF bytes are kept where rows are looked up (the embedding table, here also the
-        // output head) or there is no integer form.
-        let keep_bytes = q.is_none() || info.name == "token_embd.weight";
+        // The GGUF bytes are kept where there is no integer form.
+        let keep_bytes = q.is_none();
         Ok(Weight { dtype: info.dtype, rows, cols, bytes: if keep_bytes { bytes.to_vec() } else { Vec::new() }, decoded: None, q })
     }
 
-    /// The GGUF bytes alone: rows are dequantized as they are looked up, and no product reads the
-    /// table, so its integer form (as large again: 153 MB for the 0.5B's) is not made.
-    fn load_lookup(&mut self, info: &TensorInfo, bytes: &[u8]) -> Result<Weight, EngineError> {
-        self.check()?;
-        policy::check_tensor_bytes(info, bytes)?;
-        let (rows, cols) = info.rows_cols();
-        Ok(Weight { dtype: info.dtype, rows, cols, bytes: bytes.to_vec(), decoded: None, q: None })
+    /// The GGUF bytes, whose rows are dequantized as they are looked up; the integer form only where
+    /// the table is also the head (a table only looked up would hold it for nothing, as large again:
+    /// 153 MB for the 0.5B's).
+    fn load_table(&mut self, info: &TensorInfo, bytes: &[u8], head: bool) -> Result<Weight, EngineError> {
+        let mut w = if head {
+            self.load(info, bytes)?
+        } else {
+            self.check()?;
+            policy::check_tensor_bytes(info, bytes)?;
+            let (rows, cols) = info.rows_cols();
+            Weight { dtype: info.dtype, rows, cols, bytes: Vec::new(), decoded: None, q: None }
+        };
+        if w.bytes.is_empty() {
+            w.bytes = bytes.to_vec();
+        }
+        Ok(w)
     }
 
     fn new_cache(&mut self, capacity: usize, kv_dim: usize) -> Result<Cache, EngineError> {
@@ -981,21 +989,15 @@ mod tests {
 
     /// A table only looked up by row (the embeddings of a model with its own output head) keeps its
     /// GGUF bytes and no integer form, and looks up the rows a tied table does, bit for bit; a tied
-    /// table keeps both, for its products as the head.
+    /// table keeps both, for its products as the head. The name does not decide.
     #[test]
     fn a_lookup_table_keeps_no_integer_form_and_the_same_rows() {
         let (n, k) = (37, 256);
         for dtype in [GgmlType::Q5_0, GgmlType::Q4K, GgmlType::Q8_0] {
             let bytes = qmatmul::random_weight(dtype, n, k, 11);
-            let info = TensorInfo {
-                name: "token_embd.weight".into(),
-                dims: vec![k as u64, n as u64],
-                dtype,
-                offset: 0,
-                n_bytes: bytes.len() as u64,
-            };
+            let info = TensorInfo { name: "t".into(), dims: vec![k as u64, n as u64], dtype, offset: 0, n_bytes: bytes.len() as u64 };
             let mut cpu = Cpu::new(2).unwrap();
-            let (tied, lookup) = (cpu.load(&info, &bytes).unwrap(), cpu.load_lookup(&info, &bytes).unwrap());
+            let (tied, lookup) = (cpu.load_table(&info, &bytes, true).unwrap(), cpu.load_table(&info, &bytes, false).unwrap());
             assert!(tied.q.is_some() && !tied.bytes.is_empty(), "{dtype:?}: a tied table is also the head");
             assert!(lookup.q.is_none() && lookup.bytes == bytes, "{dtype:?}: a lookup table keeps its bytes alone");
             let tokens = [0, 36, 5, 5];
