@@ -698,7 +698,6 @@ fn per_column<V: Default>(w: &QWeight, p: usize, f: impl Fn(usize, usize) -> V) 
 /// is row 8i + s, its first 32 bytes group 2p's 8 rows and the rest group 2p + 1's (zeros where
 /// that group does not exist).
 fn unpack(w: &QWeight, p: usize, blocks: Range<usize>, out: &mut [u8]) {
-    let (lb, nblk) = (w.fmt.level_bytes(), w.k / QK);
     for (i, blk) in blocks.enumerate() {
         for half in 0..2 {
             let g = 2 * p + half;
@@ -706,12 +705,8 @@ fn unpack(w: &QWeight, p: usize, blocks: Range<usize>, out: &mut [u8]) {
                 let dst = &mut out[(i * QK / 4 + s) * B_ROW + 32 * half..][..32];
                 if g >= w.groups {
                     dst.fill(0);
-                } else if w.fmt.nibbles {
-                    let src = &w.levels[(g * nblk + blk) * lb + (s % 4) * 32..][..32];
-                    let shift = if s < 4 { 0 } else { 4 };
-                    dst.iter_mut().zip(src).for_each(|(d, &v)| *d = (v >> shift) & 0xF);
                 } else {
-                    dst.copy_from_slice(&w.levels[(g * nblk + blk) * lb + s * 32..][..32]);
+                    dst.copy_from_slice(&w.step(g, blk, s));
                 }
             }
         }

@@ -66,6 +66,11 @@ impl<const DOT: bool> Simd4 for Neon<DOT> {
         vreinterpretq_s32_u8(vshrq_n_u8::<4>(vreinterpretq_u8_s32(v)))
     }
     #[inline(always)]
+    unsafe fn with_high(low: int32x4_t, v: int32x4_t, at: u32, mask: u8) -> int32x4_t {
+        let high = vshlq_n_u8::<4>(vshlq_u8(vreinterpretq_u8_s32(v), vdupq_n_s8(-(at as i8))));
+        vreinterpretq_s32_u8(vorrq_u8(vreinterpretq_u8_s32(low), vandq_u8(high, vdupq_n_u8(mask << 4))))
+    }
+    #[inline(always)]
     unsafe fn splat4(p: *const i8) -> int32x4_t {
         vdupq_n_s32(std::ptr::read_unaligned(p as *const i32))
     }

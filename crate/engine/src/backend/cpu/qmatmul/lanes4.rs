@@ -25,6 +25,9 @@ pub(super) trait Simd4 {
     /// The low / high nibble of each byte.
     unsafe fn low_nibbles(v: Self::I) -> Self::I;
     unsafe fn high_nibbles(v: Self::I) -> Self::I;
+    /// `low` with each byte's bits `at..` of `v` under `mask` put at bit 4 (packed levels' high
+    /// bits, [`QWeight::step`]).
+    unsafe fn with_high(low: Self::I, v: Self::I, at: u32, mask: u8) -> Self::I;
     /// The 4 bytes at `p` in every lane.
     unsafe fn splat4(p: *const i8) -> Self::I;
     /// `acc + Σ` of the 4 products in each lane: levels `w` (0..=63) times activations `x`.
@@ -64,10 +67,15 @@ pub(super) trait Simd4 {
     unsafe fn store_f(p: *mut f32, v: Self::F);
 }
 
-/// The levels of step `s` (0..8), half `h` (weight rows 4h..4h+4) of a block starting at `lv`.
+/// The levels of step `s` (0..8), half `h` (weight rows 4h..4h+4) of a block starting at `lv`:
+/// bytes, nibbles (`nib`), or nibbles with `hb` bits above them packed ([`QWeight::step`]).
 #[inline(always)]
-unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, s: usize, h: usize) -> S::I {
-    if nib {
+unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, hb: usize, s: usize, h: usize) -> S::I {
+    if hb > 0 {
+        let per = 8 / hb;
+        let high = S::load(lv.add(128 + (s / per) * 32 + h * 16));
+        S::with_high(step::<S>(lv, true, 0, s, h), high, (hb * (s % per)) as u32, (1 << hb) - 1)
+    } else if nib {
         let v = S::load(lv.add((s % 4) * 32 + h * 16));
         if s < 4 {
             S::low_nibbles(v)
@@ -100,15 +108,22 @@ unsafe fn rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, out: &
     // for interrupts in every wasm loop) and no per-step branch.
     let per_scale = if f.half_scales { 4 } else { 8 };
     let run = if S::NARROW && !f.signed { f.run.min(per_scale) } else { per_scale };
-    match (f.super_blocks, f.nibbles, run) {
-        (true, true, 8) => super_rows::<S, M, true, 8>(a, w, t, &mut res),
-        (true, false, 8) => super_rows::<S, M, false, 8>(a, w, t, &mut res),
-        (true, false, 4) => super_rows::<S, M, false, 4>(a, w, t, &mut res),
-        (true, false, 2) => super_rows::<S, M, false, 2>(a, w, t, &mut res),
-        (false, true, 8) => block_rows::<S, M, true, 8>(a, w, t, &mut res),
-        (false, false, 8) => block_rows::<S, M, false, 8>(a, w, t, &mut res),
-        (false, false, 4) => block_rows::<S, M, false, 4>(a, w, t, &mut res),
-        _ => unreachable!("no format {f:?} sums runs of {run} steps"),
+    // Packed levels: Q5_K and Q5_0/Q5_1 (1 high bit, runs of 8 or 4), Q6_K (2, runs of 4 or 2).
+    match (f.super_blocks, f.nibbles, run, t.packed_bits(w)) {
+        (true, true, 8, 0) => super_rows::<S, M, true, 8, 0>(a, w, t, &mut res),
+        (true, false, 8, 0) => super_rows::<S, M, false, 8, 0>(a, w, t, &mut res),
+        (true, false, 8, 1) => super_rows::<S, M, false, 8, 1>(a, w, t, &mut res),
+        (true, false, 4, 0) => super_rows::<S, M, false, 4, 0>(a, w, t, &mut res),
+        (true, false, 4, 1) => super_rows::<S, M, false, 4, 1>(a, w, t, &mut res),
+        (true, false, 4, 2) => super_rows::<S, M, false, 4, 2>(a, w, t, &mut res),
+        (true, false, 2, 0) => super_rows::<S, M, false, 2, 0>(a, w, t, &mut res),
+        (true, false, 2, 2) => super_rows::<S, M, false, 2, 2>(a, w, t, &mut res),
+        (false, true, 8, 0) => block_rows::<S, M, true, 8, 0>(a, w, t, &mut res),
+        (false, false, 8, 0) => block_rows::<S, M, false, 8, 0>(a, w, t, &mut res),
+        (false, false, 8, 1) => block_rows::<S, M, false, 8, 1>(a, w, t, &mut res),
+        (false, false, 4, 0) => block_rows::<S, M, false, 4, 0>(a, w, t, &mut res),
+        (false, false, 4, 1) => block_rows::<S, M, false, 4, 1>(a, w, t, &mut res),
+        (_, _, _, hb) => unreachable!("no format {f:?} sums runs of {run} steps with {hb} packed high bits"),
     }
     for (row, res) in out.iter_mut().zip(&res) {
         S::store_f(row.as_mut_ptr(), res[0]);
@@ -118,14 +133,14 @@ unsafe fn rows<S: Simd4, const M: usize>(a: &QActs, w: &QWeight, t: Tile, out: &
 
 /// The two halves (weight rows 0..4, 4..8) of step `s` of a block starting at `lv`.
 #[inline(always)]
-unsafe fn halves<S: Simd4>(lv: *const u8, nib: bool, s: usize) -> [S::I; 2] {
-    [step::<S>(lv, nib, s, 0), step::<S>(lv, nib, s, 1)]
+unsafe fn halves<S: Simd4>(lv: *const u8, nib: bool, hb: usize, s: usize) -> [S::I; 2] {
+    [step::<S>(lv, nib, hb, s, 0), step::<S>(lv, nib, hb, s, 1)]
 }
 
 /// Each row's products over steps `s0..s0 + RUN` of the block with levels at `lv` (activations
 /// from `at`), summed by `dot`.
 #[inline(always)]
-unsafe fn run_sums<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+unsafe fn run_sums<S: Simd4, const M: usize, const NIB: bool, const RUN: usize, const HB: usize>(
     lv: *const u8,
     x: &[*const i8; M],
     at: usize,
@@ -134,7 +149,7 @@ unsafe fn run_sums<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
 ) -> [[S::I; 2]; M] {
     let mut acc = [[S::zero(); 2]; M];
     for s in s0..s0 + RUN {
-        let wv = halves::<S>(lv, NIB, s);
+        let wv = halves::<S>(lv, NIB, HB, s);
         for i in 0..M {
             let xv = S::splat4(x[i].add(at + s * 4));
             for h in 0..2 {
@@ -147,7 +162,7 @@ unsafe fn run_sums<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
 
 /// The tile's activation rows against a group, K-quants.
 #[inline(always)]
-unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize, const HB: usize>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -156,17 +171,17 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
     let Tile { r0, group: g, u0, u1, .. } = t;
     let f: Format = w.fmt;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
-    let (lb, sw) = (f.level_bytes(), f.scales_per_block());
+    let sw = f.scales_per_block();
     let x: [*const i8; M] = a.row_levels(r0);
     let sums: [*const i16; M] = a.row_sums(r0, f.pairs);
     for u in u0..u1 {
         let mut iacc = [[S::zero(); 2]; M];
         for bl in 0..8 {
             let b = u * 8 + bl;
-            let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
+            let lv = t.block(w, b);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
             for s0 in (0..8).step_by(RUN) {
-                let acc = run_sums::<S, M, NIB, RUN>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
+                let acc = run_sums::<S, M, NIB, RUN, HB>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
                 let so = if s0 >= 4 && f.half_scales { GROUP } else { 0 };
                 let sv = [S::scales(sc.add(so)), S::scales(sc.add(so + 4))];
                 for i in 0..M {
@@ -206,7 +221,7 @@ unsafe fn offsets<S: Simd4>(w: &QWeight, d: S::F, at: usize) -> S::F {
 
 /// The tile's activation rows against a group, older types.
 #[inline(always)]
-unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize>(
+unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize, const HB: usize>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -215,16 +230,15 @@ unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
     let Tile { r0, group: g, u0, u1, .. } = t;
     let f = w.fmt;
     let nblk = w.k / QK;
-    let lb = f.level_bytes();
     let x: [*const i8; M] = a.row_levels(r0);
     for b in u0..u1 {
-        let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
+        let lv = t.block(w, b);
         let part = if f.signed {
-            run_sums::<S, M, false, 8>(lv, &x, b * QK, 0, |w, x, a| S::dot4_signed(w, x, a))
+            run_sums::<S, M, false, 8, 0>(lv, &x, b * QK, 0, |w, x, a| S::dot4_signed(w, x, a))
         } else {
             let mut part = [[S::zero(); 2]; M];
             for s0 in (0..8).step_by(RUN) {
-                let acc = run_sums::<S, M, NIB, RUN>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
+                let acc = run_sums::<S, M, NIB, RUN, HB>(lv, &x, b * QK, s0, |w, x, a| S::run_dot(w, x, a));
                 for i in 0..M {
                     for h in 0..2 {
                         part[i][h] = S::add(part[i][h], S::run_sum(acc[i][h]));

@@ -10,7 +10,10 @@
 //! interleaved so that one 32-byte vector holds 4 consecutive levels of each of the 8 rows: a kernel
 //! broadcasts 4 activation bytes to all lanes and one multiply-add advances 8 outputs at once, each
 //! lane its own output — no horizontal sums. Levels are unsigned (≤ 63; Q8_0's signed bytes aside),
-//! 4-bit ones packed two steps to a byte. Every value is `scale·level + offset`:
+//! 4-bit ones packed two steps to a byte; 5- and 6-bit ones are stored as such a nibble and the 1
+//! or 2 bits above it, packed ([`Format::high_bits`], [`QWeight::step`]), and read as bytes: a
+//! product of many rows unpacks each group's chunk of K once for all its tiles, a product of one
+//! tile (a decoded token) unpacks in registers as it reads. Every value is `scale·level + offset`:
 //! - K-quants (Q4_K, Q5_K, Q6_K): integer scales per 32 (Q6_K: per 16) values, integer offset
 //!   coefficients per 32 (Q6_K: 16) values against the activations' level sums, and two f32
 //!   multipliers per 256 values: integer sums stay integer for a whole super-block.
@@ -84,6 +87,10 @@ pub struct Format {
     pub min_shift: u32,
     /// The offset multiplier is this times `d` (Q4_0: −8, Q5_0: −16, Q6_K: −1), not stored.
     pub dm_of_d: Option<f32>,
+    /// Levels wider than 4 bits (Q5_*: 1, Q6_K: 2) are stored as a nibble and this many bits
+    /// above it, packed ([`QWeight::step`]), and unpacked to a byte each for the kernels a chunk of
+    /// K at a time; 0 where they are stored as the kernels read them.
+    pub high_bits: usize,
 }
 
 impl Format {
@@ -97,26 +104,46 @@ impl Format {
             pairs,
             min_shift: 0,
             dm_of_d: None,
+            high_bits: 0,
         };
         Some(match dtype {
             GgmlType::Q4K => f(true, false, 8, true, false, 4),
-            GgmlType::Q5K => f(false, false, 4, true, false, 4),
-            GgmlType::Q6K => Format { min_shift: 5, dm_of_d: Some(-1.0), ..f(false, false, 2, true, true, 8) },
+            GgmlType::Q5K => Format { high_bits: 1, ..f(false, false, 4, true, false, 4) },
+            GgmlType::Q6K => Format { min_shift: 5, dm_of_d: Some(-1.0), high_bits: 2, ..f(false, false, 2, true, true, 8) },
             GgmlType::Q4_0 => Format { dm_of_d: Some(-8.0), ..f(true, false, 8, false, false, 1) },
             GgmlType::Q4_1 => f(true, false, 8, false, false, 1),
-            GgmlType::Q5_0 => Format { dm_of_d: Some(-16.0), ..f(false, false, 4, false, false, 1) },
-            GgmlType::Q5_1 => f(false, false, 4, false, false, 1),
+            GgmlType::Q5_0 => Format { dm_of_d: Some(-16.0), high_bits: 1, ..f(false, false, 4, false, false, 1) },
+            GgmlType::Q5_1 => Format { high_bits: 1, ..f(false, false, 4, false, false, 1) },
             GgmlType::Q8_0 => f(false, true, 1, false, false, 0),
             _ => return None,
         })
     }
 
-    /// Bytes of levels per group and 32-value block.
+    /// Bytes of levels per group and 32-value block, as the kernels read them.
     pub fn level_bytes(self) -> usize {
         if self.nibbles {
             QK * GROUP / 2
         } else {
             QK * GROUP
+        }
+    }
+
+    /// Bytes of levels per group and 32-value block, as stored: a nibble a level and the
+    /// [`Format::high_bits`] above it where they are packed.
+    pub fn stored_bytes(self) -> usize {
+        if self.high_bits > 0 {
+            QK * GROUP * (4 + self.high_bits) / 8
+        } else {
+            self.level_bytes()
+        }
+    }
+
+    /// Values per unit of K (a super-block for K-quants, else a block).
+    pub fn unit(self) -> usize {
+        if self.super_blocks {
+            QK_K
+        } else {
+            QK
         }
     }
 
@@ -137,7 +164,7 @@ pub struct QWeight {
     pub rows: usize,
     pub k: usize,
     pub groups: usize,
-    /// Per group and 32-block: [`Format::level_bytes`] bytes.
+    /// Per group and 32-block: [`Format::stored_bytes`] bytes (see [`QWeight::step`]).
     pub levels: Vec<u8>,
     /// K-quants, per group and block: [`Format::scales_per_block`] integer scales.
     pub scales: Vec<i8>,
@@ -262,7 +289,7 @@ impl QWeight {
     /// F16, BF16) or the shape does not fit its blocks.
     pub fn from_gguf(dtype: GgmlType, rows: usize, k: usize, bytes: &[u8]) -> Option<Self> {
         let fmt = Format::of(dtype)?;
-        let unit = if fmt.super_blocks { QK_K } else { QK };
+        let unit = fmt.unit();
         if k == 0 || !k.is_multiple_of(unit) || bytes.len() != rows * dtype.row_bytes(k) {
             return None;
         }
@@ -274,7 +301,7 @@ impl QWeight {
             rows,
             k,
             groups,
-            levels: vec![0; groups * nblk * fmt.level_bytes()],
+            levels: vec![0; groups * nblk * fmt.stored_bytes()],
             scales: if fmt.super_blocks { vec![0; groups * nblk * fmt.scales_per_block()] } else { Vec::new() },
             mins: if fmt.super_blocks { vec![0; groups * nunit * fmt.pairs * GROUP * 2] } else { Vec::new() },
             d: vec![0.0; groups * nunit * GROUP],
@@ -285,14 +312,18 @@ impl QWeight {
             let r = decode_row(dtype, &bytes[row * rb..(row + 1) * rb], k);
             let (g, j) = (row / GROUP, row % GROUP);
             for b in 0..nblk {
-                let lv = &mut w.levels[(g * nblk + b) * fmt.level_bytes()..][..fmt.level_bytes()];
+                let lv = &mut w.levels[(g * nblk + b) * fmt.stored_bytes()..][..fmt.stored_bytes()];
                 for s in 0..8 {
                     for t in 0..4 {
-                        let v = r.levels[b * QK + s * 4 + t];
-                        if fmt.nibbles {
-                            lv[(s % 4) * 32 + j * 4 + t] |= if s < 4 { v } else { v << 4 };
+                        let (v, at) = (r.levels[b * QK + s * 4 + t], j * 4 + t);
+                        if fmt.nibbles || fmt.high_bits > 0 {
+                            lv[(s % 4) * 32 + at] |= (v & 0xF) << (4 * (s / 4));
                         } else {
-                            lv[s * 32 + j * 4 + t] = v;
+                            lv[s * 32 + at] = v;
+                        }
+                        if fmt.high_bits > 0 {
+                            let (per_byte, hb) = (8 / fmt.high_bits, fmt.high_bits);
+                            lv[128 + (s / per_byte) * 32 + at] |= (v >> 4) << (hb * (s % per_byte));
                         }
                     }
                 }
@@ -331,6 +362,54 @@ impl QWeight {
             GgmlType::Q4K | GgmlType::Q5K | GgmlType::Q6K => ActKind::Q8K,
             GgmlType::Q4_1 | GgmlType::Q5_1 => ActKind::Q8_1,
             _ => ActKind::Q8_0,
+        }
+    }
+
+    /// The 32 levels of step `s` (values 4s..4s + 4 of each of the 8 rows, row j's at 4j) of
+    /// block `b` of group `g`, as the kernels read them where they are bytes: nibbles are split,
+    /// packed high bits put back (bits 4 and up), Q8_0's signed bytes as they are.
+    ///
+    /// Packed levels ([`Format::high_bits`]): the block's first 128 bytes hold nibbles as 4-bit
+    /// types do (vector s % 4, low nibble for steps 0..4), then 32 bytes per 8 / `high_bits`
+    /// steps hold the bits above them, step s's at bit `high_bits · (s % (8 / high_bits))`.
+    #[inline(always)]
+    pub fn step(&self, g: usize, b: usize, s: usize) -> [u8; 32] {
+        std::array::from_fn(|at| self.level(g, b, s, at))
+    }
+
+    /// Level `at` (row `at / 4`, value `4s + at % 4`) of step `s` of block `b` of group `g`, as
+    /// [`QWeight::step`] gives it.
+    #[inline(always)]
+    pub fn level(&self, g: usize, b: usize, s: usize, at: usize) -> u8 {
+        let fmt = self.fmt;
+        let lv = &self.levels[(g * (self.k / QK) + b) * fmt.stored_bytes()..][..fmt.stored_bytes()];
+        if !(fmt.nibbles || fmt.high_bits > 0) {
+            return lv[s * 32 + at];
+        }
+        let low = (lv[(s % 4) * 32 + at] >> (4 * (s / 4))) & 0xF;
+        if fmt.high_bits == 0 {
+            return low;
+        }
+        let (per_byte, hb) = (8 / fmt.high_bits, fmt.high_bits);
+        let high = (lv[128 + (s / per_byte) * 32 + at] >> (hb * (s % per_byte))) & ((1 << hb) - 1);
+        low | high << 4
+    }
+
+    /// Blocks `blocks` of group `g` as the kernels read them, into `out`
+    /// ([`Format::level_bytes`] bytes a block). The same bytes as [`QWeight::step`] gives, written
+    /// with constant shifts so that it vectorizes: this runs once per chunk of K in every product
+    /// of packed levels, for a decoded token as often as the kernel itself.
+    #[inline(always)]
+    fn unpack(&self, g: usize, blocks: std::ops::Range<usize>, out: &mut [u8]) {
+        let (sb, lb) = (self.fmt.stored_bytes(), self.fmt.level_bytes());
+        let src = &self.levels[(g * (self.k / QK) + blocks.start) * sb..][..blocks.len() * sb];
+        for (src, out) in src.chunks_exact(sb).zip(out.chunks_exact_mut(lb)) {
+            let (nib, high) = src.split_at(128);
+            let (nib, out): (&[u8; 128], &mut [u8; 256]) = (nib.try_into().unwrap(), out.try_into().unwrap());
+            match self.fmt.high_bits {
+                1 => unpack_block::<1>(nib, high, out),
+                _ => unpack_block::<2>(nib, high, out),
+            }
         }
     }
 
@@ -383,6 +462,42 @@ pub struct Tile {
     pub group: usize,
     pub u0: usize,
     pub u1: usize,
+    /// Null: the kernel reads the levels where the weight stores them ([`Format::stored_bytes`] a
+    /// block, packed where [`Format::high_bits`] says so). Else the group's levels from unit `u0`
+    /// on, unpacked to a byte each ([`Format::level_bytes`] a block).
+    pub levels: *const u8,
+}
+
+impl Tile {
+    /// The levels of block `b` (counted from the row's first, as the kernels do): where the weight
+    /// stores them, or unpacked (see [`Tile::levels`]).
+    ///
+    /// # Safety
+    /// `b` is one of the tile's blocks.
+    #[inline(always)]
+    pub unsafe fn block(&self, w: &QWeight, b: usize) -> *const u8 {
+        if self.levels.is_null() {
+            w.levels.as_ptr().add((self.group * (w.k / QK) + b) * w.fmt.stored_bytes())
+        } else {
+            self.levels.add((b - self.u0 * (w.fmt.unit() / QK)) * w.fmt.level_bytes())
+        }
+    }
+
+    /// The high bits of the levels the kernel reads packed ([`Format::high_bits`]; 0 where it
+    /// reads bytes or nibbles).
+    #[inline(always)]
+    pub fn packed_bits(&self, w: &QWeight) -> usize {
+        if self.levels.is_null() {
+            w.fmt.high_bits
+        } else {
+            0
+        }
+    }
+}
+
+std::thread_local! {
+    /// A thread's unpacked levels of its task's groups over one chunk of K ([`task`]).
+    static UNPACKED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// A kernel: computes a [`Tile`] into `out[i][j]` (row i of the tile, row j of the group; written,
@@ -579,24 +694,47 @@ pub fn kernel_name(kernels: Kernels) -> &'static str {
     kernel(kernels).1
 }
 
+/// One block of packed levels ([`QWeight::step`]) with `HB` high bits each as bytes, step s at
+/// `32 · s`: vector q of the nibbles holds steps q and q + 4, and the high bits of step s sit at
+/// bit `HB · (s % (8 / HB))` of high vector `s / (8 / HB)`.
+#[inline(always)]
+fn unpack_block<const HB: usize>(nib: &[u8; 128], high: &[u8], out: &mut [u8; 256]) {
+    let high = &high[..32 * HB];
+    #[inline(always)]
+    fn quad<const HB: usize, const Q: usize>(nib: &[u8; 128], high: &[u8], out: &mut [u8; 256]) {
+        let per = 8 / HB;
+        let mask = (1u8 << HB) - 1;
+        let (s0, s1) = (Q, Q + 4);
+        for i in 0..32 {
+            let v = nib[Q * 32 + i];
+            let h0 = (high[(s0 / per) * 32 + i] >> (HB * (s0 % per))) & mask;
+            let h1 = (high[(s1 / per) * 32 + i] >> (HB * (s1 % per))) & mask;
+            out[s0 * 32 + i] = (v & 0xF) | (h0 << 4);
+            out[s1 * 32 + i] = (v >> 4) | (h1 << 4);
+        }
+    }
+    quad::<HB, 0>(nib, high, out);
+    quad::<HB, 1>(nib, high, out);
+    quad::<HB, 2>(nib, high, out);
+    quad::<HB, 3>(nib, high, out);
+}
+
 /// The level of value `e` (0..32) of row `j` in block `b` of group `g`.
 #[inline(always)]
 fn level_at(w: &QWeight, g: usize, b: usize, j: usize, e: usize) -> i32 {
-    let lv = &w.levels[(g * (w.k / QK) + b) * w.fmt.level_bytes()..];
-    let (s, t) = (e / 4, e % 4);
-    if w.fmt.nibbles {
-        let v = lv[(s % 4) * 32 + j * 4 + t];
-        (if s < 4 { v & 0xF } else { v >> 4 }) as i32
-    } else if w.fmt.signed {
-        lv[s * 32 + j * 4 + t] as i8 as i32
+    let v = w.level(g, b, e / 4, j * 4 + e % 4);
+    if w.fmt.signed {
+        v as i8 as i32
     } else {
-        lv[s * 32 + j * 4 + t] as i32
+        v as i32
     }
 }
 
 /// The scalar reference kernel: the integer sums as llama.cpp's `ggml_vec_dot_*`, then the floats.
+/// It reads the levels where the weight stores them ([`QWeight::step`]), not from `t.levels`: the
+/// SIMD kernels' unpacked copies are checked against it.
 unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
-    let Tile { r0, rows: mr, group: g, u0, u1 } = t;
+    let Tile { r0, rows: mr, group: g, u0, u1, .. } = t;
     let nblk = w.k / QK;
     let fmt = w.fmt;
     for i in 0..mr {
@@ -726,18 +864,37 @@ fn groups_per_task(groups: usize, threads: usize) -> usize {
 /// meanwhile.
 unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usize>, kern: Kernel) {
     let (m, n) = (a.rows, w.rows);
-    let unit = if w.fmt.super_blocks { QK_K } else { QK };
-    let (units, chunk) = (w.k / unit, 2048 / unit);
-    // Under `wide!` for the write-back of each tile (the kernel `kern` was chosen by the caller).
+    let unit = w.fmt.unit();
+    // One tile (a decoded token's row) reads each group's row whole: the task's weights are then
+    // one stream through memory, not one per group.
+    let units = w.k / unit;
+    let chunk = if m <= MR { units } else { 2048 / unit };
+    // Packed levels, where more than one tile meets them: each group's chunk unpacked where its
+    // first tile meets it, for every tile. One tile (a decoded token) reads them packed.
+    let unpack = w.fmt.high_bits > 0 && m > MR;
+    let per_group = if unpack { 2048 / QK * w.fmt.level_bytes() } else { 0 };
+    assert!(groups.len() <= 8, "a task takes at most 8 groups");
+    let mut unpacked = UNPACKED.take();
+    unpacked.resize(per_group * groups.len(), 0);
+    // Under `wide!` for the write-back of each tile and the unpacking (the kernel `kern` was
+    // chosen by the caller).
     wide!({
         let mut out = [[0f32; GROUP]; MR];
+        let mut levels = [std::ptr::null(); 8];
         for u0 in (0..units).step_by(chunk) {
             let u1 = (u0 + chunk).min(units);
             for r0 in (0..m).step_by(MR) {
                 let mr = MR.min(m - r0);
                 for g in groups.clone() {
+                    let i = g - groups.start;
+                    if r0 == 0 && unpack {
+                        let buf = &mut unpacked[i * per_group..(i + 1) * per_group];
+                        w.unpack(g, u0 * unit / QK..u1 * unit / QK, buf);
+                        levels[i] = buf.as_ptr();
+                    }
+                    let t = Tile { r0, rows: mr, group: g, u0, u1, levels: levels[i] };
                     // SAFETY: rows r0..r0+mr of `a` and group g of `w` exist; units are in range.
-                    unsafe { kern(a, w, Tile { r0, rows: mr, group: g, u0, u1 }, &mut out) };
+                    unsafe { kern(a, w, t, &mut out) };
                     let cols = GROUP.min(n - g * GROUP);
                     for (i, row) in out.iter().enumerate().take(mr) {
                         // SAFETY: inside y; only this task writes these columns. The first K chunk
@@ -754,7 +911,8 @@ unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usiz
                 }
             }
         }
-    })
+    });
+    UNPACKED.set(unpacked);
 }
 
 /// What the CPU itself gives `threads` threads over one ([`ceiling`]): each thread does its share
@@ -836,16 +994,18 @@ fn rates(threads: usize, seconds: f64, run: impl Fn((usize, usize), &mut Vec<f32
 }
 
 /// Dot products of single weight rows with every activation row (the output head's few rows):
-/// `out[r][i] = x[r] · w[ids[i]]`, with the scalar reference kernel.
+/// `out[r][i] = x[r] · w[ids[i]]`, with the scalar reference kernel (which reads the weight's
+/// levels where they are stored, not `Tile::levels`).
 pub fn dot_rows(a: &QActs, w: &QWeight, ids: &[usize]) -> Vec<Vec<f32>> {
-    let units = w.k / if w.fmt.super_blocks { QK_K } else { QK };
+    let units = w.k / w.fmt.unit();
     let mut out = [[0f32; GROUP]; MR];
     (0..a.rows)
         .map(|r| {
             ids.iter()
                 .map(|&c| {
+                    let t = Tile { r0: r, rows: 1, group: c / GROUP, u0: 0, u1: units, levels: std::ptr::null() };
                     // SAFETY: r < a.rows, c < w.rows (checked by the caller).
-                    unsafe { scalar_kernel(a, w, Tile { r0: r, rows: 1, group: c / GROUP, u0: 0, u1: units }, &mut out) };
+                    unsafe { scalar_kernel(a, w, t, &mut out) };
                     out[0][c % GROUP]
                 })
                 .collect()
@@ -1070,6 +1230,52 @@ mod tests {
         // All zero: scale 0, levels 0.
         let a = QActs::quantize(&[0.0; QK_K], 1, QK_K, ActKind::Q8K);
         assert_eq!((a.d[0], a.q.iter().all(|&v| v == 0)), (0.0, true));
+    }
+
+    /// Packed levels unpack, a chunk at a time (what products of many rows read), to the bytes
+    /// [`QWeight::step`] gives one step at a time (what the scalar reference and one-tile products
+    /// read), and those are the levels the GGUF row holds.
+    #[test]
+    fn packed_levels_unpack_to_the_files_levels() {
+        for dtype in TYPES.into_iter().filter(|&t| Format::of(t).unwrap().high_bits > 0) {
+            let (n, k) = (13, 512);
+            let wb = random_weight(dtype, n, k, 7);
+            let w = QWeight::from_gguf(dtype, n, k, &wb).unwrap();
+            let nblk = k / QK;
+            for g in 0..w.groups {
+                let mut out = vec![0u8; nblk * w.fmt.level_bytes()];
+                w.unpack(g, 0..nblk, &mut out);
+                for b in 0..nblk {
+                    for s in 0..8 {
+                        let step = w.step(g, b, s);
+                        assert_eq!(out[(b * 8 + s) * 32..][..32], step, "{dtype:?} group {g} block {b} step {s}");
+                        for j in 0..GROUP.min(n - g * GROUP) {
+                            let row = decode_row(dtype, &wb[(g * GROUP + j) * dtype.row_bytes(k)..][..dtype.row_bytes(k)], k);
+                            assert_eq!(
+                                step[j * 4..j * 4 + 4],
+                                row.levels[b * QK + s * 4..][..4],
+                                "{dtype:?} row {} block {b} step {s}",
+                                g * GROUP + j
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a decoded token reads: every type's repacked form within 25 % of the file's bytes
+    /// (levels at their own width, packed where they are 5 or 6 bits; scales and offset
+    /// coefficients in bytes; f32 multipliers per 256 or 32 values). The most is Q4_1's ×1.2: its
+    /// two f16 per 32 values become f32. Levels in a byte each would make Q5_0 ×1.64, Q6_K ×1.39.
+    #[test]
+    fn repacked_weights_are_about_the_files_size() {
+        for dtype in TYPES {
+            let (n, k) = (64, 2048);
+            let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, 3)).unwrap();
+            let ratio = w.bytes() as f64 / (n * dtype.row_bytes(k)) as f64;
+            assert!(ratio <= 1.25, "{dtype:?}: {ratio:.3} × the file's bytes");
+        }
     }
 
     /// The 16-bit runs cannot overflow: run · 2 · max level · 127 < 2¹⁵ for every format.

@@ -79,6 +79,10 @@ impl<const NARROW: bool> Simd4 for Wasm<NARROW> {
         u8x16_shr(v, 4)
     }
     #[inline(always)]
+    unsafe fn with_high(low: v128, v: v128, at: u32, mask: u8) -> v128 {
+        v128_or(low, v128_and(u8x16_shl(u8x16_shr(v, at), 4), u8x16_splat(mask << 4)))
+    }
+    #[inline(always)]
     unsafe fn splat4(p: *const i8) -> v128 {
         v128_load32_splat(p as *const u32)
     }

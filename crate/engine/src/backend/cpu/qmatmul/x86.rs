@@ -65,13 +65,16 @@ unsafe fn dispatch<D: Dot>(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GRO
         };
     }
     let f: Format = w.fmt;
-    match (f.super_blocks, f.nibbles, f.run, f.signed) {
-        (true, true, _, _) => rows!(super_kernel, true, 8, false, 4),
-        (true, false, 4, _) => rows!(super_kernel, false, 4, false, 4),
-        (true, false, _, _) => rows!(super_kernel, false, 2, true, 8),
-        (false, true, _, _) => rows!(block_kernel, true, 8, false, true),
-        (false, false, _, true) => rows!(block_kernel, false, 1, true, false),
-        (false, false, _, false) => rows!(block_kernel, false, 4, false, true),
+    match (f.super_blocks, f.nibbles, f.run, f.signed, t.packed_bits(w)) {
+        (true, true, _, _, _) => rows!(super_kernel, true, 8, false, 4, 0),
+        (true, false, 4, _, 0) => rows!(super_kernel, false, 4, false, 4, 0),
+        (true, false, 4, _, _) => rows!(super_kernel, false, 4, false, 4, 1),
+        (true, false, _, _, 0) => rows!(super_kernel, false, 2, true, 8, 0),
+        (true, false, _, _, _) => rows!(super_kernel, false, 2, true, 8, 2),
+        (false, true, _, _, _) => rows!(block_kernel, true, 8, false, true, 0),
+        (false, false, _, true, _) => rows!(block_kernel, false, 1, true, false, 0),
+        (false, false, _, false, 0) => rows!(block_kernel, false, 4, false, true, 0),
+        (false, false, _, false, _) => rows!(block_kernel, false, 4, false, true, 1),
     }
 }
 
@@ -80,7 +83,7 @@ trait Dot {
     /// Steps `s0..s1` of the block whose levels start at `lv`, against the activations at
     /// `x[i] + xo`, summed per lane into 32 bits — times the scales `sv` (each lane its row's,
     /// as i32) when given. `RUN` divides `s1 − s0`.
-    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const HB: usize>(
         lv: *const u8,
         x: &[*const i8; M],
         xo: usize,
@@ -93,8 +96,8 @@ trait Dot {
 /// The weight vector of step `s` and the activation vector of row pointer `x` for it, with Q8_0's
 /// sign trick applied (`maddubs` and `vpdpbusd` both take unsigned × signed bytes).
 #[inline(always)]
-unsafe fn operands<const NIB: bool, const SIGNED: bool>(lv: *const u8, s: usize) -> __m256i {
-    let w = step::<NIB>(lv, s);
+unsafe fn operands<const NIB: bool, const SIGNED: bool, const HB: usize>(lv: *const u8, s: usize) -> __m256i {
+    let w = step::<NIB, HB>(lv, s);
     if SIGNED {
         _mm256_sign_epi8(w, w)
     } else {
@@ -106,7 +109,7 @@ unsafe fn operands<const NIB: bool, const SIGNED: bool>(lv: *const u8, s: usize)
 unsafe fn act<const SIGNED: bool>(lv: *const u8, s: usize, x: *const i8) -> __m256i {
     let xv = bcast4(x.add(s * 4));
     if SIGNED {
-        _mm256_sign_epi8(xv, step::<false>(lv, s))
+        _mm256_sign_epi8(xv, step::<false, 0>(lv, s))
     } else {
         xv
     }
@@ -116,7 +119,7 @@ struct Avx2;
 
 impl Dot for Avx2 {
     #[inline(always)]
-    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const HB: usize>(
         lv: *const u8,
         x: &[*const i8; M],
         xo: usize,
@@ -133,7 +136,7 @@ impl Dot for Avx2 {
         while r0 < s1 {
             let mut acc16 = [_mm256_setzero_si256(); M];
             for s in r0..r0 + RUN {
-                let wv = operands::<NIB, SIGNED>(lv, s);
+                let wv = operands::<NIB, SIGNED, HB>(lv, s);
                 for i in 0..M {
                     acc16[i] = _mm256_add_epi16(acc16[i], _mm256_maddubs_epi16(wv, act::<SIGNED>(lv, s, x[i].add(xo))));
                 }
@@ -171,7 +174,7 @@ impl Dpbusd for AvxVnni {
 
 impl<V: Dpbusd> Dot for V {
     #[inline(always)]
-    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool>(
+    unsafe fn sum<const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const HB: usize>(
         lv: *const u8,
         x: &[*const i8; M],
         xo: usize,
@@ -181,7 +184,7 @@ impl<V: Dpbusd> Dot for V {
     ) -> [__m256i; M] {
         let mut acc = [[_mm256_setzero_si256(); M]; 2];
         for s in s0..s1 {
-            let wv = operands::<NIB, SIGNED>(lv, s);
+            let wv = operands::<NIB, SIGNED, HB>(lv, s);
             for i in 0..M {
                 acc[s % 2][i] = V::dpbusd(acc[s % 2][i], wv, act::<SIGNED>(lv, s, x[i].add(xo)));
             }
@@ -193,10 +196,20 @@ impl<V: Dpbusd> Dot for V {
     }
 }
 
-/// The levels of step `s` (0..8) of a block whose 8 × 32 levels start at `lv`.
+/// The levels of step `s` (0..8) of a block whose 8 × 32 levels start at `lv`: bytes, nibbles
+/// (`NIB`), or nibbles with `HB` bits above them packed ([`QWeight::step`]).
 #[inline(always)]
-unsafe fn step<const NIB: bool>(lv: *const u8, s: usize) -> __m256i {
-    if NIB {
+unsafe fn step<const NIB: bool, const HB: usize>(lv: *const u8, s: usize) -> __m256i {
+    if HB > 0 {
+        let low = step::<true, 0>(lv, s);
+        let per = 8 / HB;
+        let high = _mm256_loadu_si256(lv.add(128 + (s / per) * 32) as *const __m256i);
+        // This step's high bits (at bit HB · (s % per)) moved to bit 4.
+        let at = (HB * (s % per)) as i32;
+        let high =
+            if at <= 4 { _mm256_sll_epi16(high, _mm_cvtsi32_si128(4 - at)) } else { _mm256_srl_epi16(high, _mm_cvtsi32_si128(at - 4)) };
+        _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi8((((1 << HB) - 1) << 4) as i8)))
+    } else if NIB {
         let mask = _mm256_set1_epi8(0x0F);
         let v = _mm256_loadu_si256(lv.add((s % 4) * 32) as *const __m256i);
         if s < 4 {
@@ -231,7 +244,7 @@ unsafe fn bcast4(p: *const i8) -> __m256i {
 }
 
 #[inline(always)]
-unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize, const HALF: bool, const PAIRS: usize>(
+unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize, const HALF: bool, const PAIRS: usize, const HB: usize>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -239,7 +252,7 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
 ) {
     let Tile { r0, group: g, u0, u1, .. } = t;
     let (nblk, nsb) = (w.k / QK, w.k / QK_K);
-    let (lb, sw) = (w.fmt.level_bytes(), w.fmt.scales_per_block());
+    let sw = w.fmt.scales_per_block();
     let min_shift = _mm_cvtsi32_si128(w.fmt.min_shift as i32);
     let x: [*const i8; M] = a.row_levels(r0);
     let sums: [*const i16; M] = a.row_sums(r0, PAIRS);
@@ -250,11 +263,11 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         let mut iacc = [_mm256_setzero_si256(); M];
         for bl in 0..8 {
             let b = u * 8 + bl;
-            let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
+            let lv = t.block(w, b);
             let sc = w.scales.as_ptr().add((g * nblk + b) * sw);
             for s0 in (0..8).step_by(per_scale) {
                 let sv = widen8(sc.add(if s0 >= 4 && HALF { GROUP } else { 0 }));
-                let part = D::sum::<M, NIB, RUN, false>(lv, &x, b * QK, s0, s0 + per_scale, Some(sv));
+                let part = D::sum::<M, NIB, RUN, false, HB>(lv, &x, b * QK, s0, s0 + per_scale, Some(sv));
                 for i in 0..M {
                     iacc[i] = _mm256_add_epi32(iacc[i], part[i]);
                 }
@@ -285,7 +298,15 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
 }
 
 #[inline(always)]
-unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize, const SIGNED: bool, const OFFSET: bool>(
+unsafe fn block_kernel<
+    D: Dot,
+    const M: usize,
+    const NIB: bool,
+    const RUN: usize,
+    const SIGNED: bool,
+    const OFFSET: bool,
+    const HB: usize,
+>(
     a: &QActs,
     w: &QWeight,
     t: Tile,
@@ -293,12 +314,11 @@ unsafe fn block_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
 ) {
     let Tile { r0, group: g, u0, u1, .. } = t;
     let nblk = w.k / QK;
-    let lb = w.fmt.level_bytes();
     let x: [*const i8; M] = a.row_levels(r0);
     let mut facc = [_mm256_setzero_ps(); M];
     for b in u0..u1 {
-        let lv = w.levels.as_ptr().add((g * nblk + b) * lb);
-        let isum = D::sum::<M, NIB, RUN, SIGNED>(lv, &x, b * QK, 0, 8, None);
+        let lv = t.block(w, b);
+        let isum = D::sum::<M, NIB, RUN, SIGNED, HB>(lv, &x, b * QK, 0, 8, None);
         let at = (g * nblk + b) * GROUP;
         let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
         let dmv = if OFFSET { offsets(w, dv, at) } else { dv };
