@@ -194,12 +194,16 @@ step() {
   fi
 }
 
+# The steps' labels name llama.cpp where it runs beside ours.
+beside=", with llama.cpp beside it"
+[[ " ${extra[*]-} " != *" --reference none "* ]] || beside=""
+
 # 1. The GPU: each judge on native wgpu with llama.cpp beside it; what the GPU's matrix units buy
 # (cooperative matrices: off by default until checked on a GPU; kept where the device ran them);
 # what subgroup reductions buy (the same run without them, where the device has them).
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
-  step "$name on webgpu, with llama.cpp beside it" "$out/$name.webgpu.json" \
+  step "$name on webgpu$beside" "$out/$name.webgpu.json" \
     "$rj" bench --model "$m" --backend webgpu --threads "$threads" --format json ${extra[@]+"${extra[@]}"}
   step "$name on webgpu with cooperative matrices where the device has them" "$out/$name.webgpu-coop.json" \
     "$rj" bench --model "$m" --backend webgpu --cooperative-matrix ${none[@]+"${none[@]}"} --format json ${extra[@]+"${extra[@]}"}
@@ -251,7 +255,7 @@ cpu_products() {
 }
 for m in "${model_list[@]}"; do
   name=$(basename "$m" .gguf)
-  step "$name on the CPU, with llama.cpp beside it" "$out/$name.cpu.json" \
+  step "$name on the CPU$beside" "$out/$name.cpu.json" \
     "$rj" bench --model "$m" --backend cpu --threads "$threads" --format json ${extra[@]+"${extra[@]}"}
   rm -f "$out/$name.cpu-vnni.json"
   if grep -Eq '"amx": ?"the products' "$out/$name.cpu.json" 2>/dev/null; then
@@ -281,7 +285,7 @@ curve+=("$threads")
 mapfile -t once < <(unless_given --repeat 1; unless_given --decode-tokens 32; unless_given --prefix-tokens 512; unless_given --items 4)
 for ((i = ${#curve[@]} - 1; i >= 0; i--)); do
   t=${curve[i]}
-  step "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s), llama.cpp beside it" "$out/curve.$t.json" \
+  step "${model_list[0]} on the CPU with $t thread$([ "$t" = 1 ] || echo s)$beside" "$out/curve.$t.json" \
     "$rj" bench --model "${model_list[0]}" --backend cpu --threads "$t" --no-reference-pilot --splits --cpu-ceiling --format json \
     ${once[@]+"${once[@]}"} ${extra[@]+"${extra[@]}"}
 done
