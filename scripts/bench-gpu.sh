@@ -85,9 +85,13 @@ if [ "$offline" = 0 ]; then
 fi
 [ -x "$rj" ] || { echo "bench-gpu.sh: no rocketjudge binary at $rj (build it, or set RJ_BIN)" >&2; exit 1; }
 
-# llama.cpp with its GPU backend, unless python3 already has llama-cpp-python or BENCH ARGS say
-# `--reference none` (no row would run it).
-if [[ " ${extra[*]-} " != *" --reference none "* ]] && ! python3 -c 'import llama_cpp' 2>/dev/null; then
+# Whether llama.cpp runs beside ours: not where BENCH ARGS say `--reference none`. The steps' labels
+# name it only where it does.
+beside=", with llama.cpp beside it"
+[[ " ${extra[*]-} " != *" --reference none "* ]] || beside=""
+
+# llama.cpp with its GPU backend, unless python3 already has llama-cpp-python or no row would run it.
+if [ -n "$beside" ] && ! python3 -c 'import llama_cpp' 2>/dev/null; then
   site=$PWD/.cache/gpu-llama
   if ! PYTHONPATH=$site python3 -c 'import llama_cpp' 2>/dev/null; then
     if command -v nvcc >/dev/null; then backend="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=native"
@@ -193,10 +197,6 @@ step() {
     touch "$file.failed"
   fi
 }
-
-# The steps' labels name llama.cpp where it runs beside ours.
-beside=", with llama.cpp beside it"
-[[ " ${extra[*]-} " != *" --reference none "* ]] || beside=""
 
 # 1. The GPU: each judge on native wgpu with llama.cpp beside it; what the GPU's matrix units buy
 # (cooperative matrices: off by default until checked on a GPU; kept where the device ran them);

@@ -872,7 +872,7 @@ unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usiz
     // Packed levels, where more than one tile meets them: each group's chunk unpacked where its
     // first tile meets it, for every tile. One tile (a decoded token) reads them packed.
     let unpack = w.fmt.high_bits > 0 && m > MR;
-    let per_group = if unpack { 2048 / QK * w.fmt.level_bytes() } else { 0 };
+    let per_group = if unpack { chunk * unit / QK * w.fmt.level_bytes() } else { 0 };
     assert!(groups.len() <= 8, "a task takes at most 8 groups");
     let mut unpacked = UNPACKED.take();
     unpacked.resize(per_group * groups.len(), 0);
