@@ -13,7 +13,9 @@
 //!
 //! The two order their sums differently, so their values agree to float rounding, not bit for bit;
 //! each path's own order is fixed (lanes written out, splits independent of the thread count), so a
-//! path gives the same bits on every thread count, on SSE2 and AVX2, and in the tab.
+//! path gives the same bits on every thread count, on SSE2 and AVX2, and in the tab. The AVX2 copy
+//! of [`per_query`] fuses each multiply-add (one instruction where the others take two) without
+//! changing a bit: its products are of two f16 values, exact in f32 ([`add_product`]).
 
 use half::f16;
 use rayon::prelude::*;
@@ -187,7 +189,19 @@ fn kv_row(cached: &[f16], new: &[f32], j: usize, prefix: usize, kv_dim: usize, g
 /// Heads per pass of the per-query kernels: one 8-lane vector holds a value of each.
 const HB: usize = 8;
 
-/// Keys per pass of [`scores_of`] (divides [`KEY_CHUNK`]).
+/// `acc + a·b` for two f16 values `a` and `b` (held as f32): their product is exact in f32 (11 + 11
+/// significant bits of 24), so fused (`FUSED`, one instruction where [`wide::fused`]) or not, the
+/// sum is rounded once and the bits are the same.
+#[inline(always)]
+fn add_product<const FUSED: bool>(acc: f32, a: f32, b: f32) -> f32 {
+    if FUSED {
+        a.mul_add(b, acc)
+    } else {
+        acc + a * b
+    }
+}
+
+/// Keys per pass of [`scores_of`] (divides [`KEY_CHUNK`]): each its own chain of sums.
 const KB: usize = 4;
 
 /// `s[h][t] = q_h · key_t` for the `n` keys (rows of `hd` in `keys`, which holds
@@ -217,11 +231,45 @@ fn scores_of(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
     }
 }
 
+/// [`scores_of`] with fused multiply-adds (AVX2 and FMA, [`wide::fused`]), 8 keys a pass: the
+/// same bits ([`add_product`]), one instruction where `scores_of` takes two, and chains enough to
+/// hide the longer latency of a fused add.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; called from code compiled for them (`wide!`'s AVX2 copy).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn scores_fused(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
+    use std::arch::x86_64::*;
+    const KF: usize = 8;
+    assert!(qt.len() >= hd * HB && keys.len() >= KEY_CHUNK * hd && KEY_CHUNK % KF == 0 && n <= KEY_CHUNK);
+    for t in (0..n).step_by(KF) {
+        // Rows past `n` are the buffer's leftovers: their lanes are computed and dropped.
+        let rows: [*const f32; KF] = std::array::from_fn(|j| keys.as_ptr().add((t + j) * hd));
+        let mut acc = [_mm256_setzero_ps(); KF];
+        for d in 0..hd {
+            let qv = _mm256_loadu_ps(qt.as_ptr().add(d * HB));
+            for j in 0..KF {
+                acc[j] = _mm256_fmadd_ps(qv, _mm256_broadcast_ss(&*rows[j].add(d)), acc[j]);
+            }
+        }
+        let mut out = [[0f32; HB]; KF];
+        for j in 0..KF {
+            _mm256_storeu_ps(out[j].as_mut_ptr(), acc[j]);
+        }
+        for (j, acc) in out.iter().enumerate().take(n - t) {
+            for (h, &a) in acc.iter().enumerate() {
+                s[h * KEY_CHUNK + t + j] = a;
+            }
+        }
+    }
+}
+
 /// `acc[h] = Σ_t p[h][t] · values[t]` for the `n` values (rows of `hd`) and [`HB`] heads (`p` is
 /// `[HB][KEY_CHUNK]`, `acc` `[HB][hd]`), summed in order of t. Eight columns at a time, the eight
 /// heads' sums in registers across the rows.
 #[inline(always)]
-fn weighted_sums(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32]) {
+fn weighted_sums<const FUSED: bool>(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32], nh: usize) {
     const W: usize = 8;
     let whole = hd / W * W;
     for d0 in (0..whole).step_by(W) {
@@ -229,10 +277,10 @@ fn weighted_sums(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32]
         let p: [&[f32]; HB] = std::array::from_fn(|h| &p[h * KEY_CHUNK..][..n]);
         for (t, x) in values.chunks_exact(hd).take(n).enumerate() {
             let x: &[f32; W] = x[d0..d0 + W].try_into().unwrap();
-            for (h, a) in a.iter_mut().enumerate() {
+            for (h, a) in a.iter_mut().enumerate().take(nh) {
                 let w = p[h][t];
                 for l in 0..W {
-                    a[l] += w * x[l];
+                    a[l] = add_product::<FUSED>(a[l], w, x[l]);
                 }
             }
         }
@@ -241,8 +289,8 @@ fn weighted_sums(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32]
         }
     }
     for d in whole..hd {
-        for h in 0..HB {
-            acc[h * hd + d] = (0..n).fold(0.0, |sum, t| sum + p[h * KEY_CHUNK + t] * values[t * hd + d]);
+        for h in 0..nh {
+            acc[h * hd + d] = (0..n).fold(0.0, |sum, t| add_product::<FUSED>(sum, p[h * KEY_CHUNK + t], values[t * hd + d]));
         }
     }
 }
@@ -267,6 +315,11 @@ pub(super) fn per_query(
     let (hd, n_kv) = (p.head_dim, p.n_head_kv);
     let group = p.n_head / n_kv;
     let nb = group.div_ceil(HB);
+    // Fused multiply-adds where this runs the AVX2 copy: the same bits ([`add_product`]).
+    #[cfg(target_arch = "x86_64")]
+    let fused = wide::fused();
+    #[cfg(not(target_arch = "x86_64"))]
+    let fused = false;
     let kv_dim = n_kv * hd;
     let prefix = cache.len;
     let (pre, post) = p.pre_post_scale();
@@ -299,6 +352,12 @@ pub(super) fn per_query(
                 }
                 let qt = &qt[(r * n_kv + g) * nb * hd * HB..][..nb * hd * HB];
                 for (qt, s) in qt.chunks_exact(hd * HB).zip(block.chunks_exact_mut(HB * KEY_CHUNK)) {
+                    #[cfg(target_arch = "x86_64")]
+                    if fused {
+                        // SAFETY: `fused`: this is the AVX2 copy, on a CPU with AVX2 and FMA.
+                        unsafe { scores_fused(qt, keys, hd, n, s) };
+                        continue;
+                    }
                     scores_of(qt, keys, hd, n, s);
                 }
             })
@@ -343,8 +402,14 @@ pub(super) fn per_query(
                 for (t, out) in values.chunks_exact_mut(hd).take(n).enumerate() {
                     kv_row(&cache.v, &v.data, vis.key(c * KEY_CHUNK + t), prefix, kv_dim, g, out);
                 }
-                for (acc, pr) in acc.chunks_exact_mut(HB * hd).zip(probs.chunks_exact(HB * KEY_CHUNK)) {
-                    weighted_sums(pr, values, hd, n, acc);
+                for (hb, (acc, pr)) in acc.chunks_exact_mut(HB * hd).zip(probs.chunks_exact(HB * KEY_CHUNK)).enumerate() {
+                    // The block's heads of the group; the padding's sums stay zero, and are dropped.
+                    let nh = (group - hb * HB).min(HB);
+                    if fused {
+                        weighted_sums::<true>(pr, values, hd, n, acc, nh);
+                        continue;
+                    }
+                    weighted_sums::<false>(pr, values, hd, n, acc, nh);
                 }
             })
         },

@@ -76,6 +76,14 @@ pub(super) fn set_narrow(narrow: bool) {
     let _ = narrow;
 }
 
+/// Whether [`dispatch`] takes the AVX2 copy, compiled with FMA: there `f32::mul_add` is one
+/// instruction; in the copy as built it is a library call, so callers pass this to their kernels
+/// and take `a * b + c` where it is false.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn fused() -> bool {
+    has_avx2() && !NARROW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Whether [`dispatch`] can take the AVX2 copy on this CPU.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn has_avx2() -> bool {
