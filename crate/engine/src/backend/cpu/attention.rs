@@ -265,8 +265,9 @@ unsafe fn scores_fused(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f
     }
 }
 
-/// `acc[h] = Σ_t p[h][t] · values[t]` for the `n` values (rows of `hd`) and [`HB`] heads (`p` is
-/// `[HB][KEY_CHUNK]`, `acc` `[HB][hd]`), summed in order of t. Eight columns at a time, the eight
+/// `acc[h] = Σ_t p[h][t] · values[t]` for the `n` values (rows of `hd`) and the first `nh` of
+/// [`HB`] heads (`p` is `[HB][KEY_CHUNK]`, `acc` `[HB][hd]`, zeroed; the others, a block's
+/// padding, stay zero), summed in order of t ([`add_product`]). Eight columns at a time, the
 /// heads' sums in registers across the rows.
 #[inline(always)]
 fn weighted_sums<const FUSED: bool>(p: &[f32], values: &[f32], hd: usize, n: usize, acc: &mut [f32], nh: usize) {
