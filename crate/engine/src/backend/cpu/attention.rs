@@ -190,7 +190,7 @@ fn kv_row(cached: &[f16], new: &[f32], j: usize, prefix: usize, kv_dim: usize, g
 const HB: usize = 8;
 
 /// `acc + a·b` for two f16 values `a` and `b` (held as f32): their product is exact in f32 (11 + 11
-/// significant bits of 24), so fused (`FUSED`, one instruction where [`wide::fused`]) or not, the
+/// significant bits of 24), so fused (`FUSED`, one instruction where [`wide::takes_avx2`]) or not, the
 /// sum is rounded once and the bits are the same.
 #[inline(always)]
 fn add_product<const FUSED: bool>(acc: f32, a: f32, b: f32) -> f32 {
@@ -231,7 +231,7 @@ fn scores_of(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
     }
 }
 
-/// [`scores_of`] with fused multiply-adds (AVX2 and FMA, [`wide::fused`]), 8 keys a pass: the
+/// [`scores_of`] with fused multiply-adds (AVX2 and FMA, [`wide::takes_avx2`]), 8 keys a pass: the
 /// same bits ([`add_product`]), one instruction where `scores_of` takes two, and chains enough to
 /// hide the longer latency of a fused add.
 ///
@@ -318,7 +318,7 @@ pub(super) fn per_query(
     let nb = group.div_ceil(HB);
     // Fused multiply-adds where this runs the AVX2 copy: the same bits ([`add_product`]).
     #[cfg(target_arch = "x86_64")]
-    let fused = wide::fused();
+    let fused = wide::takes_avx2();
     #[cfg(not(target_arch = "x86_64"))]
     let fused = false;
     let kv_dim = n_kv * hd;

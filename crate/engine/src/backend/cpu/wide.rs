@@ -28,7 +28,7 @@ pub(super) use wide;
 #[inline(always)]
 pub(super) fn dispatch<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() && !NARROW.load(std::sync::atomic::Ordering::Relaxed) {
+    if takes_avx2() {
         // SAFETY: the CPU has the features `avx2` is compiled for.
         return unsafe { avx2(f) };
     }
@@ -76,11 +76,10 @@ pub(super) fn set_narrow(narrow: bool) {
     let _ = narrow;
 }
 
-/// Whether [`dispatch`] takes the AVX2 copy, compiled with FMA: there `f32::mul_add` is one
-/// instruction; in the copy as built it is a library call, so callers pass this to their kernels
-/// and take `a * b + c` where it is false.
+/// Whether [`dispatch`] takes the AVX2 copy. It is compiled with FMA too: there `f32::mul_add` is
+/// one instruction, in the copy as built a library call, so a kernel that fuses asks this first.
 #[cfg(target_arch = "x86_64")]
-pub(super) fn fused() -> bool {
+pub(super) fn takes_avx2() -> bool {
     has_avx2() && !NARROW.load(std::sync::atomic::Ordering::Relaxed)
 }
 

@@ -88,8 +88,9 @@ pub struct Format {
     /// The offset multiplier is this times `d` (Q4_0: −8, Q5_0: −16, Q6_K: −1), not stored.
     pub dm_of_d: Option<f32>,
     /// Levels wider than 4 bits (Q5_*: 1, Q6_K: 2) are stored as a nibble and this many bits
-    /// above it, packed ([`QWeight::step`]), and unpacked to a byte each for the kernels a chunk of
-    /// K at a time; 0 where they are stored as the kernels read them.
+    /// above it, packed ([`QWeight::step`]): unpacked to a byte each a chunk of K at a time where
+    /// many tiles meet them, in registers where one tile does; 0 where they are stored as the
+    /// kernels read them.
     pub high_bits: usize,
 }
 
@@ -397,8 +398,8 @@ impl QWeight {
 
     /// Blocks `blocks` of group `g` as the kernels read them, into `out`
     /// ([`Format::level_bytes`] bytes a block). The same bytes as [`QWeight::step`] gives, written
-    /// with constant shifts so that it vectorizes: this runs once per chunk of K in every product
-    /// of packed levels, for a decoded token as often as the kernel itself.
+    /// with constant shifts so that it vectorizes: it runs once per group and chunk of K in every
+    /// product of packed levels with more than one tile.
     #[inline(always)]
     fn unpack(&self, g: usize, blocks: std::ops::Range<usize>, out: &mut [u8]) {
         let (sb, lb) = (self.fmt.stored_bytes(), self.fmt.level_bytes());
@@ -874,7 +875,8 @@ unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usiz
     let unpack = w.fmt.high_bits > 0 && m > MR;
     let per_group = if unpack { chunk * unit / QK * w.fmt.level_bytes() } else { 0 };
     assert!(groups.len() <= 8, "a task takes at most 8 groups");
-    let mut unpacked = UNPACKED.take();
+    // The thread's buffer, taken only where it is used (a decoded token's products never do).
+    let mut unpacked = if unpack { UNPACKED.take() } else { Vec::new() };
     unpacked.resize(per_group * groups.len(), 0);
     // Under `wide!` for the write-back of each tile and the unpacking (the kernel `kern` was
     // chosen by the caller).
@@ -912,7 +914,9 @@ unsafe fn task(a: &QActs, w: &QWeight, y: *mut f32, groups: std::ops::Range<usiz
             }
         }
     });
-    UNPACKED.set(unpacked);
+    if unpack {
+        UNPACKED.set(unpacked);
+    }
 }
 
 /// What the CPU itself gives `threads` threads over one ([`ceiling`]): each thread does its share
