@@ -74,8 +74,19 @@ unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, hb: usize, s: usize, h: usize
     if hb > 0 {
         let per = 8 / hb;
         let high = S::load(lv.add(128 + (s / per) * 32 + h * 16));
-        S::with_high(step::<S>(lv, true, 0, s, h), high, (hb * (s % per)) as u32, (1 << hb) - 1)
-    } else if nib {
+        S::with_high(unpacked_step::<S>(lv, true, s, h), high, (hb * (s % per)) as u32, (1 << hb) - 1)
+    } else {
+        unpacked_step::<S>(lv, nib, s, h)
+    }
+}
+
+/// [`step`] of levels stored as the kernels read them: bytes, or nibbles (`nib`). A function of
+/// its own so that `step` does not call itself: a recursive `step` was left out of line in the
+/// wasm build, and the tab's 16-bit-runs kernel ran at ×0.80 of its speed on every weight type,
+/// 4-bit ones too (docs/measurements/speed.md, "The CPU engine in the tab").
+#[inline(always)]
+unsafe fn unpacked_step<S: Simd4>(lv: *const u8, nib: bool, s: usize, h: usize) -> S::I {
+    if nib {
         let v = S::load(lv.add((s % 4) * 32 + h * 16));
         if s < 4 {
             S::low_nibbles(v)
