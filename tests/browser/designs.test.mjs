@@ -27,6 +27,8 @@ const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b'];
 // Two of the fixture's three queries (the third, the longest, added minutes and no check).
 const FIX = fixtureSubset(['101_turn1', '104_turn1']);
+// The written-reasoning tests (replies of up to 64 tokens, the 0.5B's among them) take its shortest query.
+const ONE = fixtureSubset(['101_turn1']);
 let server;
 let browser;
 
@@ -317,7 +319,7 @@ test('pairwise and Direct designs in the page equal the native CLI, rank like `r
   );
 });
 
-/** `rocketjudge reason` natively (CPU, f32 products, as the page's here) on `models`' fixture responses. */
+/** `rocketjudge reason` natively (CPU, f32 products, as the page's here) on `models`' responses to the one query. */
 function nativeReason(judge, models, args) {
   const dir = mkdtempSync(join(tmpdir(), 'rj-reason-'));
   cli([
@@ -326,9 +328,9 @@ function nativeReason(judge, models, args) {
     '--model',
     judge,
     '--queries',
-    join(FIX, 'queries.jsonl'),
+    join(ONE, 'queries.jsonl'),
     '--responses',
-    ...models.map((m) => join(FIX, 'responses', `${m}.jsonl`)),
+    ...models.map((m) => join(ONE, 'responses', `${m}.jsonl`)),
     '--out',
     dir,
     '--backend',
@@ -348,11 +350,11 @@ async function setNumber(page, id, value) {
   await page.waitForFunction(([i, v]) => document.querySelector(`#${i}`)?.value === v, [id, String(value)]);
 }
 
-/** A page with the fixtures of `models` and `judge` loaded (CPU, f32), on the Written reasoning design. */
+/** A page with `models`' responses to the one query and `judge` loaded (CPU, f32), on the Written reasoning design. */
 async function reasoningPage(judge, models) {
   const p = await newPage(browser, server.origin);
   await p.page.goto(`${server.origin}/?demo=0&debug=1`);
-  await loadFixtures(p.page, models, FIX);
+  await loadFixtures(p.page, models, ONE);
   await loadJudge(p.page, judge, 'cpu', 'f32');
   await p.page.click('#tab-designs');
   await choose(p.page, 'design-type', 'reasoned');
@@ -360,7 +362,7 @@ async function reasoningPage(judge, models) {
 }
 
 test("written reasoning (chain of thought) in the page: the 0.5B's replies as the native CLI writes them, ranked as `rank --scores` ranks them", async () => {
-  // The 0.5B (the app's CPU judge) writes readable scores here; two models keep the run short.
+  // The 0.5B (the app's CPU judge) writes readable scores here; two models on one query keep the run short.
   const models = ['gpt-4', 'llama-13b'];
   const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
   // The protocol menu is core's; choosing one fills in its paper's settings.
@@ -389,7 +391,7 @@ test("written reasoning (chain of thought) in the page: the 0.5B's replies as th
   const dir = await download(page, file);
   const rows = jsonl(join(dir, file));
   const nat = nativeReason('qwen2.5-coder-0.5b', models, ['--reply-tokens', '64']);
-  assert.equal(rows.length, 4);
+  assert.equal(rows.length, 2);
   let same = 0;
   for (const n of nat) {
     const d = rows.find((x) => x.model_test === n.model_test && x.session_id === n.session_id);
@@ -405,8 +407,9 @@ test("written reasoning (chain of thought) in the page: the 0.5B's replies as th
   }
   // Greedy text can part only at a near-tie of two tokens' logits (the tab's f32 sums and native ones
   // differ in order): seen on none of 9 such replies in f32 (in int8 on 2 of 9, "3"/"5" and "good"/"poor").
-  assert.ok(same >= 3, `${same} of 4 greedy replies equal the native CLI's`);
-  console.log(`reasoned (rocketeval-cot, 0.5B f32, 64 tokens): ${same} of 4 page replies equal the native CLI's`);
+  // One of the two may part; the test below asks every reply of the pairwise form to be the native one.
+  assert.ok(same >= 1, `${same} of 2 greedy replies equal the native CLI's`);
+  console.log(`reasoned (rocketeval-cot, 0.5B f32, 64 tokens): ${same} of 2 page replies equal the native CLI's`);
   // The leaderboard is `rocketjudge rank --scores` on the download.
   const ranked = JSON.parse(cli(['rank', '--scores', dir, '--format', 'json']));
   const pageBoard = await board(page);
@@ -447,7 +450,7 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
   );
   assert.match(
     await page.locator('#design-summary').innerText(),
-    /6 of 6 replies unreadable, 6 responses without a readable one/,
+    /3 of 3 replies unreadable, 3 responses without a readable one/,
   );
   await page.click('#design-unreadable summary');
   const shown = await page.$$eval('#design-unreadable pre', (p) => p.map((x) => x.textContent));
@@ -460,7 +463,7 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
   await setNumber(page, 'design-reply-tokens', 24);
   await page.waitForSelector('#design-unreadable');
   await page.click('#design-run');
-  await page.waitForFunction(() => /^done: 6/.test(document.querySelector('#design-status')?.textContent || ''), null, {
+  await page.waitForFunction(() => /^done: 3/.test(document.querySelector('#design-status')?.textContent || ''), null, {
     timeout: 60_000,
     polling: 200,
   });
@@ -479,7 +482,7 @@ test('written reasoning in the page: unreadable replies counted and shown, recor
 });
 
 test("pairs judged by written replies in the page (seed 002's pairwise form): each order's replies and votes as natively, ranked as `rank --battles`", async () => {
-  // The 0.5B writes readable votes here (SmolLM2 none); two models keep the run short: two pairs.
+  // The 0.5B writes readable votes here (SmolLM2 none); two models on one query keep the run short: one pair.
   const models = ['gpt-4', 'llama-13b'];
   const { page, log, external } = await reasoningPage('qwen2.5-coder-0.5b', models);
   // The paper's settings: ten replies, five per order, majority vote.
@@ -517,7 +520,7 @@ test("pairs judged by written replies in the page (seed 002's pairwise form): ea
     '--reply-tokens',
     '48',
   ]);
-  assert.equal(rows.length, 2, 'two models on two queries');
+  assert.equal(rows.length, 1, 'two models on one query');
   const key = (r) => `${r.session_id}|${r.model_a}|${r.model_b}`;
   const seen = (rs) =>
     rs.map((r) => [key(r), r.samples.map((s) => [s.a_first, s.text, s.vote ?? null]), r.winner ?? null]).sort();
@@ -526,7 +529,7 @@ test("pairs judged by written replies in the page (seed 002's pairwise form): ea
   const unjudged = rows.filter((r) => r.winner == null).length;
   assert.match(
     await page.locator('#design-summary').innerText(),
-    new RegExp(`${unread} of 4 replies unreadable, ${unjudged} pairs without a verdict`),
+    new RegExp(`${unread} of 2 replies unreadable, ${unjudged} pairs without a verdict`),
   );
   if (unjudged < rows.length) {
     // The leaderboard is `rocketjudge rank --battles` on the download (the leaderboard's method).

@@ -24,11 +24,14 @@ import {
   nativeGrades,
   int8Band,
   compareGrades,
+  fixtureSubset,
   jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'llama-13b'];
+// Two of the fixture's three queries (the third, the longest, adds time and no check): 4 responses.
+const GRADED = fixtureSubset(['101_turn1', '104_turn1']);
 const PART_MB = 40;
 let site;
 let server;
@@ -102,7 +105,7 @@ test('the folder holds the app, the demo, and the judge in parts of at most --pa
 });
 
 test('served by a plain static server: cross-origin isolated by the service worker, grades like the native CLI', async () => {
-  const native = nativeGrades(JUDGE, MODELS);
+  const native = nativeGrades(JUDGE, MODELS, 'int8', GRADED);
   const { context, page, log, external } = await newPage(browser, server.origin);
   await page.goto(`${server.origin}/?demo=0&debug=1`);
   await until(page, () => self.crossOriginIsolated === true, 'cross-origin isolation');
@@ -132,7 +135,7 @@ test('served by a plain static server: cross-origin isolated by the service work
   const probe = (u) => u.includes('blocked.example');
   log.requests = log.requests.filter((u) => !probe(u));
   log.errors = log.errors.filter((e) => !probe(e));
-  await loadFixtures(page, MODELS);
+  await loadFixtures(page, MODELS, GRADED);
   const info = await loadJudge(page, JUDGE, 'cpu');
   assert.match(info, /cpu/);
   const parts = JSON.parse(readFileSync(join(site, 'models/manifest.json'), 'utf8')).models[0].web.parts;
