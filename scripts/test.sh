@@ -91,10 +91,13 @@ trap 'stop_beside; step_times' EXIT
 beside "the web app's build" ./scripts/build-web.sh
 
 # The Slurm and Kubernetes tests (crate/cli/tests/cluster.rs) keep about one core busy (a scheduler
-# between jobs): they run later, beside the browser tests, with the ARM kernels.
-cluster_tests=(--skip slurm_array_grades_shards_like_one_run --skip kubernetes_manifests_validate)
-step "cargo test (core, engine, CLI but its cluster tests; the web app builds beside it)"
-cargo test "${build[@]}" -- "${cluster_tests[@]}" 2>&1
+# between jobs), and the grading orders' test (crate/cli/tests/order.rs: three full runs of 24
+# responses, 2.5 CPU-minutes) is one long test: they run later, beside the browser tests, with the
+# ARM kernels.
+later_tests=(--skip slurm_array_grades_shards_like_one_run --skip kubernetes_manifests_validate
+  --skip every_order_ends_alike_and_until_settled_stops_early_then_completes)
+step "cargo test (core, engine, CLI but its cluster and grading-order tests; the web app builds beside it)"
+cargo test "${build[@]}" -- "${later_tests[@]}" 2>&1
 
 step "the WebGPU kernels again with subgroups of 4 (lavapipe on 128-bit vectors; above: 8 on 256-bit)"
 LP_NATIVE_VECTOR_WIDTH=128 cargo test "${build[@]}" --test webgpu -- \
@@ -137,18 +140,18 @@ ROCKETJUDGE_DAWN_DRIVER=lavapipe scripts/lib/coop-lavapipe-run "$(command -v nod
 step "the tab's thread pool under Node 24 (its threaded wasm on Node worker threads)"
 "$(fetch_node)" --test "tests/node/*.test.mjs" 2>&1
 
-# The browser tests leave about a tenth of the two cores idle (pages loading, a worker starting): the
-# ARM kernels and the cluster tests run beside them.
+# The browser tests leave about a sixth of the two cores idle (pages loading, a worker starting): the
+# ARM kernels, the cluster tests and the grading-order test run beside them.
 beside "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)" ./scripts/test-arm.sh
-beside "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods)" \
-  cargo test "${build[@]}" --test cluster
-step "browser tests (Chromium, SwiftShader WebGPU; the ARM kernels and the cluster tests beside them)"
+beside "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods) and the grading orders" \
+  cargo test "${build[@]}" --test cluster --test order
+step "browser tests (Chromium, SwiftShader WebGPU; the ARM kernels, the cluster and grading-order tests beside them)"
 node --test --test-concurrency=1 tests/browser/ 2>&1
 
 step "the ARM kernels (what is left of them after the steps above)"
 joined "the ARM kernels (cross-compiled, on qemu-aarch64 with and without dotprod)"
-step "the cluster tests (what is left of them after the steps above)"
-joined "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods)"
+step "the cluster and grading-order tests (what is left of them after the steps above)"
+joined "the cluster tests (a single-node Slurm; the Kubernetes manifests' pods) and the grading orders"
 
 step "keeping the compiled dependencies for the next fresh clone (where they changed)"
 save_build_cache
