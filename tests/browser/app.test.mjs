@@ -19,6 +19,7 @@ import {
   int8Band,
   compareGrades,
   fixtureSubset,
+  SHORT_QUERIES,
   FIX,
   OUT,
   ROOT,
@@ -28,9 +29,8 @@ import {
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b', 'alpaca-13b'];
-// The graded runs take two of the fixture's three queries (the third, the longest, added minutes and
-// no check): 8 responses.
-const GRADED = fixtureSubset(['101_turn1', '104_turn1']);
+// The graded runs take the fixture's two shorter queries: 8 responses.
+const GRADED = fixtureSubset(SHORT_QUERIES);
 let server;
 let browser;
 // Map key(model, session) -> norm_probability, from `rocketjudge grade` on the same inputs, with the

@@ -19,14 +19,14 @@ import {
   loadJudge,
   cli,
   fixtureSubset,
+  SHORT_QUERIES,
   OUT,
   jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'gpt-3.5-turbo', 'llama-13b'];
-// Two of the fixture's three queries (the third, the longest, added minutes and no check).
-const FIX = fixtureSubset(['101_turn1', '104_turn1']);
+const FIX = fixtureSubset(SHORT_QUERIES);
 // The written-reasoning tests (replies of up to 64 tokens, the 0.5B's among them) take its shortest query.
 const ONE = fixtureSubset(['101_turn1']);
 let server;

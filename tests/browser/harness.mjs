@@ -184,6 +184,9 @@ export async function loadFixtures(page, models = ['gpt-4', 'gpt-3.5-turbo', 'll
   );
 }
 
+/** The fixture's two shorter queries, which the graded runs take: the third, the longest, adds minutes and no check. */
+export const SHORT_QUERIES = ['101_turn1', '104_turn1'];
+
 /**
  * The browser fixture cut to `sessions` (queries and every model's responses to them) in a folder of
  * its own, for `loadFixtures` and the native CLI: fewer prompts where a check needs no more.

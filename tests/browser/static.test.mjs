@@ -25,13 +25,14 @@ import {
   int8Band,
   compareGrades,
   fixtureSubset,
+  SHORT_QUERIES,
   jsonl,
 } from './harness.mjs';
 
 const JUDGE = 'smollm2-135m';
 const MODELS = ['gpt-4', 'llama-13b'];
-// Two of the fixture's three queries (the third, the longest, adds time and no check): 4 responses.
-const GRADED = fixtureSubset(['101_turn1', '104_turn1']);
+// 4 responses: the two models' answers to the fixture's two shorter queries.
+const GRADED = fixtureSubset(SHORT_QUERIES);
 const PART_MB = 40;
 let site;
 let server;
