@@ -106,13 +106,16 @@ struct GradingParts {
 /// Appended to a response that was cut to fit the judge's context.
 pub const TRUNCATION_MARKER: &str = "\n\n[... the rest of this response was truncated to fit the judge's context ...]";
 
+/// How RocketEval's history labels an assistant's turn.
+const ASSISTANT_LABEL: &str = "ASSISTANT: ";
+
 /// RocketEval's rendering of earlier turns (`tools/utils.py::chat_history`).
 pub fn format_history(messages: &[Message]) -> String {
     let mut out = String::new();
     for m in messages {
         match m.role {
             Role::User => out.push_str("USER: "),
-            Role::Assistant => out.push_str("ASSISTANT: "),
+            Role::Assistant => out.push_str(ASSISTANT_LABEL),
             Role::System => continue,
         }
         out.push_str(&m.content);
@@ -127,6 +130,10 @@ pub fn format_history(messages: &[Message]) -> String {
 pub struct GradingPrompt {
     pub prefix: String,
     pub suffixes: Vec<String>,
+    /// Bytes of `prefix` before the first text an assistant wrote (an earlier turn's answer, else
+    /// the graded answer): the instruction, the user's turns and the query, which every response to
+    /// the same query shares (a judge keeps their keys and values for the next one).
+    pub query_part: usize,
 }
 
 impl GradingPrompt {
@@ -171,14 +178,21 @@ pub fn styled_grading_prompt(
         }
         _ => prefix.push_str(t.head),
     }
+    let history_at = prefix.len();
     prefix.push_str(&format_history(history));
     prefix.push_str(t.query);
     prefix.push_str(user_query);
     prefix.push_str(t.response);
+    // Where the first assistant-written text begins: an earlier answer in the history (after its
+    // "ASSISTANT: "), else this response.
+    let query_part = match history.iter().position(|m| m.role == Role::Assistant) {
+        Some(i) => history_at + format_history(&history[..i]).len() + ASSISTANT_LABEL.len(),
+        None => prefix.len(),
+    };
     prefix.push_str(model_output);
     prefix.push_str(t.evaluation);
     let suffixes = checklist.iter().map(|q| format!("{}{q}{}", t.question, t.tail)).collect();
-    GradingPrompt { prefix, suffixes }
+    GradingPrompt { prefix, suffixes, query_part }
 }
 
 /// The grading prompt of a response to a query, with the response's text replaced by `output`
@@ -581,6 +595,29 @@ mod tests {
         let rocketeval = grading_prompt(&history, "q", "a", &checklist).prefix;
         assert_eq!(criteria.replace(CRITERIA, ""), rocketeval);
         assert!(criteria.find(CRITERIA).unwrap() < criteria.find("# Conversation").unwrap());
+    }
+
+    /// The query's part of a prompt ends where the first assistant-written text begins, in every
+    /// style: an earlier answer (after a system message and a user turn) or, without one, the
+    /// graded answer; two answers to the same query share it byte for byte.
+    #[test]
+    fn the_query_part_ends_at_the_first_assistant_text() {
+        let checklist = vec!["Is it polite?".to_string()];
+        let turns = |answer: &str| {
+            vec![Message::new(Role::System, "Be brief."), Message::new(Role::User, "Hi"), Message::new(Role::Assistant, answer)]
+        };
+        for name in PromptStyle::NAMES {
+            let style: PromptStyle = name.parse().unwrap();
+            for (history, first) in [(vec![], "42"), (turns("Hello"), "Hello")] {
+                let p = styled_grading_prompt(style, &history, "What is 6*7?", "42", &checklist);
+                assert!(p.prefix[p.query_part..].starts_with(first), "{name}: {:?}", &p.prefix[p.query_part..]);
+                assert!(p.prefix[..p.query_part].contains("What is 6*7?") == history.is_empty(), "{name}");
+                let other_history = if history.is_empty() { vec![] } else { turns("Howdy") };
+                let other = styled_grading_prompt(style, &other_history, "What is 6*7?", "41", &checklist);
+                assert_eq!(other.query_part, p.query_part, "{name}");
+                assert_eq!(other.prefix[..other.query_part], p.prefix[..p.query_part], "{name}");
+            }
+        }
     }
 
     #[test]

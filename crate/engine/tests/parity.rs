@@ -179,6 +179,55 @@ fn response_logprob_matches_llama_cpp() {
     }
 }
 
+/// The same grades whatever was graded before: a judge keeps the query's tokens for the next response
+/// to the same query and skips them there. A second answer to the short fixture's query, graded
+/// after the first (its query's tokens kept), gets the bits a fresh judge gives it, at both
+/// precisions; so does the turn-2 fixture after it (another query, nothing kept), and the first
+/// answer again after that (kept no more). The tokens skipped are counted.
+#[test]
+fn grades_do_not_depend_on_what_was_graded_before() {
+    let _guard = common::model_lock();
+    let fixtures = common::parity_fixtures();
+    let find = |name: &str| fixtures.iter().find(|(f, _, _)| f == name).map(|(_, q, r)| (q, r)).unwrap();
+    let (query, first) = find("short");
+    let (turn2_query, turn2) = find("multiturn");
+    let mut second = first.clone();
+    second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
+    for precision in [Precision::Int8, Precision::F32] {
+        let judge = || {
+            judge_from_file(
+                &common::model_path("smollm2-135m"),
+                Cpu::with_precision(common::threads(), precision).unwrap(),
+                4096,
+                &mut |_, _| {},
+            )
+            .unwrap()
+        };
+        let bits = |grades: Vec<rocketjudge_engine::judge::ItemGrade>| {
+            grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect::<Vec<_>>()
+        };
+        let fresh = |q, r| {
+            let mut j = judge();
+            bits(pollster::block_on(j.grade(q, r)).unwrap().items)
+        };
+        let (first_fresh, second_fresh, turn2_fresh) = (fresh(query, first), fresh(query, &second), fresh(turn2_query, turn2));
+        let mut j = judge();
+        let shared = j.prepare(query, &second).unwrap().shared;
+        assert!(shared > 0 && shared == j.prepare(query, first).unwrap().shared, "{precision:?}: {shared} query tokens");
+        let mut next = |q, r| {
+            let p = j.prepare(q, r).unwrap();
+            let before = j.reused_tokens;
+            let g = bits(pollster::block_on(j.grade_prepared(&p)).unwrap());
+            (g, j.reused_tokens - before)
+        };
+        assert_eq!(next(query, first), (first_fresh.clone(), 0), "{precision:?}: the first answer");
+        assert_eq!(next(query, &second), (second_fresh, shared as u64), "{precision:?}: the second answer, its query kept");
+        assert_eq!(next(turn2_query, turn2), (turn2_fresh, 0), "{precision:?}: turn 2, another query");
+        assert_eq!(next(query, first), (first_fresh, 0), "{precision:?}: the first answer again");
+        eprintln!("{precision:?}: {shared} query tokens kept for the second answer, the same bits as a fresh judge");
+    }
+}
+
 /// The same grades whatever the thread count: the pool splits products, attention and norms
 /// differently for 1, 2, 3 and 8 threads (8 over-subscribe a small machine, as a browser's pool
 /// can), and every item's p(Yes) stays within the parity bound of the one-thread grade (SmolLM2,

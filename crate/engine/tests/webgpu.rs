@@ -629,8 +629,10 @@ fn model_parity_on(gpu: WebGpu, name: &str, fixtures: &[&str], layers: Option<us
         let got = block_on(gj.grade_prepared(&prepared)).unwrap();
         let dt = t.elapsed().as_secs_f64();
         gpu_s += dt;
-        // One submission per forward (prefix chunks, the suffix pass) plus the read-back.
-        let forwards = prepared.prefix.len().div_ceil(gj.chunk) + 1;
+        // One submission per forward (the query's chunks, the rest of the prefix's, the suffix
+        // pass) plus the read-back.
+        let (len, shared) = (prepared.prefix.len(), prepared.shared);
+        let forwards = shared.div_ceil(gj.chunk) + (len - shared).div_ceil(gj.chunk) + 1;
         let used = gj.backend.submissions() - subs;
         assert!(used <= forwards as u64 + 1, "{name} {fixture}: {used} submissions for {forwards} forwards");
         let reference = golden["fixtures"].as_array().unwrap().iter().find(|f| f["fixture"] == fixture.as_str());
@@ -655,6 +657,29 @@ fn model_parity_on(gpu: WebGpu, name: &str, fixtures: &[&str], layers: Option<us
         "{name}{layers_note} on {describe}: {n} items, max |Δp| vs CPU {worst:.4}{vs_ref}; \
          load {load_s:.1}s, grading CPU {cpu_s:.1}s, WebGPU {gpu_s:.1}s"
     );
+}
+
+/// The query's tokens kept in the GPU's caches between two answers to one query: the second answer
+/// gets the bits a fresh judge gives it (SmolLM2's first 4 layers; the CPU's case, whole judges at
+/// both precisions, is in tests/parity.rs).
+#[test]
+fn a_query_kept_on_the_gpu_gives_a_fresh_judges_bits() {
+    let _guard = common::model_lock();
+    let path = common::model_path("smollm2-135m");
+    let fixtures = common::parity_fixtures();
+    let (_, query, first) = fixtures.iter().find(|(f, _, _)| f == "short").unwrap();
+    let mut second = first.clone();
+    second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
+    let bits = |j: &mut ModelJudge<WebGpu>, r| -> Vec<(u32, u32)> {
+        let grades = block_on(j.grade(query, r)).unwrap().items;
+        grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect()
+    };
+    let fresh = bits(&mut load_judge(&path, gpu(), Some(4)), &second);
+    let mut j = load_judge(&path, gpu(), Some(4));
+    bits(&mut j, first);
+    let shared = j.prepare(query, &second).unwrap().shared as u64;
+    assert_eq!((bits(&mut j, &second), j.reused_tokens), (fresh, shared), "the second answer after the first");
+    assert!(shared > 0);
 }
 
 #[test]

@@ -75,7 +75,8 @@ impl PromptCodec {
         if answer.len() == whole_answer.len() {
             let whole = self.split(&grading_prompt_for(self.style, query, response, answer))?;
             if fits(&whole) {
-                return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0 }, Cow::Borrowed(answer)));
+                let shared = self.query_tokens(query, response, &whole.0)?;
+                return Ok((PreparedResponse { prefix: whole.0, suffixes: whole.1, truncated_chars: 0, shared }, Cow::Borrowed(answer)));
             }
         }
         // Binary search on the kept length (in characters) of the answer.
@@ -85,12 +86,22 @@ impl PromptCodec {
         })?;
         match kept {
             Some((kept, (prefix, suffixes))) => {
-                Ok((PreparedResponse { prefix, suffixes, truncated_chars: all - kept }, Cow::Owned(cut(answer, chars[kept]))))
+                let shared = self.query_tokens(query, response, &prefix)?;
+                Ok((PreparedResponse { prefix, suffixes, truncated_chars: all - kept, shared }, Cow::Owned(cut(answer, chars[kept]))))
             }
             None => Err(EngineError::Input(format!(
                 "even without the response the prompt exceeds the judge's context of {max_tokens} tokens (is the query or a checklist item very long?)"
             ))),
         }
+    }
+
+    /// How many of `prefix`'s first tokens are the query's part of the prompt
+    /// ([`GradingPrompt::query_part`], tokenized on its own): [`PreparedResponse::shared`]. The
+    /// longest common prefix, so a token the answer's first characters merge into is left out.
+    fn query_tokens(&self, query: &Query, response: &Response, prefix: &[u32]) -> Result<usize, EngineError> {
+        let p = grading_prompt_for(self.style, query, response, "");
+        let head = self.encode_user_message(&p.prefix[..p.query_part])?;
+        Ok(head.iter().zip(prefix).take_while(|(a, b)| a == b).count())
     }
 
     /// What the judge reads for `response`, as text (see [`PromptView`]).

@@ -6,9 +6,13 @@
 //! 2. The longest common token prefix of all items is the shared prefix; the rest of each item is
 //!    its suffix. (Splitting in token space, not text space, means the batched path sees exactly the
 //!    tokens a from-scratch run would.)
-//! 3. The prefix runs once, in chunks, filling the KV cache. All suffixes then run in one forward:
-//!    each attends to the whole prefix and causally to itself only, with positions continuing after
-//!    the prefix; the last layer is computed only for each suffix's final row.
+//! 3. The prefix runs once, in chunks, filling the KV cache: first its query part (the instruction,
+//!    the user's turns and the query, up to the first assistant-written text), then the rest. The
+//!    query part stays in the cache, and the next response to the same query (the default order
+//!    grades every model's answer to a query in turn) starts after it: the same chunks either way,
+//!    so the same bits. All suffixes then run in one forward: each attends to the whole prefix and
+//!    causally to itself only, with positions continuing after the prefix; the last layer is
+//!    computed only for each suffix's final row.
 //! 4. At those rows only the Yes/No rows of the output head are evaluated:
 //!    p(Yes) / (p(Yes) + p(No)) = σ(logit_yes − logit_no), no softmax over the vocabulary.
 //!
@@ -63,6 +67,11 @@ pub struct PreparedResponse {
     pub suffixes: Vec<Vec<u32>>,
     /// Characters of the answer that were cut to fit (0 when it fit).
     pub truncated_chars: usize,
+    /// The first tokens of `prefix` that every response to the same query shares: the instruction,
+    /// the user's turns and the query, up to the first text an assistant wrote. The prefill runs them
+    /// as chunks of their own, so a judge can keep their keys and values for the next response to
+    /// the query and skip them there, its grades the same bits either way.
+    pub shared: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

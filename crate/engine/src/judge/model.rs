@@ -23,25 +23,57 @@ pub struct ModelJudge<B: Backend> {
     pub max_tokens: usize,
     /// Prefix tokens per forward pass (bounds activation memory).
     pub chunk: usize,
+    /// The query's tokens whose keys and values the caches hold from the last graded response
+    /// (run as chunks of `chunk` tokens): [`Self::prefill_shared`] skips them when the next
+    /// response to that query begins with them. Empty when the caches hold nothing to keep.
+    kept: (Vec<u32>, usize),
+    /// Prefix tokens that were not run because the caches held them (what the kept query saved).
+    pub reused_tokens: u64,
 }
 
 impl<B: Backend> ModelJudge<B> {
     pub fn new(name: String, codec: PromptCodec, model: Model<B>, mut backend: B, max_tokens: usize) -> Result<Self, EngineError> {
         let max_tokens = max_tokens.min(model.config.context_length);
         let caches = model.new_caches(&mut backend, max_tokens)?;
-        Ok(ModelJudge { name, codec, model, backend, caches, max_tokens, chunk: 512 })
+        Ok(ModelJudge { name, codec, model, backend, caches, max_tokens, chunk: 512, kept: (Vec::new(), 0), reused_tokens: 0 })
     }
 
-    /// Run the shared prefix into the KV cache, in chunks.
+    /// Run the shared prefix into the KV cache, in chunks, from scratch.
     pub fn prefill(&mut self, prefix: &[u32]) -> Result<(), EngineError> {
+        self.prefill_shared(prefix, 0)
+    }
+
+    /// Run `prefix` into the KV cache: its first `shared` tokens (the query's,
+    /// [`PreparedResponse::shared`]) as chunks of their own, then the rest. Where the caches still
+    /// hold those same tokens from the last response, run that way, they are not run again. Either
+    /// way the rest runs in the same chunks after the same keys and values, so the grades are the
+    /// same bits whatever was graded before (a resumed or sharded run's bytes do not change).
+    fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
+        let (head, rest) = prefix.split_at(shared.min(prefix.len()));
+        let chunk = self.chunk.max(1);
+        let keep = !head.is_empty() && self.kept.0 == head && self.kept.1 == chunk;
+        let start = if keep { head.len() } else { 0 };
         for c in self.caches.iter_mut() {
-            self.backend.truncate_cache(c, 0);
+            self.backend.truncate_cache(c, start);
         }
-        for (ci, chunk) in prefix.chunks(self.chunk.max(1)).enumerate() {
-            let start = ci * self.chunk;
-            let positions: Vec<u32> = (start..start + chunk.len()).map(|p| p as u32).collect();
-            let segments = vec![0u32; chunk.len()];
-            self.model.forward(&mut self.backend, &mut self.caches, chunk, &positions, &segments, true, None)?;
+        if keep {
+            self.reused_tokens += head.len() as u64;
+        } else {
+            self.kept.0.clear();
+            self.run_chunks(head, 0)?;
+            self.kept = (head.to_vec(), chunk);
+        }
+        self.run_chunks(rest, head.len())
+    }
+
+    /// `tokens` at positions `start..` into the KV cache, `chunk` tokens a forward.
+    fn run_chunks(&mut self, tokens: &[u32], start: usize) -> Result<(), EngineError> {
+        let chunk = self.chunk.max(1);
+        for (ci, part) in tokens.chunks(chunk).enumerate() {
+            let at = start + ci * chunk;
+            let positions: Vec<u32> = (at..at + part.len()).map(|p| p as u32).collect();
+            let segments = vec![0u32; part.len()];
+            self.model.forward(&mut self.backend, &mut self.caches, part, &positions, &segments, true, None)?;
         }
         Ok(())
     }
@@ -254,7 +286,7 @@ impl<B: Backend> Judge for ModelJudge<B> {
     }
 
     async fn grade_prepared(&mut self, p: &PreparedResponse) -> Result<Vec<ItemGrade>, EngineError> {
-        self.prefill(&p.prefix)?;
+        self.prefill_shared(&p.prefix, p.shared)?;
         self.grade_suffixes(p.prefix.len(), &p.suffixes).await
     }
 }
