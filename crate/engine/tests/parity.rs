@@ -187,12 +187,9 @@ fn response_logprob_matches_llama_cpp() {
 #[test]
 fn grades_do_not_depend_on_what_was_graded_before() {
     let _guard = common::model_lock();
+    let (query, first, second) = &common::two_answers();
     let fixtures = common::parity_fixtures();
-    let find = |name: &str| fixtures.iter().find(|(f, _, _)| f == name).map(|(_, q, r)| (q, r)).unwrap();
-    let (query, first) = find("short");
-    let (turn2_query, turn2) = find("multiturn");
-    let mut second = first.clone();
-    second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
+    let (_, turn2_query, turn2) = fixtures.iter().find(|(f, _, _)| f == "multiturn").unwrap();
     for precision in [Precision::Int8, Precision::F32] {
         let judge = || {
             judge_from_file(
@@ -210,9 +207,9 @@ fn grades_do_not_depend_on_what_was_graded_before() {
             let mut j = judge();
             bits(pollster::block_on(j.grade(q, r)).unwrap().items)
         };
-        let (first_fresh, second_fresh, turn2_fresh) = (fresh(query, first), fresh(query, &second), fresh(turn2_query, turn2));
+        let (first_fresh, second_fresh, turn2_fresh) = (fresh(query, first), fresh(query, second), fresh(turn2_query, turn2));
         let mut j = judge();
-        let shared = j.prepare(query, &second).unwrap().shared;
+        let shared = j.prepare(query, second).unwrap().shared;
         assert!(shared > 0 && shared == j.prepare(query, first).unwrap().shared, "{precision:?}: {shared} query tokens");
         let mut next = |q, r| {
             let p = j.prepare(q, r).unwrap();
@@ -221,7 +218,7 @@ fn grades_do_not_depend_on_what_was_graded_before() {
             (g, j.reused_tokens - before)
         };
         assert_eq!(next(query, first), (first_fresh.clone(), 0), "{precision:?}: the first answer");
-        assert_eq!(next(query, &second), (second_fresh, shared as u64), "{precision:?}: the second answer, its query kept");
+        assert_eq!(next(query, second), (second_fresh, shared as u64), "{precision:?}: the second answer, its query kept");
         assert_eq!(next(turn2_query, turn2), (turn2_fresh, 0), "{precision:?}: turn 2, another query");
         assert_eq!(next(query, first), (first_fresh, 0), "{precision:?}: the first answer again");
         eprintln!("{precision:?}: {shared} query tokens kept for the second answer, the same bits as a fresh judge");

@@ -666,18 +666,15 @@ fn model_parity_on(gpu: WebGpu, name: &str, fixtures: &[&str], layers: Option<us
 fn a_query_kept_on_the_gpu_gives_a_fresh_judges_bits() {
     let _guard = common::model_lock();
     let path = common::model_path("smollm2-135m");
-    let fixtures = common::parity_fixtures();
-    let (_, query, first) = fixtures.iter().find(|(f, _, _)| f == "short").unwrap();
-    let mut second = first.clone();
-    second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
+    let (query, first, second) = common::two_answers();
     let bits = |j: &mut ModelJudge<WebGpu>, r| -> Vec<(u32, u32)> {
-        let grades = block_on(j.grade(query, r)).unwrap().items;
+        let grades = block_on(j.grade(&query, r)).unwrap().items;
         grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect()
     };
     let fresh = bits(&mut load_judge(&path, gpu(), Some(4)), &second);
     let mut j = load_judge(&path, gpu(), Some(4));
-    bits(&mut j, first);
-    let shared = j.prepare(query, &second).unwrap().shared as u64;
+    bits(&mut j, &first);
+    let shared = j.prepare(&query, &second).unwrap().shared as u64;
     assert_eq!((bits(&mut j, &second), j.reused_tokens), (fresh, shared), "the second answer after the first");
     assert!(shared > 0);
 }

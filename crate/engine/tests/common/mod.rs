@@ -64,6 +64,15 @@ pub fn parity_fixtures() -> Vec<(String, Query, Response)> {
         .collect()
 }
 
+/// The short parity fixture's query, its response, and another answer to the same query (the same
+/// history, another text): two answers whose prompts share the query's part.
+pub fn two_answers() -> (Query, Response, Response) {
+    let (_, query, first) = parity_fixtures().into_iter().find(|(f, _, _)| f == "short").unwrap();
+    let mut second = first.clone();
+    second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
+    (query, first, second)
+}
+
 /// Real models are large: tests that load one take this lock so they run one at a time, each with
 /// every core.
 pub fn model_lock() -> MutexGuard<'static, ()> {
