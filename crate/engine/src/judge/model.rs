@@ -45,7 +45,8 @@ impl<B: Backend> ModelJudge<B> {
 
     /// Run `prefix` into the KV cache: its first `shared` tokens (the query's,
     /// [`PreparedResponse::shared`]) as chunks of their own, then the rest. Where the caches still
-    /// hold those same tokens from the last response, run that way, they are not run again. Either
+    /// hold those same tokens from the last prefill, which ran them the same way, they are not run
+    /// again. Either
     /// way the rest runs in the same chunks after the same keys and values, so the grades are the
     /// same bits whatever was graded before (a resumed or sharded run's bytes do not change).
     fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
