@@ -200,12 +200,9 @@ fn grades_do_not_depend_on_what_was_graded_before() {
             )
             .unwrap()
         };
-        let bits = |grades: Vec<rocketjudge_engine::judge::ItemGrade>| {
-            grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect::<Vec<_>>()
-        };
         let fresh = |q, r| {
             let mut j = judge();
-            bits(pollster::block_on(j.grade(q, r)).unwrap().items)
+            common::logit_bits(&pollster::block_on(j.grade(q, r)).unwrap().items)
         };
         let (first_fresh, second_fresh, turn2_fresh) = (fresh(query, first), fresh(query, second), fresh(turn2_query, turn2));
         let mut j = judge();
@@ -214,7 +211,7 @@ fn grades_do_not_depend_on_what_was_graded_before() {
         let mut next = |q, r| {
             let p = j.prepare(q, r).unwrap();
             let before = j.reused_tokens;
-            let g = bits(pollster::block_on(j.grade_prepared(&p)).unwrap());
+            let g = common::logit_bits(&pollster::block_on(j.grade_prepared(&p)).unwrap());
             (g, j.reused_tokens - before)
         };
         assert_eq!(next(query, first), (first_fresh.clone(), 0), "{precision:?}: the first answer");

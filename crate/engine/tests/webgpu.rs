@@ -667,10 +667,7 @@ fn a_query_kept_on_the_gpu_gives_a_fresh_judges_bits() {
     let _guard = common::model_lock();
     let path = common::model_path("smollm2-135m");
     let (query, first, second) = common::two_answers();
-    let bits = |j: &mut ModelJudge<WebGpu>, r| -> Vec<(u32, u32)> {
-        let grades = block_on(j.grade(&query, r)).unwrap().items;
-        grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect()
-    };
+    let bits = |j: &mut ModelJudge<WebGpu>, r| common::logit_bits(&block_on(j.grade(&query, r)).unwrap().items);
     let fresh = bits(&mut load_judge(&path, gpu(), Some(4)), &second);
     let mut j = load_judge(&path, gpu(), Some(4));
     bits(&mut j, &first);

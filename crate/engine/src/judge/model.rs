@@ -46,9 +46,9 @@ impl<B: Backend> ModelJudge<B> {
     /// Run `prefix` into the KV cache: its first `shared` tokens (the query's,
     /// [`PreparedResponse::shared`]) as chunks of their own, then the rest. Where the caches still
     /// hold those same tokens from the last prefill, which ran them the same way, they are not run
-    /// again. Either
-    /// way the rest runs in the same chunks after the same keys and values, so the grades are the
-    /// same bits whatever was graded before (a resumed or sharded run's bytes do not change).
+    /// again. Either way the rest runs in the same chunks after the same keys and values, so the
+    /// grades are the same bits whatever was graded before (a resumed or sharded run's bytes do not
+    /// change).
     fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
         let (head, rest) = prefix.split_at(shared.min(prefix.len()));
         let chunk = self.chunk.max(1);
@@ -60,6 +60,7 @@ impl<B: Backend> ModelJudge<B> {
         if keep {
             self.reused_tokens += head.len() as u64;
         } else {
+            // Nothing is kept until the query's chunks have run: a forward that fails leaves none.
             self.kept.0.clear();
             self.run_chunks(head, 0)?;
             self.kept = (head.to_vec(), chunk);

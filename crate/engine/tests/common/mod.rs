@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use rocketjudge_core::formats::{jsonl::read_jsonl, Query, Response};
 use rocketjudge_engine::backend::Backend;
 use rocketjudge_engine::generate::{GenerateSettings, StopReason};
-use rocketjudge_engine::judge::ModelJudge;
+use rocketjudge_engine::judge::{ItemGrade, ModelJudge};
 use rocketjudge_engine::load::block_on;
 use serde_json::Value;
 
@@ -71,6 +71,11 @@ pub fn two_answers() -> (Query, Response, Response) {
     let mut second = first.clone();
     second.output = vec!["You would be in second place, and the person you overtook is now third.".into()];
     (query, first, second)
+}
+
+/// Each item's Yes and No logits as bits, for comparisons that must be exact.
+pub fn logit_bits(grades: &[ItemGrade]) -> Vec<(u32, u32)> {
+    grades.iter().map(|g| (g.logit_yes.to_bits(), g.logit_no.to_bits())).collect()
 }
 
 /// Real models are large: tests that load one take this lock so they run one at a time, each with
