@@ -124,6 +124,24 @@ pub fn format_history(messages: &[Message]) -> String {
     out
 }
 
+/// Where the first assistant-written text of a prompt begins: an earlier answer in `history`
+/// (rendered at byte `history_at`, the text after its "ASSISTANT: "), else the answer judged, at
+/// `answer_at`. What lies before it is the same for every answer to the query.
+fn query_part(history: &[Message], history_at: usize, answer_at: usize) -> usize {
+    match history.iter().position(|m| m.role == Role::Assistant) {
+        Some(i) => history_at + format_history(&history[..i]).len() + ASSISTANT_LABEL.len(),
+        None => answer_at,
+    }
+}
+
+/// A prompt read in one pass (a Direct score, a comparison) and the byte where its query's part
+/// ends, as [`GradingPrompt::query_part`] says for a grading prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnePassPrompt {
+    pub text: String,
+    pub query_part: usize,
+}
+
 /// What a judge reads for one response: the shared part and one part per checklist item.
 /// The full user message for item `i` is `prefix + suffixes[i]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,12 +201,7 @@ pub fn styled_grading_prompt(
     prefix.push_str(t.query);
     prefix.push_str(user_query);
     prefix.push_str(t.response);
-    // Where the first assistant-written text begins: an earlier answer in the history (after its
-    // "ASSISTANT: "), else this response.
-    let query_part = match history.iter().position(|m| m.role == Role::Assistant) {
-        Some(i) => history_at + format_history(&history[..i]).len() + ASSISTANT_LABEL.len(),
-        None => prefix.len(),
-    };
+    let query_part = query_part(history, history_at, prefix.len());
     prefix.push_str(model_output);
     prefix.push_str(t.evaluation);
     let suffixes = checklist.iter().map(|q| format!("{}{q}{}", t.question, t.tail)).collect();
@@ -395,9 +408,9 @@ pub struct DirectPrompt<'a> {
 /// The paper's "Direct" baseline (appendix A.1, checklist disabled, CoT disabled): the judge scores
 /// the response 0–9 with one digit; the score is read from the first token's digit distribution.
 /// With a reference answer (MT-Bench) the reference section is included, as the paper does.
-pub fn direct_prompt(history: &[Message], user_query: &str, reference: Option<&str>, model_output: &str) -> String {
+pub fn direct_prompt(history: &[Message], user_query: &str, reference: Option<&str>, model_output: &str) -> OnePassPrompt {
     let mut p = String::from(DIRECT_HEAD);
-    push_direct_conversation(&mut p, history, user_query, reference, model_output);
+    let query_part = push_direct_conversation(&mut p, history, user_query, reference, model_output);
     if reference.is_some() {
         p.push_str(DIRECT_RULES);
     } else {
@@ -406,10 +419,18 @@ pub fn direct_prompt(history: &[Message], user_query: &str, reference: Option<&s
             "analyze the AI response based on your analysis",
         ));
     }
-    p
+    OnePassPrompt { text: p, query_part }
 }
 
-pub(crate) fn push_direct_conversation(p: &mut String, history: &[Message], user_query: &str, reference: Option<&str>, model_output: &str) {
+/// The conversation of a Direct prompt onto `p`; the byte of `p` where its query's part ends.
+pub(crate) fn push_direct_conversation(
+    p: &mut String,
+    history: &[Message],
+    user_query: &str,
+    reference: Option<&str>,
+    model_output: &str,
+) -> usize {
+    let history_at = p.len();
     p.push_str(&format_history(history));
     p.push_str("<|end_of_history|>\n## Current User Query\n<|begin_of_query|>\n");
     p.push_str(user_query);
@@ -420,8 +441,10 @@ pub(crate) fn push_direct_conversation(p: &mut String, history: &[Message], user
         p.push_str("\n<|end_of_reference_response|>\n\n");
     }
     p.push_str("## AI Response\n<|begin_of_response|>\n");
+    let at = query_part(history, history_at, p.len());
     p.push_str(model_output);
     p.push_str("\n<|end_of_response|>\n\n");
+    at
 }
 
 /// The numbered checklist block that guides a Direct score or a comparison (seed 002).
@@ -447,7 +470,7 @@ pub fn direct_prompt_at(
     reference: Option<&str>,
     model_output: &str,
     checklist: Option<&[String]>,
-) -> Option<String> {
+) -> Option<OnePassPrompt> {
     let mut p = match spec.instruction {
         DirectInstruction::Perplexity => return None,
         DirectInstruction::RocketEval => direct_prompt(history, user_query, reference, model_output),
@@ -458,7 +481,7 @@ pub fn direct_prompt_at(
                 _ => "Evaluate the response for the given rubric below. Use the rubric to guide you evaluating and base all your evaluation decision on the rubric.\n\n",
             });
             p.push_str("# Conversation between User and AI\n## History\n<|begin_of_history|>\n");
-            push_direct_conversation(&mut p, history, user_query, reference, model_output);
+            let query_part = push_direct_conversation(&mut p, history, user_query, reference, model_output);
             match (level, spec.rubric) {
                 (DirectInstruction::Generic, _) => {}
                 (_, Some(text)) => p.push_str(&format!("# Rubric\n{}\n\n", text.trim_end())),
@@ -471,13 +494,14 @@ pub fn direct_prompt_at(
                 range.start(),
                 range.end()
             ));
-            p
+            OnePassPrompt { text: p, query_part }
         }
     };
     if let Some(items) = checklist.filter(|c| !c.is_empty()) {
-        // Before the evaluation instruction, so the prompt still ends on the answer cue.
-        let at = p.rfind("# Evaluation").expect("every Direct prompt has an evaluation section");
-        p.insert_str(at, &checklist_block(items));
+        // Before the evaluation instruction, so the prompt still ends on the answer cue (and after
+        // the answer, so the query's part stays as it was).
+        let at = p.text.rfind("# Evaluation").expect("every Direct prompt has an evaluation section");
+        p.text.insert_str(at, &checklist_block(items));
     }
     Some(p)
 }
@@ -526,12 +550,15 @@ pub fn pairwise_prompt(
     output_b: &str,
     checklist: Option<&[String]>,
     scale: PairwiseScale,
-) -> String {
+) -> OnePassPrompt {
     let mut p = String::from("# Instruction\n\nYou are an expert evaluator. Your task is to compare two responses generated by AI models to the same user query.\nYou should first read the user query and the conversation history carefully for analyzing the task, and then decide which response answers the current user query better.\n\n# Conversation between User and AI\n\n## History\n<|begin_of_history|>\n\n");
     p.push_str(&format_history(history));
     p.push_str("\n\n<|end_of_history|> \n\n## Current User Query\n<|begin_of_query|>\n\n");
     p.push_str(user_query);
     p.push_str("\n\n<|end_of_query|>\n\n## Response A\n<|begin_of_response_a|>\n\n");
+    // Both answers are read against one history (the engine passes the query's own), so the
+    // query's part runs to answer A.
+    let query_part = p.len();
     p.push_str(output_a);
     p.push_str("\n\n<|end_of_response_a|>\n\n## Response B\n<|begin_of_response_b|>\n\n");
     p.push_str(output_b);
@@ -549,7 +576,7 @@ pub fn pairwise_prompt(
             p.push_str("The order in which the responses are shown should NOT affect your verdict. You can only answer 1, 2, 3, 4 or 5.\n\nYour verdict (1-5): ");
         }
     }
-    p
+    OnePassPrompt { text: p, query_part }
 }
 
 /// The whole grading prompt with the question in place, exactly as RocketEval's
@@ -620,14 +647,43 @@ mod tests {
         }
     }
 
+    /// The same for a Direct prompt at every level, with or without a reference and the checklist
+    /// (which goes after the answer), and for a comparison, whose history is the query's: its
+    /// query's part runs to answer A, the same whatever the two answers are.
+    #[test]
+    fn one_pass_prompts_end_their_query_part_at_the_first_assistant_text() {
+        let items = vec!["Does it say 42?".to_string()];
+        let turns = |answer: &str| vec![Message::new(Role::User, "Hi"), Message::new(Role::Assistant, answer)];
+        for level in DirectInstruction::NAMES.iter().map(|n| n.parse::<DirectInstruction>().unwrap()) {
+            if level == DirectInstruction::Perplexity {
+                continue;
+            }
+            for (history, first, other_history) in [(vec![], "It is 42.", vec![]), (turns("Hello"), "Hello", turns("Howdy"))] {
+                for (reference, checklist) in [(None, None), (Some("42"), Some(items.as_slice()))] {
+                    let spec = DirectPrompt { instruction: level, ..Default::default() };
+                    let p = direct_prompt_at(spec, &history, "What is 6*7?", reference, "It is 42.", checklist).unwrap();
+                    assert!(p.text[p.query_part..].starts_with(first), "{level}: {:?}", &p.text[p.query_part..]);
+                    let other = direct_prompt_at(spec, &other_history, "What is 6*7?", reference, "41", checklist).unwrap();
+                    assert_eq!(other.text[..other.query_part], p.text[..p.query_part], "{level}");
+                }
+            }
+        }
+        for scale in [PairwiseScale::Binary, PairwiseScale::FivePoint] {
+            let p = pairwise_prompt(&turns("Hello"), "What is 6*7?", "It is 42.", "41", Some(&items), scale);
+            assert!(p.text[p.query_part..].starts_with("It is 42.") && p.text[..p.query_part].contains("What is 6*7?"));
+            let swapped = pairwise_prompt(&turns("Hello"), "What is 6*7?", "41", "It is 42.", None, scale);
+            assert_eq!(swapped.text[..swapped.query_part], p.text[..p.query_part]);
+        }
+    }
+
     #[test]
     fn pairwise_prompt_shows_both_in_order() {
-        let p = pairwise_prompt(&[], "Q?", "first answer", "second answer", None, PairwiseScale::Binary);
+        let p = pairwise_prompt(&[], "Q?", "first answer", "second answer", None, PairwiseScale::Binary).text;
         assert!(!p.contains("## Checklist"));
         assert!(p.find("first answer").unwrap() < p.find("second answer").unwrap());
         assert!(p.ends_with("Your answer (A/B): "));
         // The 5-point scale: the same conversation, the five verdicts in order, then its cue.
-        let five = pairwise_prompt(&[], "Q?", "first answer", "second answer", None, PairwiseScale::FivePoint);
+        let five = pairwise_prompt(&[], "Q?", "first answer", "second answer", None, PairwiseScale::FivePoint).text;
         assert_eq!(five[..five.find("# Evaluation").unwrap()], p[..p.find("# Evaluation").unwrap()]);
         let at = |s: &str| five.find(s).unwrap();
         assert!(at("1. Response A is significantly better.") < at("3. Tie") && at("3. Tie") < at("5. Response B is significantly better."));
@@ -637,7 +693,7 @@ mod tests {
     #[test]
     fn checklist_guides_a_comparison_before_the_verdict() {
         let items = vec!["Does it say 42?".to_string(), "Is it short?".to_string()];
-        let p = pairwise_prompt(&[], "Q?", "a", "b", Some(&items), PairwiseScale::Binary);
+        let p = pairwise_prompt(&[], "Q?", "a", "b", Some(&items), PairwiseScale::Binary).text;
         let block = p.find("## Checklist\n").unwrap();
         assert!(p.find("<|end_of_response_b|>").unwrap() < block && block < p.find("# Evaluation").unwrap());
         assert!(p.contains("1. Does it say 42?\n2. Is it short?\n"));
@@ -648,12 +704,12 @@ mod tests {
     fn direct_levels_add_instruction_and_end_on_the_score_cue() {
         let items = vec!["Does it say 42?".to_string()];
         let spec = |instruction| DirectPrompt { instruction, ..Default::default() };
-        let at = |level, checklist| direct_prompt_at(spec(level), &[], "What is 6*7?", Some("42"), "It is 42.", checklist).unwrap();
-        assert_eq!(at(DirectInstruction::RocketEval, None), direct_prompt(&[], "What is 6*7?", Some("42"), "It is 42."));
+        let at = |level, checklist| direct_prompt_at(spec(level), &[], "What is 6*7?", Some("42"), "It is 42.", checklist).unwrap().text;
+        assert_eq!(at(DirectInstruction::RocketEval, None), direct_prompt(&[], "What is 6*7?", Some("42"), "It is 42.").text);
         assert!(direct_prompt_at(spec(DirectInstruction::Perplexity), &[], "q", None, "r", None).is_none());
         // Seed 004: the user names the criterion (or writes the rubric) in place of the built-in one.
         let own = DirectPrompt { rubric: Some("Logicality"), ..spec(DirectInstruction::Criteria) };
-        let own = direct_prompt_at(own, &[], "q", None, "r", None).unwrap();
+        let own = direct_prompt_at(own, &[], "q", None, "r", None).unwrap().text;
         assert!(own.contains("# Rubric\nLogicality\n\n# Evaluation") && !own.contains("Helpfulness"), "{own}");
         let (generic, criteria, rubric) =
             (at(DirectInstruction::Generic, None), at(DirectInstruction::Criteria, None), at(DirectInstruction::Rubric, None));
@@ -681,8 +737,9 @@ mod tests {
             built_in_rubric(DirectScale::ZeroToNine, false),
             "- Helpfulness: the response solves the user's problem or answers the question asked.\n- Relevance: everything in it bears on the query; nothing is off topic.\n- Accuracy: facts, numbers, code and reasoning are correct.\n- Depth: it explains why, not only what, where the query calls for it.\n- Creativity: where the task is open, the answer is original rather than generic.\n- Level of detail: as detailed as the query needs, no more.\n\nScore 0-1: incoherent, wrong or off topic. Score 2-3: addresses the query but is mostly wrong or unhelpful. Score 4-5: partly correct or incomplete (factual errors, missing key information). Score 6-7: correct and helpful with minor issues. Score 8-9: correct, complete, relevant and well explained.\n"
         );
-        let at =
-            |instruction, scale| direct_prompt_at(DirectPrompt { instruction, scale, rubric: None }, &[], "q", None, "r", None).unwrap();
+        let at = |instruction, scale| {
+            direct_prompt_at(DirectPrompt { instruction, scale, rubric: None }, &[], "q", None, "r", None).unwrap().text
+        };
         let full = at(DirectInstruction::Rubric, DirectScale::OneToFive);
         for band in ["Score 1: incoherent", "Score 2: ", "Score 3: ", "Score 4: ", "Score 5: correct, complete"] {
             assert!(full.contains(band), "{band}");

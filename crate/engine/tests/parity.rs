@@ -16,8 +16,11 @@
 
 mod common;
 
+use rocketjudge_core::direct::DirectSettings;
+use rocketjudge_core::formats::Response;
+use rocketjudge_core::prompt::PairwiseScale;
 use rocketjudge_engine::backend::cpu::{Cpu, Precision};
-use rocketjudge_engine::judge::Judge;
+use rocketjudge_engine::judge::{Judge, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -219,6 +222,42 @@ fn grades_do_not_depend_on_what_was_graded_before() {
         assert_eq!(next(turn2_query, turn2), (turn2_fresh, 0), "{precision:?}: turn 2, another query");
         assert_eq!(next(query, first), (first_fresh, 0), "{precision:?}: the first answer again");
         eprintln!("{precision:?}: {shared} query tokens kept for the second answer, the same bits as a fresh judge");
+    }
+}
+
+/// The same for the prompts read in one pass: a Direct score and a comparison keep their query's
+/// part for the next answer to (or comparison on) the same query, and each gets a fresh judge's
+/// bits whatever was scored before it, at both precisions (SmolLM2, the two answers above).
+#[test]
+fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
+    let _guard = common::model_lock();
+    let (query, first, second) = &common::two_answers();
+    let settings = DirectSettings::default();
+    for precision in [Precision::Int8, Precision::F32] {
+        let judge = || {
+            let cpu = Cpu::with_precision(common::threads(), precision).unwrap();
+            judge_from_file(&common::model_path("smollm2-135m"), cpu, 4096, &mut |_, _| {}).unwrap()
+        };
+        // A Direct score or a comparison as bits, and the tokens it did not run.
+        let kept = |j: &mut ModelJudge<Cpu>, bits: Vec<u64>, before: u64| (bits, j.reused_tokens - before);
+        let direct = |j: &mut ModelJudge<Cpu>, r: &Response| {
+            let (before, d) = (j.reused_tokens, pollster::block_on(j.direct_score(query, r, &settings, false)).unwrap());
+            kept(j, d.probabilities.map(f64::to_bits).to_vec(), before)
+        };
+        let compare = |j: &mut ModelJudge<Cpu>, a: &Response, b: &Response| {
+            let (before, p) = (j.reused_tokens, pollster::block_on(j.compare(query, a, b, false, PairwiseScale::Binary)).unwrap());
+            kept(j, vec![u64::from(p.logit_a.to_bits()), u64::from(p.logit_b.to_bits())], before)
+        };
+        let (direct_fresh, ba_fresh) = (direct(&mut judge(), second).0, compare(&mut judge(), second, first).0);
+        let mut j = judge();
+        assert_eq!(direct(&mut j, first).1, 0, "{precision:?}: the first Direct score");
+        let (bits, kept) = direct(&mut j, second);
+        assert!(bits == direct_fresh && kept > 0, "{precision:?}: the second Direct score ({kept} tokens kept)");
+        assert_eq!(compare(&mut j, first, second).1, 0, "{precision:?}: a comparison after Direct scores");
+        let (bits, pair_kept) = compare(&mut j, second, first);
+        assert!(bits == ba_fresh && pair_kept > 0, "{precision:?}: the swapped comparison ({pair_kept} tokens kept)");
+        assert_eq!(direct(&mut j, second), (direct_fresh, 0), "{precision:?}: a Direct score after comparisons");
+        eprintln!("{precision:?}: {kept} query tokens kept for a Direct score, {pair_kept} for a comparison, a fresh judge's bits");
     }
 }
 

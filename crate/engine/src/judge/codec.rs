@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 
 use rocketjudge_core::formats::{AnswerTokens, Message, Query, Response, Role};
-use rocketjudge_core::prompt::{grading_prompt_for, pairwise_prompt, GradingPrompt, PairwiseScale, PromptStyle, TRUNCATION_MARKER};
+use rocketjudge_core::prompt::{
+    grading_prompt_for, pairwise_prompt, GradingPrompt, OnePassPrompt, PairwiseScale, PromptStyle, TRUNCATION_MARKER,
+};
 
 use crate::chat::ChatTemplate;
 use crate::tokenizer::{head_chars, Tokenizer};
@@ -100,8 +102,14 @@ impl PromptCodec {
     /// longest common prefix, so a token the answer's first characters merge into is left out.
     fn query_tokens(&self, query: &Query, response: &Response, prefix: &[u32]) -> Result<usize, EngineError> {
         let p = grading_prompt_for(self.style, query, response, "");
-        let head = self.encode_user_message(&p.prefix[..p.query_part])?;
-        Ok(head.iter().zip(prefix).take_while(|(a, b)| a == b).count())
+        self.shared_tokens(&p.prefix[..p.query_part], prefix)
+    }
+
+    /// How many of `tokens`' first tokens are those of the user message `head` tokenized on its
+    /// own (a prompt's query part): the longest common prefix.
+    pub fn shared_tokens(&self, head: &str, tokens: &[u32]) -> Result<usize, EngineError> {
+        let head = self.encode_user_message(head)?;
+        Ok(head.iter().zip(tokens).take_while(|(a, b)| a == b).count())
     }
 
     /// What the judge reads for `response`, as text (see [`PromptView`]).
@@ -140,14 +148,25 @@ impl PromptCodec {
         scale: PairwiseScale,
         max_tokens: usize,
     ) -> Result<(Vec<u32>, usize), EngineError> {
-        // Earlier turns are the benchmark's own (the reference's), the same whichever response is
-        // shown first: each response's own earlier turns would differ between the two.
-        let history = query.history();
-        let items = checklist.then_some(query.checklist.as_slice());
         fit_two_heads(a, b, max_tokens, &self.tokenizer, |a, b| {
-            self.encode_user_message(&pairwise_prompt(history, query.user_query(), a, b, items, scale))
+            self.encode_user_message(&pairwise_text(query, a, b, checklist, scale).text)
         })
     }
+
+    /// How many of a comparison's first `tokens` ([`Self::pairwise_tokens`]) are its query's: the
+    /// same for every comparison of two answers to `query` on `scale`.
+    pub fn pairwise_shared(&self, query: &Query, scale: PairwiseScale, tokens: &[u32]) -> Result<usize, EngineError> {
+        let p = pairwise_text(query, "", "", false, scale);
+        self.shared_tokens(&p.text[..p.query_part], tokens)
+    }
+}
+
+/// A comparison of answers `a` and `b` to `query`. Earlier turns are the benchmark's own (the
+/// reference's), the same whichever response is shown first: each response's own earlier turns
+/// would differ between the two.
+fn pairwise_text(query: &Query, a: &str, b: &str, checklist: bool, scale: PairwiseScale) -> OnePassPrompt {
+    let items = checklist.then_some(query.checklist.as_slice());
+    pairwise_prompt(query.history(), query.user_query(), a, b, items, scale)
 }
 
 /// A prompt longer than `room` tokens loses the middle: the end (the instruction and its answer cue)

@@ -146,9 +146,10 @@ impl<B: Backend> ModelJudge<B> {
             items,
         )
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
-        let mut tokens = self.codec.encode_user_message(&prompt)?;
+        let mut tokens = self.codec.encode_user_message(&prompt.text)?;
         cut_middle(&mut tokens, self.max_tokens);
-        let mut logits = self.next_token_logits(&tokens, &digits).await?;
+        let shared = self.codec.shared_tokens(&prompt.text[..prompt.query_part], &tokens)?;
+        let mut logits = self.shared_next_token_logits(&tokens, shared, &digits).await?;
         // Only the scale's digits are answers: the others get no probability.
         for (d, l) in logits.iter_mut().enumerate() {
             if !settings.scale.digits().contains(&d) {
@@ -205,8 +206,14 @@ impl<B: Backend> ModelJudge<B> {
 
     /// The logits of `ids` for the token after `tokens`.
     pub async fn next_token_logits(&mut self, tokens: &[u32], ids: &[u32]) -> Result<Vec<f32>, EngineError> {
+        self.shared_next_token_logits(tokens, 0, ids).await
+    }
+
+    /// [`Self::next_token_logits`] of a prompt whose first `shared` tokens are its query's, kept
+    /// for the next prompt that begins with them ([`Self::prefill_shared`]).
+    async fn shared_next_token_logits(&mut self, tokens: &[u32], shared: usize, ids: &[u32]) -> Result<Vec<f32>, EngineError> {
         let (prefix, last) = tokens.split_at(tokens.len() - 1);
-        self.prefill(prefix)?;
+        self.prefill_shared(prefix, shared)?;
         let hidden = self
             .model
             .forward(&mut self.backend, &mut self.caches, last, &[prefix.len() as u32], &[0], false, Some(&[0]))?
@@ -238,8 +245,9 @@ impl<B: Backend> ModelJudge<B> {
             )));
         }
         let (tokens, truncated_chars) = self.codec.pairwise_tokens(query, a.answer(), b.answer(), checklist, scale, self.max_tokens)?;
+        let shared = self.codec.pairwise_shared(query, scale, &tokens)?;
         let ids: Vec<u32> = choices.iter().flatten().copied().collect();
-        let logits = self.next_token_logits(&tokens, &ids).await?;
+        let logits = self.shared_next_token_logits(&tokens, shared, &ids).await?;
         let mut at = 0;
         let best: Vec<f32> = choices
             .iter()
