@@ -35,9 +35,18 @@ function checkDesign({ type, settings }) {
 
 const designKey = (judgeName, id, session, a, b = '') => [judgeName, id, session, a, b].join('\u0000');
 
-/** The tasks of a design over `jobs`: every planned pair of responses, or each response. */
+/**
+ * The tasks of a design over `jobs`: every planned pair of responses (a query's pairs in turn), or
+ * each response, every model's answer to a query in turn (the queries in the order they first
+ * come). Either way the judge keeps the query's part of the prompt from one task to the next.
+ */
 function plan(d, jobs, judgeName) {
-  if (!d.pairs) return jobs.map((a) => ({ a, key: designKey(judgeName, d.id, a.response.session_id, a.model) }));
+  if (!d.pairs) {
+    const first = new Map();
+    jobs.forEach((j, i) => first.has(j.response.session_id) || first.set(j.response.session_id, i));
+    const byQuery = [...jobs].sort((x, y) => first.get(x.response.session_id) - first.get(y.response.session_id));
+    return byQuery.map((a) => ({ a, key: designKey(judgeName, d.id, a.response.session_id, a.model) }));
+  }
   const planned = engine.wasm.planPairs(
     jobs.map((j) => [j.response.session_id, j.model]),
     d.settings.reference ?? undefined,

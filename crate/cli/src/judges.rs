@@ -72,3 +72,12 @@ pub fn load(spec: &str, a: &DeviceArgs, context: usize) -> Result<(AnyJudge, Bac
     }
     Ok(loaded)
 }
+
+/// What a run's final line adds about the prompt tokens the judge kept between the responses to
+/// each query (nothing where it kept none).
+pub fn kept_note(tokens: u64) -> String {
+    if tokens == 0 {
+        return String::new();
+    }
+    format!("; {tokens} prompt tokens were not run again (each query's part, kept between its responses)")
+}

@@ -21,6 +21,15 @@ fn ok(o: Output) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// [`ok`], for a run whose last line says the judge kept a query's part of the prompt between its
+/// answers (several models answer each query here).
+fn ok_kept(o: Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = ok(o);
+    assert!(err.lines().last().is_some_and(|l| l.contains("prompt tokens were not run again")), "{err}");
+    out
+}
+
 fn fails_with(o: Output, words: &str) {
     assert!(!o.status.success(), "should have failed");
     let err = String::from_utf8_lossy(&o.stderr);
@@ -68,7 +77,7 @@ fn pairwise_comparisons_feed_every_aggregation() {
     let dir = tempfile::tempdir().unwrap();
     let (q, r) = inputs(dir.path(), THREE_MODELS_TWO_QUERIES);
     let never = dir.path().join("never");
-    ok(grade(&q, &r, &never, &["--type", "pairwise"]));
+    ok_kept(grade(&q, &r, &never, &["--type", "pairwise"]));
     let plain = lines(&never.join("pairs.jsonl"));
     // Each query has the three models: 3 pairs each.
     let n = 6;
@@ -313,7 +322,7 @@ fn direct_levels_perplexity_checklist_and_decodings() {
     let expectation = |d: &[f64]| d.iter().enumerate().map(|(i, p)| i as f64 * p).sum::<f64>();
 
     let base = dir.path().join("rocketeval");
-    ok(direct(&q, &r, &base, &[]));
+    ok_kept(direct(&q, &r, &base, &[]));
     let base_rows = rows_of(&base);
     assert_eq!(base_rows.len(), n);
     for level in ["generic", "rubric"] {

@@ -6,7 +6,7 @@
 //! including the prompt-free `perplexity`), the scale, the rubric (one per run or per query), the checklist in the prompt (`--checklist`, always or
 //! selectively where the digit distribution is spread), and the decoding (`--decoding`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -137,7 +137,14 @@ pub fn run(a: Args) -> CliResult {
         )?;
         done.insert(w.model.clone(), keys);
     }
-    let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    let mut todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    // Every model's response to a query in turn (the queries in the order they first come): the
+    // judge keeps the query's part of the prompt from one to the next.
+    let mut first_seen = HashMap::new();
+    for (i, w) in work.iter().enumerate() {
+        first_seen.entry(w.response.session_id.as_str()).or_insert(i);
+    }
+    todo.sort_by_key(|w| first_seen[w.response.session_id.as_str()]);
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already scored in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }
@@ -159,7 +166,12 @@ pub fn run(a: Args) -> CliResult {
     if checklist == ChecklistUse::Selective {
         eprintln!("the checklist was in the prompt for {guided_count} of {} responses (spread ≥ {})", todo.len(), k.unwrap_or_default());
     }
-    eprintln!("wrote Direct scores of {} responses to {}", todo.len() - skipped, a.io.out.display());
+    eprintln!(
+        "wrote Direct scores of {} responses to {}{}",
+        todo.len() - skipped,
+        a.io.out.display(),
+        judges::kept_note(judge.reused_tokens())
+    );
     Ok(())
 }
 

@@ -75,6 +75,12 @@ pub fn run(work: &[&Work], judge: &mut AnyJudge, settings: &PairSettings, out_di
     if settings.checklist == ChecklistUse::Selective {
         eprintln!("the checklist guided {guided_count} of {} comparisons (inconsistency ≥ {})", todo.len(), settings.k.unwrap_or_default());
     }
-    eprintln!("compared {} pairs in {:.1} s into {}", todo.len(), start.elapsed().as_secs_f64(), path.display());
+    eprintln!(
+        "compared {} pairs in {:.1} s into {}{}",
+        todo.len(),
+        start.elapsed().as_secs_f64(),
+        path.display(),
+        crate::judges::kept_note(judge.reused_tokens())
+    );
     Ok(())
 }

@@ -55,6 +55,12 @@ impl AnyJudge {
         each!(self, j => j.direct_score(query, response, settings, checklist).await)
     }
 
+    /// Prompt tokens the judge did not run because it kept them from the response before (each
+    /// query's part of the prompt: [`ModelJudge::reused_tokens`]).
+    pub fn reused_tokens(&self) -> u64 {
+        each!(self, j => j.reused_tokens)
+    }
+
     /// The response's mean token log-probability under the judge (seed 004's perplexity score).
     pub async fn response_logprob(&mut self, query: &Query, response: &Response) -> Result<LogProb, EngineError> {
         each!(self, j => j.response_logprob(query, response).await)

@@ -42,6 +42,8 @@ pub(super) struct Graded {
     pub items: usize,
     pub truncated: usize,
     pub secs: f64,
+    /// Prompt tokens not run again: each query's part, kept between its responses.
+    pub kept_tokens: u64,
     /// Stopped by --until before every response was graded.
     pub settled_early: bool,
 }
@@ -71,7 +73,7 @@ impl Grading<'_, '_, '_> {
                 }
             }
         }
-        Ok(progress.finish(settled_early))
+        Ok(progress.finish(settled_early, self.judge.reused_tokens()))
     }
 
     /// Grade one response and make its judgment durable (its trace lines first): the judgment and
@@ -177,12 +179,12 @@ impl Progress {
         }
     }
 
-    fn finish(self, settled_early: bool) -> Graded {
+    fn finish(self, settled_early: bool, kept_tokens: u64) -> Graded {
         if self.tty && self.n > 0 {
             eprintln!();
         }
         let secs = self.start.elapsed().as_secs_f64();
-        Graded { responses: self.n, items: self.items, truncated: self.truncated, secs, settled_early }
+        Graded { responses: self.n, items: self.items, truncated: self.truncated, secs, kept_tokens, settled_early }
     }
 }
 

@@ -245,7 +245,14 @@ fn finish(
             graded.truncated
         );
     }
-    eprintln!("graded {} responses ({} items) in {:.1} s into {}", graded.responses, graded.items, graded.secs, a.io.out.display());
+    eprintln!(
+        "graded {} responses ({} items) in {:.1} s into {}{}",
+        graded.responses,
+        graded.items,
+        graded.secs,
+        a.io.out.display(),
+        crate::judges::kept_note(graded.kept_tokens)
+    );
     if graded.settled_early {
         let left = done.iter().filter(|d| !**d).count();
         let pace = Pace { secs_per_response: None, elapsed: Some(graded.secs) };
