@@ -506,6 +506,18 @@ pub fn direct_prompt_at(
     Some(p)
 }
 
+/// The user's turn a response is scored in by its perplexity ([`DirectInstruction::Perplexity`]: no
+/// prompt, the response follows it as the assistant's turn): the earlier turns, then the query. Its
+/// query's part ends at the first text an assistant wrote, else covers the whole turn.
+pub fn perplexity_turn(history: &[Message], user_query: &str) -> OnePassPrompt {
+    let mut text = format_history(history);
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(user_query);
+    OnePassPrompt { query_part: query_part(history, 0, text.len()), text }
+}
+
 pub const PAIRWISE_PROMPT_VERSION: &str = "pairwise-v1";
 /// The comparison with the query's checklist to guide it (seed 002's pairwise setting).
 pub const PAIRWISE_CHECKLIST_PROMPT_VERSION: &str = "pairwise-checklist-v1";
@@ -648,8 +660,8 @@ mod tests {
     }
 
     /// The same for a Direct prompt at every level, with or without a reference and the checklist
-    /// (which goes after the answer), and for a comparison, whose history is the query's: its
-    /// query's part runs to answer A, the same whatever the two answers are.
+    /// (which goes after the answer), for a comparison, whose history is the query's: its query's
+    /// part runs to answer A, the same whatever the two answers are, and for the perplexity's turn.
     #[test]
     fn one_pass_prompts_end_their_query_part_at_the_first_assistant_text() {
         let items = vec!["Does it say 42?".to_string()];
@@ -674,6 +686,11 @@ mod tests {
             let swapped = pairwise_prompt(&turns("Hello"), "What is 6*7?", "41", "It is 42.", None, scale);
             assert_eq!(swapped.text[..swapped.query_part], p.text[..p.query_part]);
         }
+        // The perplexity's turn: the whole of it on turn 1, up to the earlier answer on turn 2.
+        let t = perplexity_turn(&[], "What is 6*7?");
+        assert_eq!((t.text.as_str(), t.query_part), ("What is 6*7?", t.text.len()));
+        let t = perplexity_turn(&turns("Hello"), "What is 6*7?");
+        assert!(t.text[t.query_part..].starts_with("Hello") && t.text.ends_with("What is 6*7?"));
     }
 
     #[test]

@@ -225,9 +225,10 @@ fn grades_do_not_depend_on_what_was_graded_before() {
     }
 }
 
-/// The same for the prompts read in one pass: a Direct score and a comparison keep their query's
-/// part for the next answer to (or comparison on) the same query, and each gets a fresh judge's
-/// bits whatever was scored before it, at both precisions (SmolLM2, the two answers above).
+/// The same for the prompts read in one pass: a Direct score, a comparison and a perplexity keep
+/// their query's part for the next answer to (or comparison on) the same query, and each gets a
+/// fresh judge's bits whatever was scored before it, at both precisions (SmolLM2, the two answers
+/// above).
 #[test]
 fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
     let _guard = common::model_lock();
@@ -248,7 +249,12 @@ fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
             let (before, p) = (j.reused_tokens, pollster::block_on(j.compare(query, a, b, false, PairwiseScale::Binary)).unwrap());
             kept(j, vec![u64::from(p.logit_a.to_bits()), u64::from(p.logit_b.to_bits())], before)
         };
+        let logprob = |j: &mut ModelJudge<Cpu>, r: &Response| {
+            let (before, lp) = (j.reused_tokens, pollster::block_on(j.response_logprob(query, r)).unwrap());
+            kept(j, vec![lp.mean.to_bits()], before)
+        };
         let (direct_fresh, ba_fresh) = (direct(&mut judge(), second).0, compare(&mut judge(), second, first).0);
+        let logprob_fresh = logprob(&mut judge(), second).0;
         let mut j = judge();
         assert_eq!(direct(&mut j, first).1, 0, "{precision:?}: the first Direct score");
         let (bits, kept) = direct(&mut j, second);
@@ -257,7 +263,12 @@ fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
         let (bits, pair_kept) = compare(&mut j, second, first);
         assert!(bits == ba_fresh && pair_kept > 0, "{precision:?}: the swapped comparison ({pair_kept} tokens kept)");
         assert_eq!(direct(&mut j, second), (direct_fresh, 0), "{precision:?}: a Direct score after comparisons");
-        eprintln!("{precision:?}: {kept} query tokens kept for a Direct score, {pair_kept} for a comparison, a fresh judge's bits");
+        assert_eq!(logprob(&mut j, first).1, 0, "{precision:?}: a perplexity after a Direct score");
+        let (bits, turn_kept) = logprob(&mut j, second);
+        assert!(bits == logprob_fresh && turn_kept > 0, "{precision:?}: the second perplexity ({turn_kept} tokens kept)");
+        eprintln!(
+            "{precision:?}: {kept} query tokens kept for a Direct score, {pair_kept} for a comparison, {turn_kept} for a perplexity; a fresh judge's bits"
+        );
     }
 }
 

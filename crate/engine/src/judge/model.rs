@@ -3,7 +3,7 @@
 use rocketjudge_core::direct::DirectSettings;
 use rocketjudge_core::formats::{AnswerTokens, Query, Response};
 use rocketjudge_core::pairwise::five_point_share;
-use rocketjudge_core::prompt::{direct_prompt_at, format_history, grading_history, PairwiseScale};
+use rocketjudge_core::prompt::{direct_prompt_at, grading_history, perplexity_turn, PairwiseScale};
 
 use crate::backend::Backend;
 use crate::model::Model;
@@ -161,14 +161,12 @@ impl<B: Backend> ModelJudge<B> {
 
     /// Seed 004's prompt-free score: the mean log-probability of the response's tokens under the judge,
     /// given the query as the user's turn (in the judge's chat template, the assistant's turn opened).
-    /// A response longer than the context is cut to fit (`truncated_tokens`).
+    /// A response longer than the context is cut to fit (`truncated_tokens`). The turn's query part
+    /// (on turn 1 the whole turn) is kept for the next response to the query.
     pub async fn response_logprob(&mut self, query: &Query, response: &Response) -> Result<LogProb, EngineError> {
-        let mut turn = format_history(&grading_history(query, response));
-        if !turn.is_empty() {
-            turn.push_str("\n\n");
-        }
-        turn.push_str(query.user_query());
-        let context = self.codec.encode_user_message(&turn)?;
+        let turn = perplexity_turn(&grading_history(query, response), query.user_query());
+        let context = self.codec.encode_user_message(&turn.text)?;
+        let shared = self.codec.shared_tokens(&turn.text[..turn.query_part], &context)?;
         // Only the answer's first `max_tokens` tokens can be kept: nothing beyond them is tokenized.
         let answer = self.codec.tokenizer.encode_plain(self.codec.tokenizer.head_of(response.answer(), self.max_tokens)?)?;
         if answer.is_empty() {
@@ -182,7 +180,7 @@ impl<B: Backend> ModelJudge<B> {
         // Row r of the pass predicts answer token r: the pass holds the context's last token and all
         // kept answer tokens but the last.
         let (head, last) = context.split_at(context.len() - 1);
-        self.prefill(head)?;
+        self.prefill_shared(head, shared)?;
         let rows: Vec<u32> = last.iter().chain(&answer[..kept - 1]).copied().collect();
         let positions: Vec<u32> = (head.len()..head.len() + rows.len()).map(|p| p as u32).collect();
         let all: Vec<usize> = (0..rows.len()).collect();
