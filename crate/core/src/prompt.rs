@@ -134,8 +134,8 @@ fn query_part(history: &[Message], history_at: usize, answer_at: usize) -> usize
     }
 }
 
-/// A prompt read in one pass (a Direct score, a comparison) and the byte where its query's part
-/// ends, as [`GradingPrompt::query_part`] says for a grading prompt.
+/// A prompt read in one pass (a Direct score, a comparison, the perplexity's user turn) and the
+/// byte where its query's part ends, as [`GradingPrompt::query_part`] says for a grading prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnePassPrompt {
     pub text: String,

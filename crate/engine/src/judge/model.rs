@@ -23,9 +23,10 @@ pub struct ModelJudge<B: Backend> {
     pub max_tokens: usize,
     /// Prefix tokens per forward pass (bounds activation memory).
     pub chunk: usize,
-    /// The query's tokens whose keys and values the caches hold from the last graded response
-    /// (run as chunks of `chunk` tokens): [`Self::prefill_shared`] skips them when the next
-    /// response to that query begins with them. Empty when the caches hold nothing to keep.
+    /// The query's tokens whose keys and values the caches hold from the last prompt (a graded
+    /// response, a Direct score, a comparison or a perplexity; run as chunks of `chunk` tokens):
+    /// [`Self::prefill_shared`] skips them when the next prompt begins with them. Empty when the
+    /// caches hold nothing to keep.
     kept: (Vec<u32>, usize),
     /// Prefix tokens that were not run because the caches held them (what the kept query saved).
     pub reused_tokens: u64,
@@ -43,8 +44,8 @@ impl<B: Backend> ModelJudge<B> {
         self.prefill_shared(prefix, 0)
     }
 
-    /// Run `prefix` into the KV cache: its first `shared` tokens (the query's,
-    /// [`PreparedResponse::shared`]) as chunks of their own, then the rest. Where the caches still
+    /// Run `prefix` into the KV cache: its first `shared` tokens (the query's part:
+    /// [`PreparedResponse::shared`], or a one-pass prompt's) as chunks of their own, then the rest. Where the caches still
     /// hold those same tokens from the last prefill, which ran them the same way, they are not run
     /// again. Either way the rest runs in the same chunks after the same keys and values, so the
     /// grades are the same bits whatever was graded before (a resumed or sharded run's bytes do not
