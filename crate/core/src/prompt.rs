@@ -142,6 +142,13 @@ pub struct OnePassPrompt {
     pub query_part: usize,
 }
 
+impl OnePassPrompt {
+    /// The text before [`Self::query_part`]: what every answer to the query shares.
+    pub fn query(&self) -> &str {
+        &self.text[..self.query_part]
+    }
+}
+
 /// What a judge reads for one response: the shared part and one part per checklist item.
 /// The full user message for item `i` is `prefix + suffixes[i]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -239,19 +239,19 @@ fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
             let cpu = Cpu::with_precision(common::threads(), precision).unwrap();
             judge_from_file(&common::model_path("smollm2-135m"), cpu, 4096, &mut |_, _| {}).unwrap()
         };
-        // A Direct score or a comparison as bits, and the tokens it did not run.
-        let kept = |j: &mut ModelJudge<Cpu>, bits: Vec<u64>, before: u64| (bits, j.reused_tokens - before);
+        // A Direct score, a comparison or a perplexity as bits, and the tokens it did not run.
+        let with_kept = |j: &mut ModelJudge<Cpu>, bits: Vec<u64>, before: u64| (bits, j.reused_tokens - before);
         let direct = |j: &mut ModelJudge<Cpu>, r: &Response| {
             let (before, d) = (j.reused_tokens, pollster::block_on(j.direct_score(query, r, &settings, false)).unwrap());
-            kept(j, d.probabilities.map(f64::to_bits).to_vec(), before)
+            with_kept(j, d.probabilities.map(f64::to_bits).to_vec(), before)
         };
         let compare = |j: &mut ModelJudge<Cpu>, a: &Response, b: &Response| {
             let (before, p) = (j.reused_tokens, pollster::block_on(j.compare(query, a, b, false, PairwiseScale::Binary)).unwrap());
-            kept(j, vec![u64::from(p.logit_a.to_bits()), u64::from(p.logit_b.to_bits())], before)
+            with_kept(j, vec![u64::from(p.logit_a.to_bits()), u64::from(p.logit_b.to_bits())], before)
         };
         let logprob = |j: &mut ModelJudge<Cpu>, r: &Response| {
             let (before, lp) = (j.reused_tokens, pollster::block_on(j.response_logprob(query, r)).unwrap());
-            kept(j, vec![lp.mean.to_bits()], before)
+            with_kept(j, vec![lp.mean.to_bits()], before)
         };
         let (direct_fresh, ba_fresh) = (direct(&mut judge(), second).0, compare(&mut judge(), second, first).0);
         let logprob_fresh = logprob(&mut judge(), second).0;

@@ -156,8 +156,7 @@ impl PromptCodec {
     /// How many of a comparison's first `tokens` ([`Self::pairwise_tokens`]) are its query's: the
     /// same for every comparison of two answers to `query` on `scale`.
     pub fn pairwise_shared(&self, query: &Query, scale: PairwiseScale, tokens: &[u32]) -> Result<usize, EngineError> {
-        let p = pairwise_text(query, "", "", false, scale);
-        self.shared_tokens(&p.text[..p.query_part], tokens)
+        self.shared_tokens(pairwise_text(query, "", "", false, scale).query(), tokens)
     }
 }
 

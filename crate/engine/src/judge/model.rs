@@ -45,11 +45,11 @@ impl<B: Backend> ModelJudge<B> {
     }
 
     /// Run `prefix` into the KV cache: its first `shared` tokens (the query's part:
-    /// [`PreparedResponse::shared`], or a one-pass prompt's) as chunks of their own, then the rest. Where the caches still
-    /// hold those same tokens from the last prefill, which ran them the same way, they are not run
-    /// again. Either way the rest runs in the same chunks after the same keys and values, so the
-    /// grades are the same bits whatever was graded before (a resumed or sharded run's bytes do not
-    /// change).
+    /// [`PreparedResponse::shared`], or a one-pass prompt's) as chunks of their own, then the rest.
+    /// Where the caches still hold those same tokens from the last prefill, which ran them the same
+    /// way, they are not run again. Either way the rest runs in the same chunks after the same keys
+    /// and values, so the grades are the same bits whatever was graded before (a resumed or sharded
+    /// run's bytes do not change).
     fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
         let (head, rest) = prefix.split_at(shared.min(prefix.len()));
         let chunk = self.chunk.max(1);
@@ -149,7 +149,7 @@ impl<B: Backend> ModelJudge<B> {
         .ok_or_else(|| EngineError::Input("the perplexity score has no prompt: use response_logprob".into()))?;
         let mut tokens = self.codec.encode_user_message(&prompt.text)?;
         cut_middle(&mut tokens, self.max_tokens);
-        let shared = self.codec.shared_tokens(&prompt.text[..prompt.query_part], &tokens)?;
+        let shared = self.codec.shared_tokens(prompt.query(), &tokens)?;
         let mut logits = self.shared_next_token_logits(&tokens, shared, &digits).await?;
         // Only the scale's digits are answers: the others get no probability.
         for (d, l) in logits.iter_mut().enumerate() {
@@ -167,7 +167,7 @@ impl<B: Backend> ModelJudge<B> {
     pub async fn response_logprob(&mut self, query: &Query, response: &Response) -> Result<LogProb, EngineError> {
         let turn = perplexity_turn(&grading_history(query, response), query.user_query());
         let context = self.codec.encode_user_message(&turn.text)?;
-        let shared = self.codec.shared_tokens(&turn.text[..turn.query_part], &context)?;
+        let shared = self.codec.shared_tokens(turn.query(), &context)?;
         // Only the answer's first `max_tokens` tokens can be kept: nothing beyond them is tokenized.
         let answer = self.codec.tokenizer.encode_plain(self.codec.tokenizer.head_of(response.answer(), self.max_tokens)?)?;
         if answer.is_empty() {
