@@ -401,6 +401,17 @@ pub struct Work<'a> {
     pub model: String,
 }
 
+/// Put `todo` (part of `work`) in the order that lets a judge keep each query's part of the prompt
+/// from one response to the next: every model's response to a query in turn, the queries in the
+/// order they first come in `work`.
+pub fn by_query(work: &[Work], todo: &mut [&Work]) {
+    let mut first_seen = std::collections::HashMap::new();
+    for (i, w) in work.iter().enumerate() {
+        first_seen.entry(w.response.session_id.as_str()).or_insert(i);
+    }
+    todo.sort_by_key(|w| first_seen[w.response.session_id.as_str()]);
+}
+
 impl GradingInputs {
     /// Read and check everything; problems are printed, and errors stop unless `allow_problems`.
     /// Without `need_checklists` (prompts that list no checklist items) a query without a checklist is

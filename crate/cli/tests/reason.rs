@@ -2,7 +2,7 @@
 //! every line records its settings and each reply's text; the score is the aggregate of the replies
 //! that could be read, and the unreadable ones are counted and printed; sampled replies come from
 //! their seeds; an interrupted run resumes, a run with other settings is refused; `rank --scores`
-//! ranks the lines.
+//! ranks the lines; a run keeps each query's part of the prompt between its responses.
 
 mod common;
 
@@ -27,6 +27,11 @@ fn fails_with(o: Output, words: &str) {
     assert!(!o.status.success(), "should have failed");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(words), "expected `{words}` in: {err}");
+}
+
+/// Whether a run's last line says the judge kept a query's part of the prompt between its prompts.
+fn kept(log: &str) -> bool {
+    log.lines().last().is_some_and(|l| l.contains("prompt tokens were not run again"))
 }
 
 fn rows(out: &Path) -> Vec<Value> {
@@ -60,6 +65,7 @@ fn cot_baseline_records_replies_resumes_and_ranks() {
     let first = std::fs::read(out.join("gpt-4.jsonl")).unwrap();
     let log = ok(reason(&q, &r, &out, &["--reply-tokens", "48"]));
     assert!(log.contains("resuming: 3 of 9 responses are already judged"), "{log}");
+    assert!(kept(&log), "two models answer each query left: the judge keeps its part of the prompt: {log}");
     assert_eq!(std::fs::read(out.join("gpt-4.jsonl")).unwrap(), first, "a resumed run leaves the lines written before as they are");
     let lines = rows(&out);
     assert_eq!(lines.len(), 9);
@@ -182,6 +188,7 @@ fn pairs_vote_in_both_orders_resume_and_rank_as_battles() {
     let first = std::fs::read(out.join("pairs.jsonl")).unwrap();
     let log = ok(reason(&q, &r, &out, &args));
     assert!(log.contains("resuming: 2 of 7 pairs are already judged"), "{log}");
+    assert!(kept(&log), "a pair's second order and the next pair on a query keep its part of the prompt: {log}");
     assert!(std::fs::read(out.join("pairs.jsonl")).unwrap().starts_with(&first), "earlier lines stay as they were");
     let lines = rows(&out);
     assert_eq!(lines.len(), 7, "101 and 111: three pairs each; 131: one (llama-13b did not answer it)");

@@ -127,7 +127,7 @@ pub fn format_history(messages: &[Message]) -> String {
 /// Where the first assistant-written text of a prompt begins: an earlier answer in `history`
 /// (rendered at byte `history_at`, the text after its "ASSISTANT: "), else the answer judged, at
 /// `answer_at`. What lies before it is the same for every answer to the query.
-fn query_part(history: &[Message], history_at: usize, answer_at: usize) -> usize {
+pub(crate) fn query_part(history: &[Message], history_at: usize, answer_at: usize) -> usize {
     match history.iter().position(|m| m.role == Role::Assistant) {
         Some(i) => history_at + format_history(&history[..i]).len() + ASSISTANT_LABEL.len(),
         None => answer_at,

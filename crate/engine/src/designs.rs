@@ -145,7 +145,7 @@ impl AnyJudge {
         }
         let room = self.reply_room(query, settings)?;
         let reference = protocol.uses_reference().then(|| query.reference_answer()).flatten();
-        let text = reasoned_prompt(
+        let prompt = reasoned_prompt(
             protocol,
             &grading_history(query, response),
             query.user_query(),
@@ -153,11 +153,12 @@ impl AnyJudge {
             &ends_within(response.answer(), room, self.tokenizer())?,
             &query.checklist,
         );
-        let mut tokens = self.prompt_tokens(&text, true)?;
+        let mut tokens = self.prompt_tokens(&prompt.text, true)?;
         let mut row = ReasonedScore::new(&response.session_id, model, &self.name(), settings, reference.is_some());
         row.truncated_tokens = Some(cut_middle(&mut tokens, room)).filter(|&cut| cut > 0);
+        let shared = self.shared_tokens(prompt.query(), &tokens)?;
         let items = query.checklist.len();
-        self.generate_replies(&tokens, &reply_settings(settings, 0), settings.samples, &mut |i, reply| {
+        self.generate_replies(&tokens, shared, &reply_settings(settings, 0), settings.samples, &mut |i, reply| {
             on_sample(i, row.push(reply.text.clone(), reply.tokens.len(), reply.stop.as_str(), items));
         })
         .await?;
@@ -185,15 +186,19 @@ impl AnyJudge {
         let mut row = ReasonedPair::new(&a.session_id, model_a, model_b, &self.name(), settings);
         let items = query.checklist.len();
         let per_order = settings.per_prompt();
+        // Earlier turns are the benchmark's own: the same whichever response is shown first, so the
+        // query's part is the same for both orders and every pair on the query.
+        let prompt = |x: &str, y: &str| reasoned_pair_prompt(protocol, query.history(), query.user_query(), x, y, &query.checklist);
+        let head = prompt("", "");
         for (order, a_first) in [true, false].into_iter().enumerate() {
             let (first, second) = if a_first { (a, b) } else { (b, a) };
-            // Earlier turns are the benchmark's own: the same whichever response is shown first.
             let (tokens, cut) = fit_two_heads(first.answer(), second.answer(), room, self.tokenizer(), |x, y| {
-                self.prompt_tokens(&reasoned_pair_prompt(protocol, query.history(), query.user_query(), x, y, &query.checklist), true)
+                self.prompt_tokens(&prompt(x, y).text, true)
             })?;
             row.truncated_chars = row.truncated_chars.max(Some(cut).filter(|&c| c > 0));
+            let shared = self.shared_tokens(head.query(), &tokens)?;
             let settings = reply_settings(settings, (order * per_order) as u64);
-            self.generate_replies(&tokens, &settings, per_order, &mut |i, reply| {
+            self.generate_replies(&tokens, shared, &settings, per_order, &mut |i, reply| {
                 on_sample(order * per_order + i, row.push(a_first, reply.text.clone(), reply.tokens.len(), reply.stop.as_str(), items));
             })
             .await?;

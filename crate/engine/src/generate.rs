@@ -248,21 +248,24 @@ impl<B: Backend> ModelJudge<B> {
         on_token: &mut dyn FnMut(&str),
     ) -> Result<Generation, EngineError> {
         settings.check()?;
-        self.prefill_prompt(prompt)?;
+        self.prefill_prompt(prompt, 0)?;
         self.reply(prompt, settings, on_token).await
     }
 
     /// `n` replies to one `prompt`, reply i sampled with `settings.seed + i`: the prompt runs into the
-    /// KV cache once and each reply starts from it. `on_reply` sees each reply as it is finished.
+    /// KV cache once and each reply starts from it. Its first `shared` tokens are its query's part,
+    /// kept for the next prompt that begins with them (see [`Self::prefill_shared`]; 0 keeps
+    /// nothing). `on_reply` sees each reply as it is finished.
     pub async fn generate_replies(
         &mut self,
         prompt: &[u32],
+        shared: usize,
         settings: &GenerateSettings,
         n: usize,
         on_reply: &mut dyn FnMut(usize, &Generation),
     ) -> Result<Vec<Generation>, EngineError> {
         settings.check()?;
-        self.prefill_prompt(prompt)?;
+        self.prefill_prompt(prompt, shared)?;
         let mut replies = Vec::with_capacity(n);
         for i in 0..n {
             let seeded = GenerateSettings { seed: settings.seed.wrapping_add(i as u64), ..settings.clone() };
@@ -273,8 +276,9 @@ impl<B: Backend> ModelJudge<B> {
         Ok(replies)
     }
 
-    /// All of `prompt` but its last token into the KV cache (what every reply to it shares).
-    fn prefill_prompt(&mut self, prompt: &[u32]) -> Result<(), EngineError> {
+    /// All of `prompt` but its last token into the KV cache (what every reply to it shares), its
+    /// first `shared` tokens kept as [`Self::prefill_shared`] keeps a query's part.
+    fn prefill_prompt(&mut self, prompt: &[u32], shared: usize) -> Result<(), EngineError> {
         let Some((_, head)) = prompt.split_last() else {
             return Err(EngineError::Input("the prompt is empty".into()));
         };
@@ -285,7 +289,7 @@ impl<B: Backend> ModelJudge<B> {
                 self.max_tokens
             )));
         }
-        self.prefill(head)
+        self.prefill_shared(head, shared)
     }
 
     /// One reply to `prompt`, whose head is in the KV cache ([`Self::prefill_prompt`]); the cache is cut

@@ -85,7 +85,7 @@ fn replies_on_one_prefill_equal_separate_generations() {
     let prompt = judge.codec.encode_user_message("Is a whale a fish? Explain briefly.").unwrap();
     let settings = GenerateSettings { max_tokens: 20, temperature: 1.0, seed: 40, ..Default::default() };
     let mut seen = Vec::new();
-    let replies = block_on(judge.generate_replies(&prompt, &settings, 3, &mut |i, g| seen.push((i, g.text.clone())))).unwrap();
+    let replies = block_on(judge.generate_replies(&prompt, 0, &settings, 3, &mut |i, g| seen.push((i, g.text.clone())))).unwrap();
     assert_eq!(
         seen,
         replies.iter().enumerate().map(|(i, g)| (i, g.text.clone())).collect::<Vec<_>>(),

@@ -19,8 +19,9 @@ mod common;
 use rocketjudge_core::direct::DirectSettings;
 use rocketjudge_core::formats::Response;
 use rocketjudge_core::prompt::PairwiseScale;
+use rocketjudge_core::reasoned::{ReasonedProtocol, ReasonedSettings};
 use rocketjudge_engine::backend::cpu::{Cpu, Precision};
-use rocketjudge_engine::judge::{Judge, ModelJudge};
+use rocketjudge_engine::judge::{AnyJudge, Judge, ModelJudge};
 use rocketjudge_engine::load::judge_from_file;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -270,6 +271,44 @@ fn one_pass_scores_do_not_depend_on_what_was_scored_before() {
             "{precision:?}: {kept} query tokens kept for a Direct score, {pair_kept} for a comparison, {turn_kept} for a perplexity; a fresh judge's bits"
         );
     }
+}
+
+/// Written replies keep their query's part too: a reasoned score of the second answer after the
+/// first's, and reasoned pairs after them, get the rows a fresh judge writes, with tokens kept exactly
+/// where they should be (SmolLM2, the two answers above). The replies are sampled at temperature 1,
+/// so a changed key or value would change the tokens drawn.
+#[test]
+fn written_replies_do_not_depend_on_what_was_judged_before() {
+    let _guard = common::model_lock();
+    let (query, first, second) = &common::two_answers();
+    let judge = || {
+        let cpu = Cpu::with_precision(common::threads(), Precision::Int8).unwrap();
+        AnyJudge::Cpu(judge_from_file(&common::model_path("smollm2-135m"), cpu, 4096, &mut |_, _| {}).unwrap())
+    };
+    let settings = |protocol| ReasonedSettings { samples: 2, reply_tokens: 24, ..ReasonedSettings::paper(protocol) }.checked().unwrap();
+    let (pointwise, pairwise) = (settings(ReasonedProtocol::ReasonRating), settings(ReasonedProtocol::PairReason));
+    // A row as JSON, and the tokens its prompts did not run.
+    let score = |j: &mut AnyJudge, r: &Response| {
+        let before = j.reused_tokens();
+        let row = pollster::block_on(j.reasoned(query, r, "m", &pointwise, &mut |_, _| {})).unwrap();
+        (serde_json::to_value(row).unwrap(), j.reused_tokens() - before)
+    };
+    let pair = |j: &mut AnyJudge| {
+        let before = j.reused_tokens();
+        let row = pollster::block_on(j.reasoned_pair(query, ("a", first), ("b", second), &pairwise, &mut |_, _| {})).unwrap();
+        (serde_json::to_value(row).unwrap(), j.reused_tokens() - before)
+    };
+    let (score_fresh, (pair_fresh, pair_fresh_kept)) = (score(&mut judge(), second).0, pair(&mut judge()));
+    let mut j = judge();
+    assert_eq!(score(&mut j, first).1, 0, "the first reasoned score");
+    let (row, kept) = score(&mut j, second);
+    assert!(row == score_fresh && kept > 0, "the second reasoned score ({kept} tokens kept)");
+    // A pair's second order keeps what its first ran; a second pair keeps it for both orders.
+    assert!(pair_fresh_kept > 0, "a fresh judge's pair keeps the query's part between its orders");
+    assert_eq!(pair(&mut j), (pair_fresh.clone(), pair_fresh_kept), "a pair after reasoned scores");
+    assert_eq!(pair(&mut j), (pair_fresh, 2 * pair_fresh_kept), "a pair after a pair");
+    assert_eq!(score(&mut j, second), (score_fresh, 0), "a reasoned score after pairs");
+    eprintln!("{kept} query tokens kept for a reasoned score, {pair_fresh_kept} for each order of a pair; a fresh judge's rows");
 }
 
 /// The same grades whatever the thread count: the pool splits products, attention and norms

@@ -6,7 +6,7 @@
 //! including the prompt-free `perplexity`), the scale, the rubric (one per run or per query), the checklist in the prompt (`--checklist`, always or
 //! selectively where the digit distribution is spread), and the decoding (`--decoding`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -138,13 +138,7 @@ pub fn run(a: Args) -> CliResult {
         done.insert(w.model.clone(), keys);
     }
     let mut todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
-    // Every model's response to a query in turn (the queries in the order they first come): the
-    // judge keeps the query's part of the prompt from one to the next.
-    let mut first_seen = HashMap::new();
-    for (i, w) in work.iter().enumerate() {
-        first_seen.entry(w.response.session_id.as_str()).or_insert(i);
-    }
-    todo.sort_by_key(|w| first_seen[w.response.session_id.as_str()]);
+    inputs::by_query(&work, &mut todo);
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already scored in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }

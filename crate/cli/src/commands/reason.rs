@@ -117,7 +117,8 @@ pub fn run(a: Args) -> CliResult {
             done.insert(w.model.clone(), keys);
         }
     }
-    let todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    let mut todo: Vec<_> = work.iter().filter(|w| !done[&w.model].contains(&w.response.session_id)).collect();
+    inputs::by_query(&work, &mut todo);
     if todo.len() < work.len() {
         eprintln!("resuming: {} of {} responses are already judged in {}", work.len() - todo.len(), work.len(), a.io.out.display());
     }
@@ -141,12 +142,13 @@ pub fn run(a: Args) -> CliResult {
         );
     }
     eprintln!(
-        "wrote reasoned scores of {} responses to {}: {} of {} replies unreadable, {} responses without a score",
+        "wrote reasoned scores of {} responses to {}: {} of {} replies unreadable, {} responses without a score{}",
         todo.len(),
         a.io.out.display(),
         tally.unparsed,
         tally.replies,
-        tally.unjudged
+        tally.unjudged,
+        judges::kept_note(judge.reused_tokens())
     );
     Ok(())
 }
@@ -201,12 +203,13 @@ fn run_pairs(
         );
     }
     eprintln!(
-        "wrote the verdicts of {} pairs to {}: {} of {} replies unreadable, {} pairs without a verdict",
+        "wrote the verdicts of {} pairs to {}: {} of {} replies unreadable, {} pairs without a verdict{}",
         todo.len(),
         path.display(),
         tally.unparsed,
         tally.replies,
-        tally.unjudged
+        tally.unjudged,
+        judges::kept_note(judge.reused_tokens())
     );
     Ok(())
 }

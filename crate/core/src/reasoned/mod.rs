@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{invalid, FormatError};
 use crate::formats::{Lined, Message, Score};
-use crate::prompt::{format_history, push_direct_conversation, BANDS, DIRECT_HEAD, MT_BENCH_CRITERIA};
+use crate::prompt::{format_history, push_direct_conversation, query_part, OnePassPrompt, BANDS, DIRECT_HEAD, MT_BENCH_CRITERIA};
 
 pub mod pair;
 pub use pair::{read_reasoned_pairs, reasoned_pair_prompt, PairItems, PairSample, ReasonedPair};
@@ -427,8 +427,10 @@ fn item_answers(reply: &str, n: usize) -> Vec<Option<ItemAnswer>> {
     answers
 }
 
-/// The user message that asks for one reply under a pointwise `protocol`. `history` is the
-/// conversation before the user query; `checklist` is listed by `checklist-guided` only.
+/// The user message that asks for one reply under a pointwise `protocol`, and the byte where its
+/// query's part ends (the first text an assistant wrote: an earlier turn's answer, else the answer
+/// judged), which every answer to the query shares. `history` is the conversation before the user
+/// query; `checklist` is listed by `checklist-guided` only.
 pub fn reasoned_prompt(
     protocol: ReasonedProtocol,
     history: &[Message],
@@ -436,11 +438,12 @@ pub fn reasoned_prompt(
     reference: Option<&str>,
     model_output: &str,
     checklist: &[String],
-) -> String {
-    match protocol {
+) -> OnePassPrompt {
+    let mut p = String::new();
+    let query_part = match protocol {
         ReasonedProtocol::RocketEvalCot => {
-            let mut p = String::from(DIRECT_HEAD);
-            push_direct_conversation(&mut p, history, user_query, reference, model_output);
+            p.push_str(DIRECT_HEAD);
+            let at = push_direct_conversation(&mut p, history, user_query, reference, model_output);
             p.push_str("# Evaluation\n\n## Rules\n");
             p.push_str(if reference.is_some() {
                 "You should first compare the AI response and reference response based on your analysis of the user queries and the conversation history, and then provide your assessment by scoring the AI response.\n\n"
@@ -448,16 +451,18 @@ pub fn reasoned_prompt(
                 "You should first analyze the AI response based on your analysis of the user queries and the conversation history, and then provide your assessment by scoring the AI response.\n\n"
             });
             p.push_str(ROCKETEVAL_COT);
-            p
+            at
         }
         ReasonedProtocol::Feedback | ReasonedProtocol::FeedbackDirect => {
-            let mut p = String::from("###Task Description:\nAn instruction (which may include an Input), a response to evaluate, ");
+            p.push_str("###Task Description:\nAn instruction (which may include an Input), a response to evaluate, ");
             if reference.is_some() {
                 p.push_str("a reference answer that gets a score of 5, ");
             }
             p.push_str("and a score rubric representing evaluation criteria are provided.\n1. Write detailed feedback assessing the response strictly based on the score rubric.\n2. After the feedback, provide an integer score from 1 to 5, referring to the rubric.\n3. The output format should be: \"(write feedback for criteria) [RESULT] (an integer between 1 and 5)\"\n4. Do not include any additional introductions, conclusions, or explanations.\n\n###The instruction to evaluate:\n");
+            let history_at = p.len();
             p.push_str(&instruction(history, user_query));
             p.push_str("\n\n###Response to evaluate:\n");
+            let at = query_part(history, history_at, p.len());
             p.push_str(model_output);
             if let Some(r) = reference {
                 p.push_str("\n\n###Reference Answer (Score 5):\n");
@@ -468,16 +473,18 @@ pub fn reasoned_prompt(
                 p.push_str(&format!("Score {}: The response is {band}\n", i + 1));
             }
             p.push_str(if protocol == ReasonedProtocol::Feedback { "\n###Feedback:" } else { "\n###Feedback: [RESULT]" });
-            p
+            at
         }
         // A pairwise protocol's prompt shows two responses ([`reasoned_pair_prompt`]); given one, it
-        // is compared with itself.
+        // is compared with itself (after its own earlier turns, which end the query's part).
         ReasonedProtocol::PairReason | ReasonedProtocol::PairChecklistGuided => {
-            reasoned_pair_prompt(protocol, history, user_query, model_output, model_output, checklist)
+            let (text, history_at, first_at) = pair::pair_prompt(protocol, history, user_query, model_output, model_output, checklist);
+            p = text;
+            query_part(history, history_at, first_at)
         }
         ReasonedProtocol::ReasonRating | ReasonedProtocol::ChecklistGuided => {
             let guided = protocol == ReasonedProtocol::ChecklistGuided;
-            let mut p = String::from("Please evaluate the following response according to the procedure below:\n\n- Evaluate the response to the input on a size of 1 (lowest) to 5 (highest).\n");
+            p.push_str("Please evaluate the following response according to the procedure below:\n\n- Evaluate the response to the input on a size of 1 (lowest) to 5 (highest).\n");
             p.push_str(if guided {
                 "- Use the given checklist for your evaluation.\n- For each item in the checklist, output \"yes,\" \"no,\" or \"n/a\" if it does not apply.\n- Evaluate the response based on the checklist.\n"
             } else {
@@ -491,18 +498,22 @@ pub fn reasoned_prompt(
                 p.push_str("  \"reason\": \"Explain the rationale for the rating\",\n");
             }
             p.push_str("  \"rating\": 3\n}\n```\n- Do NOT output anything other than the JSON format.\n\n");
-            push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
+            let history_at = push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
             p.push_str("[Start of Response]\n");
+            let at = query_part(history, history_at, p.len());
             p.push_str(model_output);
             p.push_str("\n[End of Response]");
-            p
+            at
         }
-    }
+    };
+    OnePassPrompt { text: p, query_part }
 }
 
-/// Seed 002's input block (Figures 20–23): the query, then the numbered checklist where the prompt lists it.
-fn push_seed_002_input(p: &mut String, history: &[Message], user_query: &str, checklist: Option<&[String]>) {
+/// Seed 002's input block (Figures 20–23): the query, then the numbered checklist where the prompt
+/// lists it; the byte of `p` where the earlier turns begin (see [`query_part`]).
+fn push_seed_002_input(p: &mut String, history: &[Message], user_query: &str, checklist: Option<&[String]>) -> usize {
     p.push_str("[Start of Input]\n");
+    let history_at = p.len();
     p.push_str(&instruction(history, user_query));
     p.push_str("\n[End of Input]\n\n");
     if let Some(items) = checklist {
@@ -512,6 +523,7 @@ fn push_seed_002_input(p: &mut String, history: &[Message], user_query: &str, ch
         }
         p.push_str("[End of Checklist]\n\n");
     }
+    history_at
 }
 
 /// The query as seeds 002 and 003 show it: the user query, after the earlier turns where there are.
@@ -675,17 +687,38 @@ mod tests {
         use crate::formats::Role;
         let history = [msg(Role::User, "Hi"), msg(Role::Assistant, "Hello")];
         let items = ["Is it short?".to_string(), "Is it polite?".to_string()];
-        let cot = reasoned_prompt(ReasonedProtocol::RocketEvalCot, &history, "Q?", Some("REF"), "ANS", &items);
+        let cot = reasoned_prompt(ReasonedProtocol::RocketEvalCot, &history, "Q?", Some("REF"), "ANS", &items).text;
         assert!(cot.contains("compare the AI response and reference response") && cot.contains("REF") && cot.ends_with("}\n```"));
         assert!(cot.contains("\"score\": \"[1~10]\"") && !cot.contains("Is it short?"));
-        let no_ref = reasoned_prompt(ReasonedProtocol::Feedback, &[], "Q?", None, "ANS", &items);
+        let no_ref = reasoned_prompt(ReasonedProtocol::Feedback, &[], "Q?", None, "ANS", &items).text;
         assert!(!no_ref.contains("reference answer") && no_ref.ends_with("###Feedback:"));
-        let direct = reasoned_prompt(ReasonedProtocol::FeedbackDirect, &history, "Q?", Some("REF"), "ANS", &items);
+        let direct = reasoned_prompt(ReasonedProtocol::FeedbackDirect, &history, "Q?", Some("REF"), "ANS", &items).text;
         assert!(direct.contains("USER: Hi") && direct.contains("Reference Answer (Score 5):\nREF") && direct.ends_with("[RESULT]"));
-        let guided = reasoned_prompt(ReasonedProtocol::ChecklistGuided, &[], "Q?", None, "ANS", &items);
+        let guided = reasoned_prompt(ReasonedProtocol::ChecklistGuided, &[], "Q?", None, "ANS", &items).text;
         assert!(guided.contains("[Start of Checklist]\n1. Is it short?\n2. Is it polite?\n[End of Checklist]"));
         assert!(guided.ends_with("[Start of Response]\nANS\n[End of Response]"));
-        let plain = reasoned_prompt(ReasonedProtocol::ReasonRating, &[], "Q?", None, "ANS", &items);
+        let plain = reasoned_prompt(ReasonedProtocol::ReasonRating, &[], "Q?", None, "ANS", &items).text;
         assert!(plain.contains("state the reason") && !plain.contains("Checklist"));
+    }
+
+    /// Every protocol's query part ends at the first text an assistant wrote (an earlier turn's answer,
+    /// else the answer judged), and is the same for another answer to the same query.
+    #[test]
+    fn prompts_end_their_query_part_at_the_first_assistant_text() {
+        use crate::formats::Role;
+        let turns = |answer: &str| [msg(Role::User, "Hi"), msg(Role::Assistant, answer)];
+        let items = ["Does it say 42?".to_string()];
+        for protocol in ReasonedProtocol::NAMES.iter().map(|n| n.parse::<ReasonedProtocol>().unwrap()) {
+            for (history, first, other_history) in
+                [(vec![], "It is 42.", vec![]), (turns("Hello").to_vec(), "Hello", turns("Howdy").to_vec())]
+            {
+                for reference in [None, Some("42")] {
+                    let p = reasoned_prompt(protocol, &history, "What is 6*7?", reference, "It is 42.", &items);
+                    assert!(p.text[p.query_part..].starts_with(first), "{protocol}: {:?}", &p.text[p.query_part..]);
+                    let other = reasoned_prompt(protocol, &other_history, "What is 6*7?", reference, "41", &items);
+                    assert_eq!(other.query(), p.query(), "{protocol}");
+                }
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{item_answers, push_seed_002_input, ReasonedProtocol, ReasonedSettings};
 use crate::error::FormatError;
 use crate::formats::{Battle, Lined, Message, Winner};
+use crate::prompt::OnePassPrompt;
 
 /// A checklist's answers for both responses of a pair (in checklist order; null where a reply gave
 /// none), whichever was shown first.
@@ -137,7 +138,9 @@ pub fn parse_pair_reply(protocol: ReasonedProtocol, reply: &str, checklist_len: 
 }
 
 /// The user message that asks for one reply about `first` and `second` (as Response 1 and 2) under a
-/// pairwise `protocol` (seed 002, Figures 20 and 21; `checklist` is listed by the guided one only).
+/// pairwise `protocol` (seed 002, Figures 20 and 21; `checklist` is listed by the guided one only),
+/// and the byte where its query's part ends: at `first`. Earlier turns are the benchmark's own, so
+/// what comes before the responses is the same for every pair on the query.
 pub fn reasoned_pair_prompt(
     protocol: ReasonedProtocol,
     history: &[Message],
@@ -145,7 +148,20 @@ pub fn reasoned_pair_prompt(
     first: &str,
     second: &str,
     checklist: &[String],
-) -> String {
+) -> OnePassPrompt {
+    let (text, _, query_part) = pair_prompt(protocol, history, user_query, first, second, checklist);
+    OnePassPrompt { text, query_part }
+}
+
+/// [`reasoned_pair_prompt`]'s text, the byte where its earlier turns begin and the byte where `first` does.
+pub(super) fn pair_prompt(
+    protocol: ReasonedProtocol,
+    history: &[Message],
+    user_query: &str,
+    first: &str,
+    second: &str,
+    checklist: &[String],
+) -> (String, usize, usize) {
     let guided = protocol.needs_checklist();
     let mut p =
         String::from("Please evaluate the answers according to the following procedure:\n\n- Evaluate the two responses to the input.\n");
@@ -154,9 +170,11 @@ pub fn reasoned_pair_prompt(
     } else {
         p.push_str("- First, state the reason for your evaluation. Then decide which answer is better: 1 or 2.\n- Output your response in the following JSON format:\n```json\n{\n  \"reason\": \"Please state the reason for evaluation\",\n  \"judge\": 1\n}\n```\n- Do NOT output anything other than the JSON format.\n\n");
     }
-    push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
-    p.push_str(&format!("[Start of Response 1]\n{first}\n[End of Response 1]\n\n[Start of Response 2]\n{second}\n[End of Response 2]"));
-    p
+    let history_at = push_seed_002_input(&mut p, history, user_query, guided.then_some(checklist));
+    p.push_str("[Start of Response 1]\n");
+    let first_at = p.len();
+    p.push_str(&format!("{first}\n[End of Response 1]\n\n[Start of Response 2]\n{second}\n[End of Response 2]"));
+    (p, history_at, first_at)
 }
 
 /// Read reasoned pairs (JSONL), checking what a hand-edited line could break: a pairwise protocol,
@@ -255,11 +273,19 @@ mod tests {
     #[test]
     fn prompts_carry_the_papers_parts() {
         let items = ["Is it short?".to_string()];
-        let plain = reasoned_pair_prompt(ReasonedProtocol::PairReason, &[], "Q?", "ONE", "TWO", &items);
+        let plain = reasoned_pair_prompt(ReasonedProtocol::PairReason, &[], "Q?", "ONE", "TWO", &items).text;
         assert!(plain.contains("Then decide which answer is better: 1 or 2.") && plain.contains("\"judge\": 1\n}"));
         assert!(plain.ends_with("[Start of Response 1]\nONE\n[End of Response 1]\n\n[Start of Response 2]\nTWO\n[End of Response 2]"));
         assert!(!plain.contains("Is it short?"));
         let guided = reasoned_pair_prompt(ReasonedProtocol::PairChecklistGuided, &[], "Q?", "ONE", "TWO", &items);
-        assert!(guided.contains("[Start of Checklist]\n1. Is it short?\n[End of Checklist]") && guided.contains("\"response_2\": {"));
+        assert!(
+            guided.text.contains("[Start of Checklist]\n1. Is it short?\n[End of Checklist]") && guided.text.contains("\"response_2\": {")
+        );
+        // The query's part ends at the first response, after the benchmark's earlier turns: the same
+        // for every pair, in either order.
+        let history = [Message::new(crate::formats::Role::User, "Hi"), Message::new(crate::formats::Role::Assistant, "Hello")];
+        let p = reasoned_pair_prompt(ReasonedProtocol::PairChecklistGuided, &history, "Q?", "ONE", "TWO", &items);
+        let swapped = reasoned_pair_prompt(ReasonedProtocol::PairChecklistGuided, &history, "Q?", "TWO", "ONE", &items);
+        assert!(p.text[p.query_part..].starts_with("ONE\n") && p.query().contains("Hello") && swapped.query() == p.query());
     }
 }

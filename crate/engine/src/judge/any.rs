@@ -127,15 +127,23 @@ impl AnyJudge {
         each!(self, j => j.generate(prompt, settings, on_token).await)
     }
 
-    /// `n` replies to `prompt` on one prefill (see [`ModelJudge::generate_replies`]).
+    /// `n` replies to `prompt` on one prefill, its first `shared` tokens kept for the next prompt
+    /// (see [`ModelJudge::generate_replies`]).
     pub async fn generate_replies(
         &mut self,
         prompt: &[u32],
+        shared: usize,
         settings: &crate::generate::GenerateSettings,
         n: usize,
         on_reply: &mut dyn FnMut(usize, &crate::generate::Generation),
     ) -> Result<Vec<crate::generate::Generation>, EngineError> {
-        each!(self, j => j.generate_replies(prompt, settings, n, on_reply).await)
+        each!(self, j => j.generate_replies(prompt, shared, settings, n, on_reply).await)
+    }
+
+    /// How many of `tokens`' first tokens are the user message `head`'s (see
+    /// [`crate::judge::PromptCodec::shared_tokens`]).
+    pub fn shared_tokens(&self, head: &str, tokens: &[u32]) -> Result<usize, EngineError> {
+        each!(self, j => j.codec.shared_tokens(head, tokens))
     }
 
     /// The judge's tokenizer.

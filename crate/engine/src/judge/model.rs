@@ -50,7 +50,7 @@ impl<B: Backend> ModelJudge<B> {
     /// way, they are not run again. Either way the rest runs in the same chunks after the same keys
     /// and values, so the grades are the same bits whatever was graded before (a resumed or sharded
     /// run's bytes do not change).
-    fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
+    pub(crate) fn prefill_shared(&mut self, prefix: &[u32], shared: usize) -> Result<(), EngineError> {
         let (head, rest) = prefix.split_at(shared.min(prefix.len()));
         let chunk = self.chunk.max(1);
         let keep = !head.is_empty() && self.kept.0 == head && self.kept.1 == chunk;
