@@ -174,8 +174,10 @@ fn a_key_bound_for_plain_http_beyond_this_machine_is_warned_about_first() {
     let dir = tempfile::tempdir().unwrap();
     let q = queries(dir.path());
     let out = dir.path().join("checklists.jsonl");
-    // A host that does not resolve: the warning must come before the (failing) request.
-    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--api-key-env", "RJ_TEST_KEY", "--connect-timeout", "2"]));
+    // A host that does not resolve: the warning must come before the (failing) request, tried once
+    // (a lookup that fails is retried after a backoff, seconds this test does not need).
+    let unresolved = ["--connect-timeout", "2", "--attempts", "1"];
+    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &[&["--api-key-env", "RJ_TEST_KEY"][..], &unresolved].concat()));
     let err = String::from_utf8_lossy(&o.stderr);
     let warning = err
         .lines()
@@ -187,7 +189,7 @@ fn a_key_bound_for_plain_http_beyond_this_machine_is_warned_about_first() {
         "warned before any request: {err}"
     );
     // Without a key, or to this machine, nothing to warn about.
-    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &["--connect-timeout", "2"]));
+    let o = run(&create_args(&q, "http://judge-api.invalid/v1", "m", &out, &unresolved));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("plain http"));
     let (url, _) = serve(vec![(200, chat("## Checklist\n1. Is it right?")); 2]);
     let o = run(&create_args(&q, &url, "stand-in", &dir.path().join("local.jsonl"), &["--api-key-env", "RJ_TEST_KEY"]));
