@@ -127,6 +127,30 @@ fn gives_up_after_bounded_attempts_and_a_missing_key_variable_is_an_error() {
 }
 
 #[test]
+fn an_endpoint_that_never_answers_stops_the_run_at_the_first_query() {
+    // A port nothing listens on: every connection is refused.
+    let url = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let q = queries(dir.path());
+    let out = dir.path().join("c.jsonl");
+    let o = run(&create_args(&q, &url, "m", &out, &["--attempts", "2"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("did not answer (2 attempt(s) for a") && err.contains("queries not tried: 1"), "{err}");
+    assert!(err.contains("a: no checklist") && !err.contains("b: no checklist"), "the second query was tried: {err}");
+    assert!(std::fs::read_to_string(&out).unwrap_or_default().is_empty());
+    // An endpoint that answers, if with errors, is tried for every query as before.
+    let (url, seen) = serve(vec![(503, "{}".into())]);
+    let o = run(&create_args(&q, &url, "m", &out, &["--attempts", "1"]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("b: no checklist") && err.contains("2 queries got no checklist"), "{err}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[test]
 fn a_silent_server_times_out() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());

@@ -138,7 +138,14 @@ fn once_each<'a>(file: &str, sessions: impl Iterator<Item = (usize, &'a str)>) -
 /// sizes do not matter).
 #[allow(clippy::large_enum_variant)]
 enum Writer {
-    Endpoint { net: Net, url: Url, key: Option<String>, endpoint: String },
+    /// `answered`: whether any request of this run got an HTTP reply (of any status).
+    Endpoint {
+        net: Net,
+        url: Url,
+        key: Option<String>,
+        endpoint: String,
+        answered: bool,
+    },
     Local(rocketjudge_engine::judge::AnyJudge),
 }
 
@@ -191,6 +198,19 @@ fn create(a: CreateArgs) -> CliResult {
             }
             Err(e) => {
                 eprintln!("{}: no checklist: {e:#}", q.session_id);
+                // An endpoint that has not answered once (a wrong address, no network) would fail
+                // every query the same way, each after its retries' backoff: stop at the first.
+                if let Writer::Endpoint { answered: false, endpoint, .. } = &writer {
+                    bail!(
+                        "--endpoint {} did not answer ({} attempt(s) for {}: {e:#}); stopped there, queries not tried: {}. \
+                         Check the address and the network, then run again: checklists already in {} are kept",
+                        redact(endpoint),
+                        a.attempts.max(1),
+                        q.session_id,
+                        todo.len() - n - 1,
+                        a.out.display()
+                    );
+                }
                 failed.push(q.session_id.clone());
             }
         }
@@ -218,7 +238,7 @@ impl Writer {
     /// with --seed plus the attempt.
     fn ask(&mut self, a: &CreateArgs, prompt: &str, attempt: u32) -> Result<String, Failure> {
         match self {
-            Writer::Endpoint { net, url, key, .. } => ask_endpoint(net, url, key.as_deref(), a, prompt),
+            Writer::Endpoint { net, url, key, answered, .. } => ask_endpoint(net, url, key.as_deref(), a, prompt, answered),
             Writer::Local(judge) => {
                 use rocketjudge_engine::generate::GenerateSettings;
                 let temperature = if attempt == 0 { a.temperature as f32 } else { (a.temperature as f32).max(0.7) };
@@ -279,7 +299,7 @@ fn endpoint_writer(a: &CreateArgs, endpoint: &str) -> Result<Writer> {
             );
         }
     }
-    Ok(Writer::Endpoint { net, url, key, endpoint: endpoint.to_string() })
+    Ok(Writer::Endpoint { net, url, key, endpoint: endpoint.to_string(), answered: false })
 }
 
 /// Whether `url` names this machine (localhost or a loopback address).
@@ -292,8 +312,8 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// One request to the endpoint: the reply's text.
-fn ask_endpoint(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, prompt: &str) -> Result<String, Failure> {
+/// One request to the endpoint: the reply's text. Sets `answered` when an HTTP reply came back.
+fn ask_endpoint(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, prompt: &str, answered: &mut bool) -> Result<String, Failure> {
     let body = json!({
         "model": a.model,
         "temperature": a.temperature,
@@ -303,7 +323,9 @@ fn ask_endpoint(net: &Net, url: &Url, key: Option<&str>, a: &CreateArgs, prompt:
     let auth = key.map(|k| format!("Bearer {k}"));
     let headers: Vec<(&str, &str)> = auth.iter().map(|v| ("Authorization", v.as_str())).collect();
     // Transport errors name the URL only (redacted); the key is in a header and never printed.
-    match net.post_json(url, &headers, &body, MAX_REPLY_BYTES) {
+    let reply = net.post_json(url, &headers, &body, MAX_REPLY_BYTES);
+    *answered |= reply.is_ok();
+    match reply {
         Ok((200..=299, text)) => Ok(serde_json::from_str::<Value>(&text)
             .ok()
             .and_then(|v| v["choices"][0]["message"]["content"].as_str().map(str::to_string))
