@@ -6,10 +6,11 @@
 //!   call is expanded to f32 once, then each block of 32 query rows × one head is two GEMMs over
 //!   the union of the block's visible keys.
 //! - [`per_query`], a few query rows (decoding a token): each row reads only the keys it sees, in
-//!   chunks of [`KEY_CHUNK`] converted from f16 into a task's own buffer, one conversion serving
-//!   every head of the KV group (the heads are the lanes of the score kernel). For one query row the
-//!   tiled path's expansion of the whole cache (zeroed, written, then packed by the GEMM) cost more
-//!   than the products.
+//!   chunks of [`KEY_CHUNK`], straight from the f16 cache. The scores convert [`KF`] keys at a time
+//!   into a buffer that stays in L1, one conversion serving every head of the KV group (the heads
+//!   are the lanes of the score kernel); the fused weighted sums convert the values as they load
+//!   them. For one query row the tiled path's expansion of the whole cache (zeroed, written, then
+//!   packed by the GEMM) cost more than the products.
 //!
 //! The two order their sums differently, so their values agree to float rounding, not bit for bit;
 //! each path's own order is fixed (lanes written out, splits independent of the thread count), so a
@@ -186,6 +187,56 @@ fn kv_row(cached: &[f16], new: &[f32], j: usize, prefix: usize, kv_dim: usize, g
     }
 }
 
+/// The f16 rows (every KV head's, `kv_dim` values) of chunk `c` of `vis`'s keys, or of their
+/// values: the cache's own below `prefix`, else the call's new rows rounded to f16 as the cache will
+/// store them, into `fresh`. Returns how many.
+#[inline(always)]
+fn chunk_rows<'a>(
+    vis: Visible,
+    c: usize,
+    (cached, new): (&'a [f16], &[f32]),
+    (prefix, kv_dim): (usize, usize),
+    fresh: &'a mut Vec<f16>,
+    out: &mut [&'a [f16]; KEY_CHUNK],
+) -> usize {
+    let n = vis.chunk_len(c);
+    let key = |t: usize| vis.key(c * KEY_CHUNK + t);
+    fresh.clear();
+    for j in (0..n).map(key).filter(|&j| j >= prefix) {
+        fresh.extend(new[(j - prefix) * kv_dim..][..kv_dim].iter().map(|&x| f16::from_f32(x)));
+    }
+    let mut fresh = fresh.chunks_exact(kv_dim);
+    for (t, row) in out.iter_mut().take(n).enumerate() {
+        let j = key(t);
+        *row = if j < prefix { &cached[j * kv_dim..][..kv_dim] } else { fresh.next().unwrap() };
+    }
+    n
+}
+
+/// Ask for columns `[off, off + len)` of the `rows` to be brought into L2 ahead of their use: every
+/// cache line at once, where the hardware's own prefetcher, following the rows' stride, lagged.
+#[inline(always)]
+fn prefetch(rows: &[&[f16]], off: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for row in rows {
+        let row = &row[off..off + len];
+        for at in (0..len).step_by(32) {
+            // SAFETY: a hint, with an address inside the row.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(row.as_ptr().add(at) as *const i8) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (rows, off, len);
+}
+
+/// Columns `[off, off + hd)` (one KV head's) of the `rows`, as f32 rows of `hd` in `out`.
+#[inline(always)]
+fn expand(rows: &[&[f16]], off: usize, hd: usize, out: &mut [f32]) {
+    for (row, out) in rows.iter().zip(out.chunks_exact_mut(hd)) {
+        wide::f16_to_f32(&row[off..off + hd], out);
+    }
+}
+
 /// Heads per pass of the per-query kernels: one 8-lane vector holds a value of each.
 const HB: usize = 8;
 
@@ -201,17 +252,21 @@ fn add_product<const FUSED: bool>(acc: f32, a: f32, b: f32) -> f32 {
     }
 }
 
-/// Keys per pass of [`scores_of`] (divides [`KEY_CHUNK`]): each its own chain of sums.
+/// Keys converted to f32 at a time by [`chunk_scores`]: a block small enough to stay in L1 between its
+/// conversion and its products (the whole chunk's, 64 KiB for the 1.5B, went out to L2 and back).
+const KF: usize = 8;
+
+/// Keys per pass of [`scores_of`] (divides [`KF`]): each its own chain of sums.
 const KB: usize = 4;
 
-/// `s[h][t] = q_h · key_t` for the `n` keys (rows of `hd` in `keys`, which holds
-/// [`KEY_CHUNK`] rows) and up to [`HB`] heads: `qt` holds their queries transposed, `[hd][HB]`
-/// (a missing head's column zero). The heads are the vector's lanes and each key's values are
-/// broadcast, so no sum crosses lanes; each score is summed in order of d.
+/// `s[h][t0 + t] = q_h · key_t` for the `m` keys in `keys` (rows of `hd`, [`KF`] of them) and up
+/// to [`HB`] heads: `qt` holds their queries transposed, `[hd][HB]` (a missing head's column zero).
+/// The heads are the vector's lanes and each key's values are broadcast, so no sum crosses lanes;
+/// each score is summed in order of d.
 #[inline(always)]
-fn scores_of(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
-    for t in (0..n).step_by(KB) {
-        // Rows past `n` are the buffer's leftovers: their lanes are computed and dropped.
+fn scores_of(qt: &[f32], keys: &[f32], hd: usize, m: usize, s: &mut [f32], t0: usize) {
+    for t in (0..m).step_by(KB) {
+        // Rows past `m` are the buffer's leftovers: their lanes are computed and dropped.
         let rows: [&[f32]; KB] = std::array::from_fn(|j| &keys[(t + j) * hd..][..hd]);
         let mut acc = [[0f32; HB]; KB];
         for (d, qv) in qt[..hd * HB].chunks_exact(HB).enumerate() {
@@ -223,46 +278,97 @@ fn scores_of(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
                 }
             }
         }
-        for (j, acc) in acc.iter().enumerate().take(n - t) {
+        for (j, acc) in acc.iter().enumerate().take(m - t) {
             for (h, &a) in acc.iter().enumerate() {
-                s[h * KEY_CHUNK + t + j] = a;
+                s[h * KEY_CHUNK + t0 + t + j] = a;
             }
         }
     }
 }
 
-/// [`scores_of`] with fused multiply-adds (AVX2 and FMA, [`wide::takes_avx2`]), 8 keys a pass: the
-/// same bits ([`add_product`]), one instruction where `scores_of` takes two, and chains enough to
-/// hide the longer latency of a fused add.
+/// [`scores_of`] with fused multiply-adds (AVX2 and FMA, [`wide::takes_avx2`]), all [`KF`] keys in
+/// one pass: the same bits ([`add_product`]), one instruction where `scores_of` takes two, and
+/// chains enough to hide the longer latency of a fused add.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; called from code compiled for them (`wide!`'s AVX2 copy).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn scores_fused(qt: &[f32], keys: &[f32], hd: usize, n: usize, s: &mut [f32]) {
+unsafe fn scores_fused(qt: &[f32], keys: &[f32], hd: usize, m: usize, s: &mut [f32], t0: usize) {
     use std::arch::x86_64::*;
-    const KF: usize = 8;
-    assert!(qt.len() >= hd * HB && keys.len() >= KEY_CHUNK * hd && KEY_CHUNK % KF == 0 && n <= KEY_CHUNK);
-    for t in (0..n).step_by(KF) {
-        // Rows past `n` are the buffer's leftovers: their lanes are computed and dropped.
-        let rows: [*const f32; KF] = std::array::from_fn(|j| keys.as_ptr().add((t + j) * hd));
-        let mut acc = [_mm256_setzero_ps(); KF];
-        for d in 0..hd {
-            let qv = _mm256_loadu_ps(qt.as_ptr().add(d * HB));
-            for j in 0..KF {
-                acc[j] = _mm256_fmadd_ps(qv, _mm256_broadcast_ss(&*rows[j].add(d)), acc[j]);
-            }
-        }
-        let mut out = [[0f32; HB]; KF];
-        for j in 0..KF {
-            _mm256_storeu_ps(out[j].as_mut_ptr(), acc[j]);
-        }
-        for (j, acc) in out.iter().enumerate().take(n - t) {
-            for (h, &a) in acc.iter().enumerate() {
-                s[h * KEY_CHUNK + t + j] = a;
-            }
+    assert!(qt.len() >= hd * HB && keys.len() >= KF * hd && m <= KF && t0 + m <= KEY_CHUNK && s.len() >= HB * KEY_CHUNK);
+    let mut acc = [_mm256_setzero_ps(); KF];
+    for d in 0..hd {
+        let qv = _mm256_loadu_ps(qt.as_ptr().add(d * HB));
+        for (j, acc) in acc.iter_mut().enumerate() {
+            *acc = _mm256_fmadd_ps(qv, _mm256_broadcast_ss(&*keys.as_ptr().add(j * hd + d)), *acc);
         }
     }
+    let mut out = [[0f32; HB]; KF];
+    for j in 0..KF {
+        _mm256_storeu_ps(out[j].as_mut_ptr(), acc[j]);
+    }
+    for (j, acc) in out.iter().enumerate().take(m) {
+        for (h, &a) in acc.iter().enumerate() {
+            s[h * KEY_CHUNK + t0 + j] = a;
+        }
+    }
+}
+
+/// The scores of one block of [`HB`] heads (`qt`, `s` as in [`scores_of`]) against the keys in
+/// columns `[off, off + hd)` (a KV head's) of `rows` ([`chunk_rows`]), [`KF`] keys at a time converted into
+/// `kb` (`KF · hd`; its rows past the last block's keys are leftovers, computed and dropped).
+#[inline(always)]
+fn chunk_scores(qt: &[f32], rows: &[&[f16]], (off, hd): (usize, usize), kb: &mut [f32], s: &mut [f32], fused: bool, ahead: &[&[f16]]) {
+    #[cfg(target_arch = "x86_64")]
+    if fused {
+        // SAFETY: `fused`: this is the AVX2 copy, on a CPU with AVX2 and FMA. The common head sizes
+        // are passed as constants, which the inlined kernel's addresses then hold.
+        unsafe {
+            match hd {
+                64 => chunk_scores_fused(qt, rows, off, 64, kb, s, ahead),
+                128 => chunk_scores_fused(qt, rows, off, 128, kb, s, ahead),
+                _ => chunk_scores_fused(qt, rows, off, hd, kb, s, ahead),
+            }
+        }
+        return;
+    }
+    let _ = fused;
+    for (b, block) in rows.chunks(KF).enumerate() {
+        prefetch_block(rows, ahead, b, off, hd);
+        expand(block, off, hd, kb);
+        scores_of(qt, kb, hd, block.len(), s, b * KF);
+    }
+}
+
+/// [`chunk_scores`] through [`scores_fused`].
+///
+/// # Safety
+/// As [`scores_fused`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn chunk_scores_fused(qt: &[f32], rows: &[&[f16]], off: usize, hd: usize, kb: &mut [f32], s: &mut [f32], ahead: &[&[f16]]) {
+    for (b, block) in rows.chunks(KF).enumerate() {
+        prefetch_block(rows, ahead, b, off, hd);
+        expand(block, off, hd, kb);
+        scores_fused(qt, kb, hd, block.len(), s, b * KF);
+    }
+}
+
+/// Blocks of keys ahead of the one [`chunk_scores`] converts that it asks the memory for.
+const KEYS_AHEAD: usize = 2;
+
+/// What [`chunk_scores`] asks for while it works on block `b` of its keys: the keys [`KEYS_AHEAD`]
+/// blocks on, and block `b` of `ahead` (the chunk's values, which the third step will read from
+/// L2), each as columns `[off, off + hd)`.
+#[inline(always)]
+fn prefetch_block(rows: &[&[f16]], ahead: &[&[f16]], b: usize, off: usize, hd: usize) {
+    let block = |rows: &'_ [&'_ [f16]], b: usize| {
+        let lo = (b * KF).min(rows.len());
+        prefetch(&rows[lo..(lo + KF).min(rows.len())], off, hd)
+    };
+    block(rows, b + KEYS_AHEAD);
+    block(ahead, b);
 }
 
 /// `acc[h] = Σ_t p[h][t] · values[t]` for the `n` values (rows of `hd`) and the first `nh` of
@@ -296,13 +402,92 @@ fn weighted_sums<const FUSED: bool>(p: &[f32], values: &[f32], hd: usize, n: usi
     }
 }
 
-/// Attention of a few query rows: see the module docs. Three parallel steps over tasks of (query
-/// row, KV head, chunk of [`KEY_CHUNK`] visible keys): the scores of every head of the group, the
-/// softmax per row and head, the probabilities times the values per chunk; then each row and
-/// head sums its chunks in order. A group's heads go [`HB`] at a time (`nb` blocks), the last
-/// padded with heads of zero queries whose results are dropped.
+/// [`weighted_sums`] with fused multiply-adds (AVX2, FMA and F16C, [`wide::takes_avx2`]) for `NH`
+/// heads known when compiled, the values read as f16 straight from their rows (columns `[off, off
+/// + hd)` of `rows`) and converted as loaded: the `NH × CB` sums of `CB` vectors of 8 columns stay
+/// in registers across the rows (a head count known only at run time left the compiler a branch
+/// per head and row), each row's vectors loaded once for all the heads. The same bits: each
+/// column's sum in order of t, one fused multiply-add a term ([`add_product`]). `hd` is a multiple
+/// of `CB · 8`.
 ///
-/// `threads` (the pool's, or those the work is split for) sets only how the softmax is split, which
+/// # Safety
+/// The CPU has AVX2, FMA and F16C; called from code compiled for them (`wide!`'s AVX2 copy).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn weighted_sums_fused<const NH: usize, const CB: usize>(p: &[f32], rows: &[&[f16]], off: usize, hd: usize, acc: &mut [f32]) {
+    use std::arch::x86_64::*;
+    const W: usize = 8;
+    let n = rows.len();
+    assert!(NH <= HB && hd.is_multiple_of(CB * W) && n <= KEY_CHUNK && p.len() >= HB * KEY_CHUNK && acc.len() >= HB * hd);
+    assert!(rows.iter().all(|r| r.len() >= off + hd));
+    for d0 in (0..hd).step_by(CB * W) {
+        let mut a = [[_mm256_setzero_ps(); CB]; NH];
+        for (t, row) in rows.iter().enumerate() {
+            let row = row.as_ptr().add(off + d0);
+            let x: [__m256; CB] = std::array::from_fn(|c| _mm256_cvtph_ps(_mm_loadu_si128(row.add(c * W) as *const __m128i)));
+            for (h, a) in a.iter_mut().enumerate() {
+                let w = _mm256_broadcast_ss(&*p.as_ptr().add(h * KEY_CHUNK + t));
+                for c in 0..CB {
+                    a[c] = _mm256_fmadd_ps(w, x[c], a[c]);
+                }
+            }
+        }
+        for (h, a) in a.iter().enumerate() {
+            for (c, a) in a.iter().enumerate() {
+                _mm256_storeu_ps(acc.as_mut_ptr().add(h * hd + d0 + c * W), *a);
+            }
+        }
+    }
+}
+
+/// The weighted sums of one block's first `nh` heads against the values in columns `[off, off +
+/// hd)` (a KV head's) of `rows`: fused from the f16 rows ([`weighted_sums_fused`], as many column vectors at
+/// a time as leave the sums and a row's vectors in the 16 registers) where this is the AVX2 copy and
+/// `hd` a multiple of the vectors, else [`weighted_sums`] over the rows converted into `vals`.
+#[inline(always)]
+fn weighted_sums_of(p: &[f32], rows: &[&[f16]], (off, hd): (usize, usize), acc: &mut [f32], nh: usize, fused: bool, vals: &mut Vec<f32>) {
+    #[cfg(target_arch = "x86_64")]
+    if fused && hd % 8 == 0 {
+        // SAFETY: `fused`: this is the AVX2 copy, on a CPU with AVX2, FMA and F16C.
+        unsafe {
+            match (nh, hd % 16 == 0) {
+                (1, true) => weighted_sums_fused::<1, 2>(p, rows, off, hd, acc),
+                (2, true) => weighted_sums_fused::<2, 2>(p, rows, off, hd, acc),
+                (3, true) => weighted_sums_fused::<3, 2>(p, rows, off, hd, acc),
+                (4, true) => weighted_sums_fused::<4, 2>(p, rows, off, hd, acc),
+                (5, true) => weighted_sums_fused::<5, 2>(p, rows, off, hd, acc),
+                (6, true) => weighted_sums_fused::<6, 2>(p, rows, off, hd, acc),
+                (1, _) => weighted_sums_fused::<1, 1>(p, rows, off, hd, acc),
+                (2, _) => weighted_sums_fused::<2, 1>(p, rows, off, hd, acc),
+                (3, _) => weighted_sums_fused::<3, 1>(p, rows, off, hd, acc),
+                (4, _) => weighted_sums_fused::<4, 1>(p, rows, off, hd, acc),
+                (5, _) => weighted_sums_fused::<5, 1>(p, rows, off, hd, acc),
+                (6, _) => weighted_sums_fused::<6, 1>(p, rows, off, hd, acc),
+                (7, _) => weighted_sums_fused::<7, 1>(p, rows, off, hd, acc),
+                _ => weighted_sums_fused::<8, 1>(p, rows, off, hd, acc),
+            }
+        }
+        return;
+    }
+    vals.resize(KEY_CHUNK * hd, 0.0);
+    expand(rows, off, hd, vals);
+    if fused {
+        weighted_sums::<true>(p, vals, hd, rows.len(), acc, nh);
+    } else {
+        weighted_sums::<false>(p, vals, hd, rows.len(), acc, nh);
+    }
+}
+
+/// Attention of a few query rows: see the module docs. Three parallel steps over tasks of (query
+/// row, chunk of [`KEY_CHUNK`] visible keys, KV heads): the scores of every head of each group, the
+/// softmax per row and head, the probabilities times the values; then each row and head sums its
+/// chunks in order. A task takes every KV head of its chunk, so that it reads the cache's rows
+/// whole (they hold every KV head's values side by side; a task per KV head read half of each, and
+/// the memory brought in the other half too), unless that leaves fewer tasks than threads: then one
+/// KV head each. A group's heads go [`HB`] at a time (`nb` blocks), the last padded with heads of
+/// zero queries whose results are dropped.
+///
+/// `threads` (the pool's, or those the work is split for) sets only how the steps are split, which
 /// gives the same bits either way.
 pub(super) fn per_query(
     q: &Tensor,
@@ -325,8 +510,12 @@ pub(super) fn per_query(
     let prefix = cache.len;
     let (pre, post) = p.pre_post_scale();
     let rows: Vec<Visible> = visible.iter().map(|&[a, prefix, b, e]| Visible { a, prefix, b, e }).collect();
-    let tasks: Vec<(usize, usize, usize)> =
-        rows.iter().enumerate().flat_map(|(r, vis)| (0..n_kv).flat_map(move |g| (0..vis.chunks()).map(move |c| (r, g, c)))).collect();
+    // The (row, chunk) pairs in order; `first[r]`, row r's first. Blocks of scores and of partial
+    // sums are laid out [row, chunk][KV head].
+    let first: Vec<usize> = rows.iter().scan(0, |at, vis| Some(std::mem::replace(at, *at + vis.chunks()))).collect();
+    let chunks: Vec<(usize, usize)> = rows.iter().enumerate().flat_map(|(r, vis)| (0..vis.chunks()).map(move |c| (r, c))).collect();
+    let per = if chunks.len() >= threads.max(1) { n_kv } else { 1 };
+    let tasks: Vec<(usize, usize, usize)> = chunks.iter().flat_map(|&(r, c)| (0..n_kv).step_by(per).map(move |g| (r, c, g))).collect();
     // The scaled queries rounded to f16, per row and KV head transposed: [block][hd][HB].
     let mut qt = vec![0f32; rows.len() * n_kv * nb * hd * HB];
     for (r, qr) in q.data.chunks_exact(q.cols).enumerate() {
@@ -338,90 +527,82 @@ pub(super) fn per_query(
             }
         }
     }
-    // Each task's scores, then probabilities: [nb · HB heads][KEY_CHUNK]; a row's and KV head's
-    // tasks one after another.
+    // Scores, then probabilities, per row, chunk and KV head: [nb · HB heads][KEY_CHUNK].
     let sb = nb * HB * KEY_CHUNK;
-    let mut scores = vec![0f32; tasks.len() * sb];
-    scores.par_chunks_mut(sb).zip(&tasks).each_task_init(
+    let mut scores = vec![0f32; chunks.len() * n_kv * sb];
+    scores.par_chunks_mut(per * sb).zip(&tasks).each_task_init(
         1,
-        || vec![0f32; KEY_CHUNK * hd],
-        |keys, (block, &(r, g, c))| {
+        || (vec![0f32; KF * hd], Vec::new(), Vec::new()),
+        |(kb, fresh, fresh_v), (blocks, &(r, c, g0))| {
             wide!({
-                let (vis, n) = (rows[r], rows[r].chunk_len(c));
-                for (t, out) in keys.chunks_exact_mut(hd).take(n).enumerate() {
-                    kv_row(&cache.k, &k.data, vis.key(c * KEY_CHUNK + t), prefix, kv_dim, g, out);
-                }
-                let qt = &qt[(r * n_kv + g) * nb * hd * HB..][..nb * hd * HB];
-                for (qt, s) in qt.chunks_exact(hd * HB).zip(block.chunks_exact_mut(HB * KEY_CHUNK)) {
-                    #[cfg(target_arch = "x86_64")]
-                    if fused {
-                        // SAFETY: `fused`: this is the AVX2 copy, on a CPU with AVX2 and FMA.
-                        unsafe { scores_fused(qt, keys, hd, n, s) };
-                        continue;
+                let (mut keys, mut values): ([&[f16]; KEY_CHUNK], [&[f16]; KEY_CHUNK]) = ([&[]; KEY_CHUNK], [&[]; KEY_CHUNK]);
+                let n = chunk_rows(rows[r], c, (&cache.k, &k.data), (prefix, kv_dim), fresh, &mut keys);
+                // The values, for the prefetches only (none in the tab's wasm).
+                let m = if cfg!(target_arch = "x86_64") {
+                    chunk_rows(rows[r], c, (&cache.v, &v.data), (prefix, kv_dim), fresh_v, &mut values)
+                } else {
+                    0
+                };
+                for (g, block) in (g0..).zip(blocks.chunks_exact_mut(sb)) {
+                    let qt = &qt[(r * n_kv + g) * nb * hd * HB..][..nb * hd * HB];
+                    for (hb, (qt, s)) in qt.chunks_exact(hd * HB).zip(block.chunks_exact_mut(HB * KEY_CHUNK)).enumerate() {
+                        let ahead = if hb == 0 { &values[..m] } else { &[][..] };
+                        chunk_scores(qt, &keys[..n], (g * hd, hd), kb, s, fused, ahead);
                     }
-                    scores_of(qt, keys, hd, n, s);
                 }
             })
         },
     );
-    // The softmax needs a row's and head's whole list, its runs in each of the row's and KV head's
-    // tasks: a task per row and KV head, or, where those are fewer than the threads (a decoded
-    // token's 2 on 16 threads), per fewer heads, down to one.
-    let per = (group * rows.len() * n_kv).div_ceil(threads.max(1)).clamp(1, group);
-    let mut starts = Vec::with_capacity(rows.len() * n_kv);
-    let mut at = 0;
-    for vis in &rows {
-        for _ in 0..n_kv {
-            starts.push((*vis, at));
-            at += vis.chunks() * sb;
-        }
-    }
+    // The softmax needs a row's and head's whole list, its runs in each of the row's chunks: a task
+    // per row and KV head, or, where those are fewer than the threads (a decoded token's 2 on 16
+    // threads), per fewer heads, down to one.
+    let per_softmax = (group * rows.len() * n_kv).div_ceil(threads.max(1)).clamp(1, group);
+    let pieces = group.div_ceil(per_softmax);
     let base = SendPtr(scores.as_mut_ptr());
-    let pieces = group.div_ceil(per);
-    (0..starts.len() * pieces).into_par_iter().each_task(1, |t| {
-        let ((vis, at), h0) = (starts[t / pieces], t % pieces * per);
+    (0..rows.len() * n_kv * pieces).into_par_iter().each_task(1, |t| {
+        let (r, g, h0) = (t / pieces / n_kv, t / pieces % n_kv, t % pieces * per_softmax);
+        let vis = rows[r];
         wide!({
-            for hg in h0..(h0 + per).min(group) {
-                // SAFETY: inside `scores` (its blocks laid out as `starts` says); the runs of head
+            for hg in h0..(h0 + per_softmax).min(group) {
+                // SAFETY: inside `scores` (blocks laid out [row, chunk][KV head]); the runs of head
                 // `hg` of one row and KV head are this task's alone.
                 let mut runs: Vec<&mut [f32]> = (0..vis.chunks())
-                    .map(|c| unsafe { std::slice::from_raw_parts_mut(base.get().add(at + c * sb + hg * KEY_CHUNK), vis.chunk_len(c)) })
+                    .map(|c| unsafe {
+                        let at = ((first[r] + c) * n_kv + g) * sb + hg * KEY_CHUNK;
+                        std::slice::from_raw_parts_mut(base.get().add(at), vis.chunk_len(c))
+                    })
                     .collect();
                 softmax(&mut runs, post, p.softcap);
             }
         })
     });
-    // Probabilities × values per task: [nb · HB heads][hd].
+    // Probabilities × values per row, chunk and KV head: [nb · HB heads][hd].
     let pb = nb * HB * hd;
-    let mut partial = vec![0f32; tasks.len() * pb];
-    partial.par_chunks_mut(pb).zip(scores.par_chunks(sb)).zip(&tasks).each_task_init(
+    let mut partial = vec![0f32; chunks.len() * n_kv * pb];
+    partial.par_chunks_mut(per * pb).zip(scores.par_chunks(per * sb)).zip(&tasks).each_task_init(
         1,
-        || vec![0f32; KEY_CHUNK * hd],
-        |values, ((acc, probs), &(r, g, c))| {
+        || (Vec::new(), Vec::new()),
+        |(vals, fresh), ((sums, probs), &(r, c, g0))| {
             wide!({
-                let (vis, n) = (rows[r], rows[r].chunk_len(c));
-                for (t, out) in values.chunks_exact_mut(hd).take(n).enumerate() {
-                    kv_row(&cache.v, &v.data, vis.key(c * KEY_CHUNK + t), prefix, kv_dim, g, out);
-                }
-                for (hb, (acc, pr)) in acc.chunks_exact_mut(HB * hd).zip(probs.chunks_exact(HB * KEY_CHUNK)).enumerate() {
-                    // The block's heads of the group; the padding's sums stay zero, and are dropped.
-                    let nh = (group - hb * HB).min(HB);
-                    if fused {
-                        weighted_sums::<true>(pr, values, hd, n, acc, nh);
-                        continue;
+                let mut at: [&[f16]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+                let n = chunk_rows(rows[r], c, (&cache.v, &v.data), (prefix, kv_dim), fresh, &mut at);
+                for (g, (sums, probs)) in (g0..).zip(sums.chunks_exact_mut(pb).zip(probs.chunks_exact(sb))) {
+                    for (hb, (acc, pr)) in sums.chunks_exact_mut(HB * hd).zip(probs.chunks_exact(HB * KEY_CHUNK)).enumerate() {
+                        // The block's heads of the group; the padding's sums stay zero, and are dropped.
+                        let nh = (group - hb * HB).min(HB);
+                        weighted_sums_of(pr, &at[..n], (g * hd, hd), acc, nh, fused, vals);
                     }
-                    weighted_sums::<false>(pr, values, hd, n, acc, nh);
                 }
             })
         },
     );
     // A row's heads of KV head g are the output columns [g·group·hd, (g + 1)·group·hd).
     let mut out = Tensor::zeros(rows.len(), p.n_head * hd);
-    let mut parts = partial.chunks_exact(pb);
     for (r, vis) in rows.iter().enumerate() {
         for g in 0..n_kv {
             let o = &mut out.data[r * p.n_head * hd + g * group * hd..][..group * hd];
-            for part in parts.by_ref().take(vis.chunks()) {
+            for c in 0..vis.chunks() {
+                let part = &partial[((first[r] + c) * n_kv + g) * pb..][..pb];
                 o.iter_mut().zip(part).for_each(|(o, x)| *o += x);
             }
         }
@@ -440,8 +621,8 @@ mod tests {
     /// differently) on one to four query rows: decoding after a long cached prefix (over several
     /// key chunks), the pruned last layer of a judge's items, sliding windows, soft caps, Q scaled
     /// first, grouped KV heads (up to 18 to a KV head: three passes of [`HB`]) and head sizes 20,
-    /// 64, 96 and 256. And the per-query path gives the same
-    /// bits on one thread and on three.
+    /// 64, 96, 128 and 256. And the per-query path gives the same bits on one thread and on three,
+    /// and in the AVX2 copy (fused kernels, the common head sizes as constants) and the one as built.
     #[test]
     fn per_query_rows_match_the_tiled_path() {
         struct Case {
@@ -467,6 +648,7 @@ mod tests {
         };
         let cases = [
             case(64, 14, 2, 1500, &[1][..], None, None, false),
+            case(128, 12, 2, 1500, &[1][..], None, None, false),
             case(64, 4, 4, 0, &[1][..], None, None, false),
             case(128, 6, 2, 300, &[1][..], None, Some(30.0), false),
             case(96, 3, 1, 129, &[5, 9][..], None, None, false),
@@ -527,6 +709,11 @@ mod tests {
                 "hd {} prefix {}: three threads (the softmax split for 2) and one (split for 16) differ",
                 c.hd, c.prefix
             );
+            // The copy as built (no fused kernels, every head size at run time) gives the same bits.
+            wide::set_narrow(true);
+            let narrow = cpu.run(|| per_query(&q, &k, &v, &cache, &visible, &p, 2));
+            wide::set_narrow(false);
+            assert_eq!(got.data, narrow.data, "hd {} prefix {}: the AVX2 copy and the copy as built differ", c.hd, c.prefix);
             // Outputs are convex combinations of values in [-1, 1].
             for (i, (a, b)) in got.data.iter().zip(&want.data).enumerate() {
                 assert!((a - b).abs() <= 2e-5, "hd {} prefix {} segments {:?}: output {i}: {a} vs {b}", c.hd, c.prefix, c.segments);
