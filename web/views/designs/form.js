@@ -65,7 +65,7 @@ function reasonedFields(u, protocols, choices, set) {
       'Temperature',
       'temperature',
       { min: 0, step: 0.1 },
-      '0: greedy (then one reply); the papers sample at 1.0',
+      '0: greedy (then one reply: a near-tie at any one token changes all it writes after, so one greedy verdict is fragile); the papers sample at 1.0',
     ),
     h(
       'label',
