@@ -62,7 +62,8 @@ pub struct CreateArgs {
     /// Output checklist file (RocketEval `checklist.jsonl`); existing lines are kept and skipped.
     #[arg(long)]
     out: PathBuf,
-    /// Attempts per query (malformed replies and transient errors are retried with backoff).
+    /// Attempts per query (malformed replies and transient errors are retried with backoff). An
+    /// endpoint that has not answered once in the run stops it at the first query that fails.
     #[arg(long, default_value_t = 4)]
     attempts: u32,
     /// Seconds to wait for a connection / for the reply.
