@@ -662,7 +662,7 @@ impl Columns {
         self.dm.clear();
         self.scales.clear();
         self.mins.clear();
-        self.d.extend(units.clone().map(|u| per_column(w, p, |g, j| w.d[(g * per + u) * GROUP + j])));
+        self.d.extend(units.clone().map(|u| per_column(w, p, |g, j| w.d_at((g * per + u) * GROUP + j))));
         self.dm
             .extend(units.clone().map(|u| per_column(w, p, |g, j| if fmt.pairs > 0 { w.dm_at((g * per + u) * GROUP + j) } else { 0.0 })));
         if fmt.super_blocks {

@@ -3,6 +3,8 @@
 
 use std::arch::aarch64::*;
 
+use half::f16;
+
 use super::lanes4::{self, Simd4};
 use super::{Kernel, QActs, QWeight, Tile, GROUP, MR};
 
@@ -101,8 +103,9 @@ impl<const DOT: bool> Simd4 for Neon<DOT> {
         vmovl_s16(vget_low_s16(vmovl_s8(bytes)))
     }
     #[inline(always)]
-    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> int32x4_t {
-        let wv = vshlq_s16(vmovl_s8(vld1_s8(pairs)), vdupq_n_s16(shift as i16));
+    unsafe fn dot_pairs(lo: *const i8, hi: *const i8, shift: u32, sums: *const i16) -> int32x4_t {
+        let four = |p: *const i8| vreinterpret_s8_s32(vdup_n_s32(std::ptr::read_unaligned(p as *const i32)));
+        let wv = vshlq_s16(vmovl_s8(vzip1_s8(four(lo), four(hi))), vdupq_n_s16(shift as i16));
         let pv = vreinterpretq_s16_s32(vdupq_n_s32(std::ptr::read_unaligned(sums as *const i32)));
         let lo = vmull_s16(vget_low_s16(wv), vget_low_s16(pv));
         let hi = vmull_high_s16(wv, pv);
@@ -113,8 +116,12 @@ impl<const DOT: bool> Simd4 for Neon<DOT> {
         vcvtq_f32_s32(v)
     }
     #[inline(always)]
-    unsafe fn load_f(p: *const f32) -> float32x4_t {
-        vld1q_f32(p)
+    unsafe fn load_half(p: *const f16) -> float32x4_t {
+        // `fcvtl` (base ARMv8): Rust's f16 vector types are not stable yet.
+        let h = vld1_u16(p as *const u16);
+        let out: float32x4_t;
+        std::arch::asm!("fcvtl {o:v}.4s, {h:v}.4h", o = out(vreg) out, h = in(vreg) h, options(pure, nomem, nostack));
+        out
     }
     #[inline(always)]
     unsafe fn splat_f(v: f32) -> float32x4_t {

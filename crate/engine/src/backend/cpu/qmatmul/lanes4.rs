@@ -10,6 +10,8 @@
 //! K-quant scales multiply each run's sums; floats appear once per 256 values (K-quants) or 32
 //! (older types), as separate multiplies and adds.
 
+use half::f16;
+
 use super::{Format, QActs, QWeight, Tile, GROUP, MR, QK, QK_K};
 
 /// What the kernel needs of a 128-bit SIMD instruction set.
@@ -56,11 +58,12 @@ pub(super) trait Simd4 {
     /// The 4 signed scale bytes at `p` as [`Simd4::run_scaled`] takes them: each lane's as i32
     /// (32-bit runs), or as i16 in both halves of its lane (16-bit runs).
     unsafe fn scales(p: *const i8) -> Self::I;
-    /// Each lane's pair of signed bytes at `pairs` (8 bytes), shifted left by `shift`, times the
-    /// pair of i16 at `sums`, summed.
-    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> Self::I;
+    /// Lane i's pair of signed bytes (`lo[i]`, `hi[i]`), shifted left by `shift`, times the pair
+    /// of i16 at `sums`, summed.
+    unsafe fn dot_pairs(lo: *const i8, hi: *const i8, shift: u32, sums: *const i16) -> Self::I;
     unsafe fn to_f(v: Self::I) -> Self::F;
-    unsafe fn load_f(p: *const f32) -> Self::F;
+    /// The 4 f16 at `p` as f32 (exactly).
+    unsafe fn load_half(p: *const f16) -> Self::F;
     unsafe fn splat_f(v: f32) -> Self::F;
     unsafe fn add_f(a: Self::F, b: Self::F) -> Self::F;
     unsafe fn mul_f(a: Self::F, b: Self::F) -> Self::F;
@@ -203,16 +206,16 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
             }
         }
         let at = (g * nsb + u) * GROUP;
-        let mins = w.mins.as_ptr().add(2 * at * f.pairs);
+        let mins = w.offset_coefficients().as_ptr().add(2 * at * f.pairs);
         for i in 0..M {
             let dx = S::splat_f(*a.d.get_unchecked((r0 + i) * nsb + u));
             for (h, res) in res[i].iter_mut().enumerate() {
                 let mut off = S::zero();
                 for p in 0..f.pairs {
-                    let pairs = mins.add(2 * (p * GROUP + 4 * h));
-                    off = S::add(off, S::dot_pairs(pairs, f.min_shift, sums[i].add(u * 2 * f.pairs + 2 * p)));
+                    let lo = mins.add(p * 2 * GROUP + 4 * h);
+                    off = S::add(off, S::dot_pairs(lo, lo.add(GROUP), f.min_shift, sums[i].add(u * 2 * f.pairs + 2 * p)));
                 }
-                let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
+                let d = S::load_half(w.d.as_ptr().add(at + 4 * h));
                 let dm = offsets::<S>(w, d, at + 4 * h);
                 let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[i][h]), d));
                 *res = S::add_f(S::mul_f(t, dx), *res);
@@ -226,7 +229,7 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
 unsafe fn offsets<S: Simd4>(w: &QWeight, d: S::F, at: usize) -> S::F {
     match w.fmt.dm_of_d {
         Some(c) => S::mul_f(d, S::splat_f(c)),
-        None => S::load_f(w.dm.as_ptr().add(at)),
+        None => S::load_half(w.dm.as_ptr().add(at)),
     }
 }
 
@@ -263,7 +266,7 @@ unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
             let row = (r0 + i) * nblk + b;
             let dx = S::splat_f(*a.d.get_unchecked(row));
             for (h, res) in res[i].iter_mut().enumerate() {
-                let d = S::load_f(w.d.as_ptr().add(at + 4 * h));
+                let d = S::load_half(w.d.as_ptr().add(at + 4 * h));
                 *res = S::add_f(S::mul_f(S::to_f(part[i][h]), S::mul_f(d, dx)), *res);
                 if f.pairs > 0 {
                     let m = offsets::<S>(w, d, at + 4 * h);

@@ -15,17 +15,18 @@
 //! product of many rows unpacks each group's chunk of K once for all its tiles, a product of one
 //! tile (a decoded token) unpacks in registers as it reads. Every value is `scale·level + offset`:
 //! - K-quants (Q4_K, Q5_K, Q6_K): integer scales per 32 (Q6_K: per 16) values, integer offset
-//!   coefficients per 32 (Q6_K: 16) values against the activations' level sums, and two f32
+//!   coefficients per 32 (Q6_K: 16) values against the activations' level sums, and two float
 //!   multipliers per 256 values: integer sums stay integer for a whole super-block.
-//! - Older types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): one f32 scale and one f32 offset (−8·d, −16·d or
-//!   the block minimum; none for Q8_0) per 32 values.
+//! - Older types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): one float scale and one float offset (−8·d, −16·d
+//!   or the block minimum; none for Q8_0) per 32 values.
 //!
 //! Only what a weight needs is stored, at its own width: a decoded token streams every weight
-//! once, so its speed is the bytes it reads. The integer scales and offset coefficients are bytes
-//! (Q6_K's coefficients, 32 × its scale, are stored ÷ 32: [`Format::min_shift`]), and an offset
-//! that is a fixed multiple of `d` (Q4_0, Q5_0, Q6_K: [`Format::dm_of_d`]) is not stored but
-//! computed, in the same f32 operation as before. The kernels widen them as they load them; the
-//! values are the same.
+//! once, so its speed is the bytes it reads. The float multipliers are the file's f16, widened to
+//! f32 as the kernels load them (exactly: every f16 is an f32). The integer scales and offset
+//! coefficients are bytes; Q6_K's coefficients, 32 × its scales, are the scales themselves
+//! ([`Format::min_shift`], [`Format::mins_are_scales`]), and an offset that is a fixed multiple of
+//! `d` (Q4_0, Q5_0, Q6_K: [`Format::dm_of_d`]) is not stored but computed, in the same f32
+//! operation as before. The kernels widen them as they load them; the values are the same.
 //!
 //! **Kernels.** [`scalar_kernel`] is the reference every SIMD kernel is tested against: `x86`
 //! (AVX-512 VNNI, AVX-VNNI, AVX2), `wasm` (simd128, relaxed-simd), `arm` (NEON dotprod). Where an
@@ -85,6 +86,9 @@ pub struct Format {
     /// K-quants: the offset coefficients are their stored bytes shifted left by this (Q6_K's are
     /// 32 × a scale).
     pub min_shift: u32,
+    /// K-quants whose offset coefficients, so shifted, are their integer scales (Q6_K: 32 × the
+    /// scale of each 16 values): they are read from [`QWeight::scales`], not stored twice.
+    pub mins_are_scales: bool,
     /// The offset multiplier is this times `d` (Q4_0: −8, Q5_0: −16, Q6_K: −1), not stored.
     pub dm_of_d: Option<f32>,
     /// Levels wider than 4 bits (Q5_*: 1, Q6_K: 2) are stored as a nibble and this many bits
@@ -104,13 +108,16 @@ impl Format {
             half_scales,
             pairs,
             min_shift: 0,
+            mins_are_scales: false,
             dm_of_d: None,
             high_bits: 0,
         };
         Some(match dtype {
             GgmlType::Q4K => f(true, false, 8, true, false, 4),
             GgmlType::Q5K => Format { high_bits: 1, ..f(false, false, 4, true, false, 4) },
-            GgmlType::Q6K => Format { min_shift: 5, dm_of_d: Some(-1.0), high_bits: 2, ..f(false, false, 2, true, true, 8) },
+            GgmlType::Q6K => {
+                Format { min_shift: 5, mins_are_scales: true, dm_of_d: Some(-1.0), high_bits: 2, ..f(false, false, 2, true, true, 8) }
+            }
             GgmlType::Q4_0 => Format { dm_of_d: Some(-8.0), ..f(true, false, 8, false, false, 1) },
             GgmlType::Q4_1 => f(true, false, 8, false, false, 1),
             GgmlType::Q5_0 => Format { dm_of_d: Some(-16.0), high_bits: 1, ..f(false, false, 4, false, false, 1) },
@@ -169,16 +176,20 @@ pub struct QWeight {
     pub levels: Vec<u8>,
     /// K-quants, per group and block: [`Format::scales_per_block`] integer scales.
     pub scales: Vec<i8>,
-    /// K-quants, per group and super-block: `pairs × GROUP` pairs of offset coefficients, each
+    /// K-quants, per group and super-block: `pairs` pairs of offset coefficients per row, each
     /// stored `>>` [`Format::min_shift`]: pair p (against sums 2p and 2p + 1) of row j at
-    /// `2 · (p · GROUP + j)`, as a sign-extension to 16 bits lays them out for `madd`.
+    /// `p · 2 · GROUP + j` and `+ GROUP`, laid out as the scales of a block whose halves are the
+    /// pair. Empty where they are the scales ([`Format::mins_are_scales`]; read them through
+    /// [`QWeight::offset_coefficients`]).
     pub mins: Vec<i8>,
-    /// Per group and super-block (K-quants) or block (older types): 8 multipliers of the sums.
-    pub d: Vec<f32>,
+    /// Per group and super-block (K-quants) or block (older types): 8 multipliers of the sums, the
+    /// file's f16 (read them through [`QWeight::d_at`]).
+    pub d: Vec<f16>,
     /// Per group and super-block: 8 multipliers of the offset sums (K-quants); per group and block:
-    /// 8 offsets (older types). Empty where the type has none (Q8_0) or they follow from `d`
-    /// ([`Format::dm_of_d`]; read them through [`QWeight::dm_at`]).
-    pub dm: Vec<f32>,
+    /// 8 offsets (older types); the file's f16, negated where the offset is subtracted. Empty where
+    /// the type has none (Q8_0) or they follow from `d` ([`Format::dm_of_d`]; read them through
+    /// [`QWeight::dm_at`]).
+    pub dm: Vec<f16>,
 }
 
 /// One row decoded to unsigned levels and its block parameters (before interleaving).
@@ -188,14 +199,14 @@ struct Row {
     sc16: Vec<i16>,
     /// K: offset coefficients per 32 (Q4_K, Q5_K) or 16 (Q6_K) values.
     mc: Vec<i16>,
-    /// Per super-block (K) or block (older).
-    d: Vec<f32>,
-    dm: Vec<f32>,
+    /// Per super-block (K) or block (older): the file's f16.
+    d: Vec<f16>,
+    dm: Vec<f16>,
 }
 
 #[inline]
-fn f16_at(b: &[u8], i: usize) -> f32 {
-    f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+fn f16_at(b: &[u8], i: usize) -> f16 {
+    f16::from_le_bytes([b[i], b[i + 1]])
 }
 
 /// Q4_K / Q5_K: the 6-bit scale and min of sub-block `j` (ggml's `get_scale_min_k4`).
@@ -252,17 +263,16 @@ fn decode_row(dtype: GgmlType, b: &[u8], k: usize) -> Row {
                     r.sc16.push(s);
                     r.mc.push(32 * s);
                 }
-                let d = f16_at(b, 208);
-                r.d.push(d);
-                r.dm.push(-d);
+                r.d.push(f16_at(b, 208));
             }
             GgmlType::Q4_0 | GgmlType::Q4_1 => {
                 let at = if dtype == GgmlType::Q4_0 { 2 } else { 4 };
                 r.levels.extend(b[at..at + 16].iter().map(|v| v & 0xF));
                 r.levels.extend(b[at..at + 16].iter().map(|v| v >> 4));
-                let d = f16_at(b, 0);
-                r.d.push(d);
-                r.dm.push(if dtype == GgmlType::Q4_0 { -8.0 * d } else { f16_at(b, 2) });
+                r.d.push(f16_at(b, 0));
+                if dtype == GgmlType::Q4_1 {
+                    r.dm.push(f16_at(b, 2));
+                }
             }
             GgmlType::Q5_0 | GgmlType::Q5_1 => {
                 let has_min = dtype == GgmlType::Q5_1;
@@ -270,9 +280,10 @@ fn decode_row(dtype: GgmlType, b: &[u8], k: usize) -> Row {
                 let qh = u32::from_le_bytes(b[at - 4..at].try_into().unwrap());
                 r.levels.extend((0..16).map(|j| (b[at + j] & 0xF) | (((qh >> j) & 1) << 4) as u8));
                 r.levels.extend((0..16).map(|j| (b[at + j] >> 4) | (((qh >> (j + 16)) & 1) << 4) as u8));
-                let d = f16_at(b, 0);
-                r.d.push(d);
-                r.dm.push(if has_min { f16_at(b, 2) } else { -16.0 * d });
+                r.d.push(f16_at(b, 0));
+                if has_min {
+                    r.dm.push(f16_at(b, 2));
+                }
             }
             GgmlType::Q8_0 => {
                 r.levels.extend_from_slice(&b[2..34]);
@@ -304,9 +315,9 @@ impl QWeight {
             groups,
             levels: vec![0; groups * nblk * fmt.stored_bytes()],
             scales: if fmt.super_blocks { vec![0; groups * nblk * fmt.scales_per_block()] } else { Vec::new() },
-            mins: if fmt.super_blocks { vec![0; groups * nunit * fmt.pairs * GROUP * 2] } else { Vec::new() },
-            d: vec![0.0; groups * nunit * GROUP],
-            dm: if fmt.pairs > 0 && fmt.dm_of_d.is_none() { vec![0.0; groups * nunit * GROUP] } else { Vec::new() },
+            mins: if fmt.super_blocks && !fmt.mins_are_scales { vec![0; groups * nunit * fmt.pairs * GROUP * 2] } else { Vec::new() },
+            d: vec![f16::ZERO; groups * nunit * GROUP],
+            dm: if fmt.pairs > 0 && fmt.dm_of_d.is_none() { vec![f16::ZERO; groups * nunit * GROUP] } else { Vec::new() },
         };
         let rb = dtype.row_bytes(k);
         for row in 0..rows {
@@ -347,8 +358,12 @@ impl QWeight {
                         for h in 0..2 {
                             let c = r.mc[u * per_sb + 2 * p + h];
                             debug_assert_eq!(c & ((1 << fmt.min_shift) - 1), 0);
-                            w.mins[2 * (((g * nunit + u) * fmt.pairs + p) * GROUP + j) + h] =
-                                i8::try_from(c >> fmt.min_shift).expect("K-quant offset coefficients fit a byte");
+                            let c = i8::try_from(c >> fmt.min_shift).expect("K-quant offset coefficients fit a byte");
+                            if fmt.mins_are_scales {
+                                debug_assert_eq!(c, w.scales[(g * nblk + u * 8 + p) * fmt.scales_per_block() + h * GROUP + j]);
+                            } else {
+                                w.mins[((g * nunit + u) * fmt.pairs + p) * 2 * GROUP + h * GROUP + j] = c;
+                            }
                         }
                     }
                 }
@@ -416,15 +431,33 @@ impl QWeight {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.levels.len() + self.scales.len() + self.mins.len() + 4 * (self.d.len() + self.dm.len())
+        self.levels.len() + self.scales.len() + self.mins.len() + 2 * (self.d.len() + self.dm.len())
+    }
+
+    /// The multiplier of the sums at `at` (an index into [`QWeight::d`]).
+    #[inline(always)]
+    pub fn d_at(&self, at: usize) -> f32 {
+        self.d[at].to_f32()
     }
 
     /// The offset multiplier at `at` (an index into [`QWeight::d`]), stored or computed from `d`.
     #[inline(always)]
     pub fn dm_at(&self, at: usize) -> f32 {
         match self.fmt.dm_of_d {
-            Some(c) => c * self.d[at],
-            None => self.dm[at],
+            Some(c) => c * self.d_at(at),
+            None => self.dm[at].to_f32(),
+        }
+    }
+
+    /// K-quants: the offset coefficients as [`QWeight::mins`] lays them out, a super-block's at
+    /// `(g · K / 256 + u) · pairs · 2 · GROUP`: the stored ones, or the scales where they are the
+    /// same bytes ([`Format::mins_are_scales`]: a block's scales are a pair).
+    #[inline(always)]
+    pub fn offset_coefficients(&self) -> &[i8] {
+        if self.fmt.mins_are_scales {
+            &self.scales
+        } else {
+            &self.mins
         }
     }
 
@@ -437,8 +470,8 @@ impl QWeight {
     /// K-quants: offset coefficient pair `p` of super-block `u`, row `j` of group `g`.
     #[inline(always)]
     pub fn min_pair(&self, g: usize, u: usize, p: usize, j: usize) -> [i32; 2] {
-        let at = 2 * (((g * (self.k / QK_K) + u) * self.fmt.pairs + p) * GROUP + j);
-        [0, 1].map(|h| (self.mins[at + h] as i32) << self.fmt.min_shift)
+        let at = ((g * (self.k / QK_K) + u) * self.fmt.pairs + p) * 2 * GROUP + j;
+        [0, 1].map(|h| (self.offset_coefficients()[at + h * GROUP] as i32) << self.fmt.min_shift)
     }
 }
 
@@ -763,12 +796,12 @@ unsafe fn scalar_kernel(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]
                         off += lo * sums[2 * p] as i32 + hi * sums[2 * p + 1] as i32;
                     }
                     let at = (g * nsb + u) * GROUP + j;
-                    let t = w.dm_at(at) * off as f32 + w.d[at] * main as f32;
+                    let t = w.dm_at(at) * off as f32 + w.d_at(at) * main as f32;
                     total += t * a.d[r * nsb + u];
                 } else {
                     let s: i32 = (0..QK).map(|e| level_at(w, g, u, j, e) * xq[u * QK + e] as i32).sum();
                     let at = (g * nblk + u) * GROUP + j;
-                    total += s as f32 * (w.d[at] * a.d[r * nblk + u]);
+                    total += s as f32 * (w.d_at(at) * a.d[r * nblk + u]);
                     if fmt.pairs > 0 {
                         total += w.dm_at(at) * a.s[r * nblk + u];
                     }
@@ -1268,17 +1301,19 @@ mod tests {
         }
     }
 
-    /// What a decoded token reads: every type's repacked form within 25 % of the file's bytes
-    /// (levels at their own width, packed where they are 5 or 6 bits; scales and offset
-    /// coefficients in bytes; f32 multipliers per 256 or 32 values). The most is Q4_1's ×1.2: its
-    /// two f16 per 32 values become f32. Levels in a byte each would make Q5_0 ×1.64, Q6_K ×1.39.
+    /// What a decoded token reads: every type's repacked form within 3 % of the file's bytes
+    /// (levels at their own width, packed where they are 5 or 6 bits; the file's f16 multipliers;
+    /// scales and offset coefficients in bytes, Q6_K's coefficients its scales). The most is
+    /// Q4_K's ×1.028: its 6-bit scales and offset coefficients, 12 bytes per 256 values in the
+    /// file, are 16. Levels in a byte each would make Q5_0 ×1.55, Q6_K ×1.3; f32 multipliers, Q4_1
+    /// ×1.2; Q6_K's coefficients stored apart from its scales, Q6_K ×1.08.
     #[test]
     fn repacked_weights_are_about_the_files_size() {
         for dtype in TYPES {
             let (n, k) = (64, 2048);
             let w = QWeight::from_gguf(dtype, n, k, &random_weight(dtype, n, k, 3)).unwrap();
             let ratio = w.bytes() as f64 / (n * dtype.row_bytes(k)) as f64;
-            assert!(ratio <= 1.25, "{dtype:?}: {ratio:.3} × the file's bytes");
+            assert!(ratio <= 1.03, "{dtype:?}: {ratio:.3} × the file's bytes");
         }
     }
 

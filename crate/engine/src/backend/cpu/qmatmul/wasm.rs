@@ -19,6 +19,8 @@
 
 use core::arch::wasm32::*;
 
+use half::f16;
+
 use super::lanes4::{self, Simd4};
 use super::{Kernel, QActs, QWeight, Tile, GROUP, MR};
 
@@ -144,8 +146,10 @@ impl<const NARROW: bool> Simd4 for Wasm<NARROW> {
         }
     }
     #[inline(always)]
-    unsafe fn dot_pairs(pairs: *const i8, shift: u32, sums: *const i16) -> v128 {
-        let pairs = i16x8_shl(i16x8_extend_low_i8x16(v128_load64_zero(pairs as *const u64)), shift);
+    unsafe fn dot_pairs(lo: *const i8, hi: *const i8, shift: u32, sums: *const i16) -> v128 {
+        let (lo, hi) = (v128_load32_zero(lo as *const u32), v128_load32_zero(hi as *const u32));
+        let pairs = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(lo, hi);
+        let pairs = i16x8_shl(i16x8_extend_low_i8x16(pairs), shift);
         i32x4_dot_i16x8(pairs, v128_load32_splat(sums as *const u32))
     }
     #[inline(always)]
@@ -153,8 +157,16 @@ impl<const NARROW: bool> Simd4 for Wasm<NARROW> {
         f32x4_convert_i32x4(v)
     }
     #[inline(always)]
-    unsafe fn load_f(p: *const f32) -> v128 {
-        v128_load(p as *const v128)
+    unsafe fn load_half(p: *const f16) -> v128 {
+        // wasm has no f16 conversion. A finite f16's exponent and mantissa, moved to an f32's
+        // places, read the value × 2⁻¹¹² (subnormals too, as f32 subnormals), so one multiply by
+        // 2¹¹² gives it exactly; infinities and NaNs then get the exponent's ones, and the sign
+        // goes back on.
+        let h = u32x4_extend_low_u16x8(v128_load64_zero(p as *const u64));
+        let abs = v128_and(h, u32x4_splat(0x7FFF));
+        let v = f32x4_mul(u32x4_shl(abs, 13), f32x4_splat(f32::from_bits(0x7780_0000)));
+        let v = v128_or(v, v128_and(u32x4_ge(abs, u32x4_splat(0x7C00)), u32x4_splat(0x7F80_0000)));
+        v128_or(v, u32x4_shl(v128_and(h, u32x4_splat(0x8000)), 16))
     }
     #[inline(always)]
     unsafe fn splat_f(v: f32) -> v128 {

@@ -12,19 +12,21 @@
 //!   alternating, so consecutive steps do not wait on each other's latency), then multiplied by the
 //!   scale once.
 //!
-//! Floats appear once per 256 values (K-quants) or per 32 (older types). Q8_0's signed weights
-//! take llama.cpp's sign trick (|w| × sign(x, w)). 256-bit vectors on purpose: a 512-bit
+//! Floats (the file's f16, widened by F16C) appear once per 256 values (K-quants) or per 32 (older
+//! types). Q8_0's signed weights take llama.cpp's sign trick (|w| × sign(x, w)). 256-bit vectors on purpose: a 512-bit
 //! `vpdpbusd` does twice the work at half the rate on the CPUs that have it (one port instead of
 //! two on Intel, two passes on AMD Zen 4), so it would buy nothing but a second layout.
 
 use std::arch::x86_64::*;
+
+use half::f16;
 
 use super::{Format, Kernel, QActs, QWeight, Tile, GROUP, MR, QK, QK_K};
 
 /// The x86 kernels this CPU can run, best first.
 pub(super) fn kernels() -> Vec<(Kernel, &'static str)> {
     let mut out = Vec::new();
-    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")) {
         return out;
     }
     if is_x86_feature_detected!("avx512vnni") && is_x86_feature_detected!("avx512vl") {
@@ -37,17 +39,17 @@ pub(super) fn kernels() -> Vec<(Kernel, &'static str)> {
     out
 }
 
-#[target_feature(enable = "avx2,fma")]
+#[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn avx2(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
     dispatch::<Avx2>(a, w, t, out)
 }
 
-#[target_feature(enable = "avx2,fma,avx512vnni,avx512vl")]
+#[target_feature(enable = "avx2,fma,f16c,avx512vnni,avx512vl")]
 unsafe fn vnni512(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
     dispatch::<Vnni512>(a, w, t, out)
 }
 
-#[target_feature(enable = "avx2,fma,avxvnni")]
+#[target_feature(enable = "avx2,fma,f16c,avxvnni")]
 unsafe fn avxvnni(a: &QActs, w: &QWeight, t: Tile, out: &mut [[f32; GROUP]; MR]) {
     dispatch::<AvxVnni>(a, w, t, out)
 }
@@ -228,12 +230,18 @@ unsafe fn widen8(p: *const i8) -> __m256i {
     _mm256_cvtepi8_epi32(_mm_loadl_epi64(p as *const __m128i))
 }
 
+/// The 8 f16 at `p`, widened.
+#[inline(always)]
+unsafe fn halves8(p: *const f16) -> __m256 {
+    _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i))
+}
+
 /// The offset multipliers of the 8 rows at `at` whose sum multipliers are `dv`.
 #[inline(always)]
 unsafe fn offsets(w: &QWeight, dv: __m256, at: usize) -> __m256 {
     match w.fmt.dm_of_d {
         Some(c) => _mm256_mul_ps(dv, _mm256_set1_ps(c)),
-        None => _mm256_loadu_ps(w.dm.as_ptr().add(at)),
+        None => halves8(w.dm.as_ptr().add(at)),
     }
 }
 
@@ -275,12 +283,14 @@ unsafe fn super_kernel<D: Dot, const M: usize, const NIB: bool, const RUN: usize
         }
         // Per super-block: d·main + dm·(offset coefficients · level sums), times the activation scale.
         let at = (g * nsb + u) * GROUP;
-        let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
+        let dv = halves8(w.d.as_ptr().add(at));
         let dmv = offsets(w, dv, at);
-        let mins = w.mins.as_ptr().add(2 * at * PAIRS);
-        // Each row's pair of coefficients in its lane's two 16-bit halves.
+        let mins = w.offset_coefficients().as_ptr().add(2 * at * PAIRS);
+        // Each row's pair of coefficients (a pair's halves, 8 bytes each) in its lane's two 16-bit
+        // halves.
         let mins: [__m256i; PAIRS] = std::array::from_fn(|p| {
-            _mm256_sll_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(mins.add(2 * p * GROUP) as *const __m128i)), min_shift)
+            let v = _mm_loadu_si128(mins.add(2 * p * GROUP) as *const __m128i);
+            _mm256_sll_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, _mm_unpackhi_epi64(v, v))), min_shift)
         });
         for i in 0..M {
             let mut off = _mm256_setzero_si256();
@@ -320,7 +330,7 @@ unsafe fn block_kernel<
         let lv = t.block(w, b);
         let isum = D::sum::<M, NIB, RUN, SIGNED, HB>(lv, &x, b * QK, 0, 8, None);
         let at = (g * nblk + b) * GROUP;
-        let dv = _mm256_loadu_ps(w.d.as_ptr().add(at));
+        let dv = halves8(w.d.as_ptr().add(at));
         let dmv = if OFFSET { offsets(w, dv, at) } else { dv };
         for i in 0..M {
             let row = (r0 + i) * nblk + b;
