@@ -207,6 +207,9 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
         }
         let at = (g * nsb + u) * GROUP;
         let mins = w.offset_coefficients().as_ptr().add(2 * at * f.pairs);
+        // The halves' multipliers, widened once for every row of the tile.
+        let d = [0, 1].map(|h| S::load_half(w.d.as_ptr().add(at + 4 * h)));
+        let dm = [0, 1].map(|h| offsets::<S>(w, d[h], at + 4 * h));
         for i in 0..M {
             let dx = S::splat_f(*a.d.get_unchecked((r0 + i) * nsb + u));
             for (h, res) in res[i].iter_mut().enumerate() {
@@ -215,9 +218,7 @@ unsafe fn super_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
                     let lo = mins.add(p * 2 * GROUP + 4 * h);
                     off = S::add(off, S::dot_pairs(lo, lo.add(GROUP), f.min_shift, sums[i].add(u * 2 * f.pairs + 2 * p)));
                 }
-                let d = S::load_half(w.d.as_ptr().add(at + 4 * h));
-                let dm = offsets::<S>(w, d, at + 4 * h);
-                let t = S::add_f(S::mul_f(S::to_f(off), dm), S::mul_f(S::to_f(iacc[i][h]), d));
+                let t = S::add_f(S::mul_f(S::to_f(off), dm[h]), S::mul_f(S::to_f(iacc[i][h]), d[h]));
                 *res = S::add_f(S::mul_f(t, dx), *res);
             }
         }
@@ -262,15 +263,16 @@ unsafe fn block_rows<S: Simd4, const M: usize, const NIB: bool, const RUN: usize
             part
         };
         let at = (g * nblk + b) * GROUP;
+        // The halves' multipliers, widened once for every row of the tile.
+        let d = [0, 1].map(|h| S::load_half(w.d.as_ptr().add(at + 4 * h)));
+        let m = [0, 1].map(|h| if f.pairs > 0 { offsets::<S>(w, d[h], at + 4 * h) } else { S::zero_f() });
         for i in 0..M {
             let row = (r0 + i) * nblk + b;
             let dx = S::splat_f(*a.d.get_unchecked(row));
             for (h, res) in res[i].iter_mut().enumerate() {
-                let d = S::load_half(w.d.as_ptr().add(at + 4 * h));
-                *res = S::add_f(S::mul_f(S::to_f(part[i][h]), S::mul_f(d, dx)), *res);
+                *res = S::add_f(S::mul_f(S::to_f(part[i][h]), S::mul_f(d[h], dx)), *res);
                 if f.pairs > 0 {
-                    let m = offsets::<S>(w, d, at + 4 * h);
-                    *res = S::add_f(S::mul_f(m, S::splat_f(*a.s.get_unchecked(row))), *res);
+                    *res = S::add_f(S::mul_f(m[h], S::splat_f(*a.s.get_unchecked(row))), *res);
                 }
             }
         }

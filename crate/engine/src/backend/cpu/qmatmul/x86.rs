@@ -13,9 +13,10 @@
 //!   scale once.
 //!
 //! Floats (the file's f16, widened by F16C) appear once per 256 values (K-quants) or per 32 (older
-//! types). Q8_0's signed weights take llama.cpp's sign trick (|w| × sign(x, w)). 256-bit vectors on purpose: a 512-bit
-//! `vpdpbusd` does twice the work at half the rate on the CPUs that have it (one port instead of
-//! two on Intel, two passes on AMD Zen 4), so it would buy nothing but a second layout.
+//! types). Q8_0's signed weights take llama.cpp's sign trick (|w| × sign(x, w)). 256-bit vectors
+//! on purpose: a 512-bit `vpdpbusd` does twice the work at half the rate on the CPUs that have it
+//! (one port instead of two on Intel, two passes on AMD Zen 4), so it would buy nothing but a
+//! second layout.
 
 use std::arch::x86_64::*;
 
