@@ -23,8 +23,11 @@ use rocketjudge_engine::tokenizer::{Segment, Tokenizer};
 #[path = "../../crate/cli/src/models/manifest.rs"]
 mod models;
 
+/// A fuzz target: its name and the function that takes one input.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every target, by name (the directory names under `tests/fuzz-regressions/` and `fuzz/corpus/`).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("gguf", gguf),
     ("tokenizer", tokenizer),
     ("chat_template", chat_template),

@@ -62,10 +62,10 @@ impl OutputFolder {
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
+            .open(path)
             .with_context(|| format!("cannot create the lock file {}", path.display()))?;
         if f.try_lock().is_err() {
-            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = std::fs::read_to_string(path).unwrap_or_default();
             let holder = holder.trim();
             eprintln!(
                 "another rocketjudge run{} is writing to {}; waiting for it to end (stop it to go on at once)",

@@ -94,7 +94,7 @@ fn every_order_ends_alike_and_until_settled_stops_early_then_completes() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("the run did not stop settled: {err}"));
     // Not before 10 shared queries per pair; at a query boundary; before the end.
-    assert!((20..24).contains(&stopped) && stopped % 2 == 0, "stopped after {stopped}: {err}");
+    assert!((20..24).contains(&stopped) && stopped.is_multiple_of(2), "stopped after {stopped}: {err}");
     assert!(err.contains(&format!("{} responses left pending", 24 - stopped)), "{err}");
     let order = graded_order(&inter);
     assert_eq!(order.len(), stopped);

@@ -176,7 +176,7 @@ mod tests {
         // A quarter of the run: model by model has graded one model and a bit.
         let at = |r: &Replay| r.checkpoints.iter().find(|c| c.graded == 50).unwrap().spearman;
         assert!(at(&inter) > 0.8, "{}", at(&inter));
-        assert!(!(at(&model) > 0.8), "{}", at(&model));
+        assert!(at(&model) <= 0.8, "{}", at(&model));
         assert!(inter.responses_to_spearman(0.9).unwrap() < model.responses_to_spearman(0.9).unwrap());
     }
 

@@ -33,7 +33,9 @@ impl AnyJudge {
         (model_b, b): (&str, &Response),
         settings: &PairSettings,
     ) -> Result<PairJudgment, EngineError> {
-        let both = async |judge: &mut AnyJudge, guided: bool| -> Result<(f64, f64, usize, Option<[[f64; 5]; 2]>), EngineError> {
+        // p(A) asked as A, B and as B, A; the longer truncation of the two; both orders' 5-point verdicts.
+        type BothOrders = (f64, f64, usize, Option<[[f64; 5]; 2]>);
+        let both = async |judge: &mut AnyJudge, guided: bool| -> Result<BothOrders, EngineError> {
             let ab = judge.compare(query, a, b, guided, settings.scale).await?;
             let ba = judge.compare(query, b, a, guided, settings.scale).await?;
             let verdicts = ab.verdicts.zip(ba.verdicts).map(|(x, y)| [x, y]);

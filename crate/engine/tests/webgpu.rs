@@ -565,7 +565,7 @@ fn a_model_larger_than_the_budget_is_refused_plainly() {
     let mut g = gpu_with(WebGpuOptions { memory_budget: Some(1000), ..Default::default() });
     let mut rng = Rng(6);
     let wb = random_weight(&mut rng, GgmlType::Q8_0, 64, 64);
-    let err = g.load(&info("blk.0.ffn_up.weight", GgmlType::Q8_0, &[64, 64], &wb), &wb).err().expect("over budget");
+    let err = g.load(&info("blk.0.ffn_up.weight", GgmlType::Q8_0, &[64, 64], &wb), &wb).expect_err("over budget");
     assert!(err.to_string().contains("blk.0.ffn_up.weight") && err.to_string().contains("budget"), "{err}");
 }
 

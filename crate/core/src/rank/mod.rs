@@ -537,7 +537,7 @@ fn pairwise_estimate(
             // A battle of weight w is replayed ⌊w⌋ times, then once more with K scaled by the rest.
             let mut seq: Vec<WeightedBattle> = Vec::new();
             for (b, weight) in sequence {
-                seq.extend(std::iter::repeat((b, 1.0)).take(weight.floor() as usize));
+                seq.extend(std::iter::repeat_n((b, 1.0), weight.floor() as usize));
                 if weight.fract() > 1e-9 {
                     seq.push((b, weight.fract()));
                 }

@@ -115,14 +115,14 @@ pub fn check_same_shape(op: &str, a: Shape, b: Shape) -> Result<(), String> {
 /// Returns the group size.
 pub fn check_rms_norm(x: Shape, group: Option<usize>, w_len: usize) -> Result<usize, String> {
     let g = group.unwrap_or(x.1);
-    if g == 0 || x.1 % g != 0 || w_len < g {
+    if g == 0 || !x.1.is_multiple_of(g) || w_len < g {
         return Err(format!("rms_norm: {} columns in groups of {g} with a norm of {w_len}", x.1));
     }
     Ok(g)
 }
 
 pub fn check_rope(x: Shape, positions: usize, head_dim: usize, rope: &Rope) -> Result<(), String> {
-    if positions != x.0 || head_dim == 0 || x.1 % head_dim != 0 || head_dim % 2 != 0 {
+    if positions != x.0 || head_dim == 0 || !x.1.is_multiple_of(head_dim) || !head_dim.is_multiple_of(2) {
         return Err(format!("rope: {positions} positions for {} rows, head_dim {head_dim}, {} columns", x.0, x.1));
     }
     if let Some(f) = rope.freq_factors {
@@ -155,8 +155,8 @@ pub fn check_attention(q: Shape, k: Shape, v: Shape, cache_kv_dim: usize, layout
         || layout.query_rows.iter().any(|&r| r >= k.0)
         || cache_kv_dim != kv_dim
         || p.n_head_kv == 0
-        || p.n_head % p.n_head_kv != 0
-        || hd % 2 != 0
+        || !p.n_head.is_multiple_of(p.n_head_kv)
+        || !hd.is_multiple_of(2)
     {
         return Err(format!(
             "attention: q {}×{}, k {}×{}, {nq} query rows, {} heads of {hd} over {} KV heads, cache width {cache_kv_dim}",

@@ -141,7 +141,7 @@ impl Config {
     /// Whether layer `il` attends within the sliding window only (llama.cpp's SWA pattern: the last
     /// layer of every group of `swa_pattern` is global).
     pub fn is_local(&self, il: usize) -> bool {
-        self.sliding_window.is_some() && self.swa_pattern > 0 && (il + 1) % self.swa_pattern != 0
+        self.sliding_window.is_some() && self.swa_pattern > 0 && !(il + 1).is_multiple_of(self.swa_pattern)
     }
 }
 

@@ -135,6 +135,7 @@ impl<B: Backend> Model<B> {
 
     /// Run `tokens` through the model. Returns the final-normed hidden states of `out_rows` (if any).
     /// With `store`, the tokens' keys and values are appended to `caches`.
+    #[allow(clippy::too_many_arguments)] // the backend, its caches, and a forward's six inputs
     pub fn forward(
         &self,
         b: &mut B,

@@ -162,7 +162,7 @@ pub fn run(a: Args) -> CliResult {
         let scale = if a.eval_type == EvalType::Pairwise5Point { PairwiseScale::FivePoint } else { PairwiseScale::Binary };
         let settings =
             PairSettings { scale, checklist: plan.checklist, k: plan.k, reference: a.reference.clone(), decoding: plan.decoding };
-        return Ok(pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out)?);
+        return pairs::run(&work, &mut judge, &settings, &a.io.out, &mut out);
     }
     judge.set_prompt_style(a.prompt);
     let judge_name = judge.name();

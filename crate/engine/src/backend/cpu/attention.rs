@@ -126,6 +126,8 @@ pub(super) fn tiled(q: &Tensor, k: &Tensor, v: &Tensor, cache: &Cache, visible: 
                     let (first, second) = srow.split_at_mut(x1);
                     softmax(&mut [&mut first[x0..y0], &mut second[..y1 - x1]], post, p.softcap);
                 }
+                // The whole `SendPtr` into the closure, not its raw pointer field (which is not Send).
+                #[allow(clippy::redundant_locals)]
                 let op = op;
                 // SAFETY: each task writes its own (query block, head) tile of `out`.
                 unsafe {
@@ -681,7 +683,7 @@ mod tests {
             let (mut positions, mut segments, mut query_rows) = (Vec::new(), Vec::new(), Vec::new());
             for (s, &len) in c.segments.iter().enumerate() {
                 positions.extend((c.prefix..c.prefix + len).map(|x| x as u32));
-                segments.extend(std::iter::repeat(s as u32).take(len));
+                segments.extend(std::iter::repeat_n(s as u32, len));
                 query_rows.push(positions.len() - 1);
             }
             let layout = AttnLayout { positions, segments, query_rows };

@@ -534,6 +534,7 @@ fn few_logits(x: &Tensor, head: &Weight, ids: &[u32], cap: impl Fn(f32) -> f32) 
 /// (a NaN passes through them, and stays NaN) and 2^k is built from k's bits with the same rounding
 /// trick.
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // on purpose: see above
 fn fast_exp(x: f32) -> f32 {
     const ROUND: f32 = 12_582_912.0; // 1.5·2^23
     let x = if x < -87.0 {

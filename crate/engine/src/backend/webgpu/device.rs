@@ -243,7 +243,7 @@ impl Device {
     /// bindings need).
     pub fn upload(&self, label: &str, data: &[u8]) -> wgpu::Buffer {
         let mut padded;
-        let contents = if data.is_empty() || data.len() % 4 != 0 {
+        let contents = if data.is_empty() || !data.len().is_multiple_of(4) {
             padded = data.to_vec();
             padded.resize(data.len().max(4).div_ceil(4) * 4, 0);
             &padded[..]

@@ -98,7 +98,7 @@ pub fn padded_cols(dtype: GgmlType, cols: usize) -> usize {
 /// The planes of rows `[0, rows)` of `bytes` (GGUF layout, `cols` values per row).
 pub fn repack(dtype: GgmlType, bytes: &[u8], rows: usize, cols: usize) -> Result<Vec<Vec<u32>>, EngineError> {
     let fmt = Format::of(dtype);
-    if cols % dtype.block_size() != 0 {
+    if !cols.is_multiple_of(dtype.block_size()) {
         return Err(EngineError::Model(format!("a row of {cols} values is not whole {dtype:?} blocks")));
     }
     let rb = dtype.row_bytes(cols);

@@ -73,6 +73,7 @@ pub(super) trait Simd4 {
 /// The levels of step `s` (0..8), half `h` (weight rows 4h..4h+4) of a block starting at `lv`:
 /// bytes, nibbles (`nib`), or nibbles with `hb` bits above them packed ([`QWeight::step`]).
 #[inline(always)]
+#[allow(clippy::manual_checked_ops)] // the hot loop's form, kept: `hb` is known where it is inlined
 unsafe fn step<S: Simd4>(lv: *const u8, nib: bool, hb: usize, s: usize, h: usize) -> S::I {
     if hb > 0 {
         let per = 8 / hb;

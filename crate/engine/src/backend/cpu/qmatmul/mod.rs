@@ -333,9 +333,8 @@ impl QWeight {
                         } else {
                             lv[s * 32 + at] = v;
                         }
-                        if fmt.high_bits > 0 {
-                            let (per_byte, hb) = (8 / fmt.high_bits, fmt.high_bits);
-                            lv[128 + (s / per_byte) * 32 + at] |= (v >> 4) << (hb * (s % per_byte));
+                        if let Some(per_byte) = 8usize.checked_div(fmt.high_bits) {
+                            lv[128 + (s / per_byte) * 32 + at] |= (v >> 4) << (fmt.high_bits * (s % per_byte));
                         }
                     }
                 }

@@ -202,6 +202,7 @@ impl<V: Dpbusd> Dot for V {
 /// The levels of step `s` (0..8) of a block whose 8 × 32 levels start at `lv`: bytes, nibbles
 /// (`NIB`), or nibbles with `HB` bits above them packed ([`QWeight::step`]).
 #[inline(always)]
+#[allow(clippy::manual_checked_ops)] // HB is a constant: its branch is chosen at compile time
 unsafe fn step<const NIB: bool, const HB: usize>(lv: *const u8, s: usize) -> __m256i {
     if HB > 0 {
         let low = step::<true, 0>(lv, s);

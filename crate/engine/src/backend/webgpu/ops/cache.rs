@@ -45,7 +45,7 @@ struct Params {
 impl Cache {
     pub(in super::super) fn new(dev: &Device, capacity: usize, kv_dim: usize) -> Result<Cache, EngineError> {
         dev.check()?;
-        if kv_dim % 2 != 0 {
+        if !kv_dim.is_multiple_of(2) {
             return Err(EngineError::Backend(format!("KV width {kv_dim} must be even for the f16-pair cache")));
         }
         let bytes = (policy::cache_values(capacity.saturating_add(SLACK_ROWS), kv_dim)? as u64).saturating_mul(2).max(4);

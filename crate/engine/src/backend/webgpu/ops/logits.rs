@@ -78,7 +78,12 @@ pub(in super::super) fn record(
         let mut binds = vec![(1, Bind::Buf(xb.clone())), (2, idb.clone()), (3, Bind::Buf(ob.clone()))];
         binds.extend(planes(part));
         let [per_z, z, _] = cx.dev.grid(ids.len(), 1);
-        cx.dispatch(&Logits { fmt, xvec: x.cols % 4 == 0, subgroups: cx.dev.subgroups }, &params, binds, [per_z, x.rows as u32, z]);
+        cx.dispatch(
+            &Logits { fmt, xvec: x.cols.is_multiple_of(4), subgroups: cx.dev.subgroups },
+            &params,
+            binds,
+            [per_z, x.rows as u32, z],
+        );
     }
     Ok(cx.rec.start_readback(cx.dev, &ob, (x.rows * ids.len() * 4) as u64))
 }

@@ -153,7 +153,7 @@ fn ubo_source(mb: u32, kc: u32) -> String {
 
 /// How a product of `m` rows runs on this device.
 fn choose(cx: &Ctx, options: &WebGpuOptions, fmt: Format, m: usize, k: usize) -> Variant {
-    let xvec = k % 4 == 0;
+    let xvec = k.is_multiple_of(4);
     if cx.dev.software {
         // WebGPU guarantees uniform bindings of 64 KiB: 32 rows × 512 columns.
         let kc = ((cx.dev.limits.max_uniform_buffer_binding_size / 4 / 32) as u32).min(512) / 8 * 8;
