@@ -137,7 +137,8 @@ ROCKETJUDGE_DAWN_DRIVER=lavapipe scripts/lib/coop-lavapipe-run "$(command -v nod
 
 # The tab's threaded build on a pool of Node worker threads (how scripts/bench-gpu.sh takes the tab's
 # thread curve on many cores), under Node 24: Debian's Node 20 has relaxed SIMD only as an experiment.
-step "the tab's thread pool under Node 24 (its threaded wasm on Node worker threads)"
+# On it, the query's part of the prompt kept between a query's responses, as the tab grades.
+step "the tab's thread pool under Node 24 (its threaded wasm on Node worker threads; the kept query part)"
 "$(fetch_node)" --test "tests/node/*.test.mjs" 2>&1
 
 # The browser tests leave about a sixth of the two cores idle (pages loading, a worker starting): the

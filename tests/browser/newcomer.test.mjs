@@ -136,6 +136,10 @@ test('the pace is in responses per minute from the first response, Paused says s
   }
   assert.ok(paused.results != null && paused.standingRows != null, JSON.stringify(paused));
   agree(paused, 'paused');
+  // Query by query, a query's second to fourth responses reuse its part of the prompt: the card says
+  // how many tokens that left unrun.
+  const kept = /^(\d+) prompt tokens were not run again/.exec(await page.locator('#grade-kept').innerText());
+  assert.ok(kept && Number(kept[1]) > 0, `the kept tokens after ${paused.progress[0]} responses: ${kept}`);
   await page.evaluate(() => {
     window.blankResults = 0;
     new MutationObserver(() => {

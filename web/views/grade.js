@@ -33,6 +33,7 @@ async function startGrading() {
     total: jobs.length,
     perMinute: null,
     etaSec: null,
+    keptTokens: 0,
     errors: [],
   };
   // "Demo loaded… press Grade" and the like are done with.
@@ -63,7 +64,8 @@ async function startGrading() {
 }
 
 engine.on('graded', (m) => {
-  Object.assign(state.grading, { done: m.done, total: m.total, perMinute: m.perMinute, etaSec: m.etaSec });
+  const { done, total, perMinute, etaSec, keptTokens } = m;
+  Object.assign(state.grading, { done, total, perMinute, etaSec, keptTokens });
   state.pace = m.secsPerResponse;
   state.secsPerToken = m.secsPerToken ?? state.secsPerToken;
   // The one count: the stored grades, this one added as the worker stored it, and the live leaderboard
@@ -137,6 +139,14 @@ export function renderGrade() {
           { class: 'progress-block' },
           h('label', { for: 'grade-progress', id: 'grade-rate' }, progressLine(g, count)),
           h('progress', { id: 'grade-progress', max: count.total || 1, value: count.graded }),
+          g.keptTokens > 0
+            ? h(
+                'p',
+                { class: 'hint', id: 'grade-kept' },
+                // As the CLI's last line says it.
+                `${g.keptTokens} prompt tokens were not run again in this run: each query's part of the prompt, kept between its responses.`,
+              )
+            : null,
         )
       : null,
     resuming(g, jobs)

@@ -82,6 +82,8 @@ export const handlers = {
     const work = jobs.map((j) => tokensOf(judge, j));
     let tokensLeft = work.every((t) => t != null) ? work.reduce((a, b) => a + b, 0) : null;
     let stepStarted = 0;
+    // Prompt tokens not run again: each query's part, kept from its previous response.
+    let kept = 0;
     const r = await judgeRun(
       jobs.length,
       (j, i) => {
@@ -90,8 +92,9 @@ export const handlers = {
         return j.grade(jobs[k].query, jobs[k].response, jobs[k].model, null);
       },
       async (i, result) => {
-        const { prefixTokens, suffixTokens, truncatedChars } = result;
+        const { prefixTokens, suffixTokens, keptTokens, truncatedChars } = result;
         const seconds = (performance.now() - stepStarted) / 1000;
+        kept += keptTokens;
         pace.add(seconds, prefixTokens + suffixTokens);
         done[picked[i]] = 1;
         if (tokensLeft != null) tokensLeft -= work[picked[i]];
@@ -108,9 +111,17 @@ export const handlers = {
         post({
           type: 'graded',
           judgment: result.judgment,
-          detail: { prefixTokens, suffixTokens, truncatedChars, seconds, backend: current.info.backendKind },
+          detail: {
+            prefixTokens,
+            suffixTokens,
+            keptTokens,
+            truncatedChars,
+            seconds,
+            backend: current.info.backendKind,
+          },
           done: i + 1,
           total: jobs.length,
+          keptTokens: kept,
           perMinute: pace.perMinute(),
           secsPerResponse: pace.secsPerResponse(),
           secsPerToken: pace.secsPerToken(),

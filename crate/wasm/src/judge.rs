@@ -145,6 +145,9 @@ struct GradeResult {
     items: Vec<rocketjudge_engine::judge::ItemGrade>,
     prefix_tokens: usize,
     suffix_tokens: usize,
+    /// Of `prefix_tokens`, those the judge did not run again: the query's part of the prompt, kept
+    /// from the previous response to the same query.
+    kept_tokens: u64,
     truncated_chars: usize,
     judgment: Judgment,
 }
@@ -175,9 +178,11 @@ impl JudgeHandle {
     }
 
     /// Grade one response: `{items: [{p_yes, logit_yes, logit_no}], prefixTokens, suffixTokens,
-    /// truncatedChars, judgment}` where `judgment` is the RocketEval record to store. `options`
-    /// (optional): `{prompt: "rocketeval"|"reworded"|"minimal"|"criteria"}`, the grading prompt's
-    /// wording for this response only (recorded in the judgment's `prompt_version`).
+    /// keptTokens, truncatedChars, judgment}`, where `keptTokens` of the `prefixTokens` were not run
+    /// again (the query's part of the prompt, kept from the previous response to the same query) and
+    /// `judgment` is the RocketEval record to store. `options` (optional): `{prompt:
+    /// "rocketeval"|"reworded"|"minimal"|"criteria"}`, the grading prompt's wording for this response
+    /// only (recorded in the judgment's `prompt_version`).
     // The judge stays borrowed across the forward's awaits on purpose: a second call meanwhile gets
     // "busy" from `borrow_judge` instead of interleaving with it.
     #[allow(clippy::await_holding_refcell_ref)]
@@ -189,7 +194,9 @@ impl JudgeHandle {
             let r: Response = from_js(response, "response")?;
             let GradeOptions { prompt: style } = settings(options, "options")?;
             let mut guard = borrow_judge(&inner)?;
+            let reused = guard.reused_tokens();
             let (grade, tokens) = (guard.grade_styled(style, &q, &r).await, guard.answer_tokens());
+            let kept_tokens = guard.reused_tokens() - reused;
             let grade = grade.map_err(err)?;
             let judgment = Judgment::from_grade(
                 &r.session_id,
@@ -204,6 +211,7 @@ impl JudgeHandle {
                 items: grade.items,
                 prefix_tokens: grade.prefix_tokens,
                 suffix_tokens: grade.suffix_tokens,
+                kept_tokens,
                 truncated_chars: grade.truncated_chars,
                 judgment,
             })
