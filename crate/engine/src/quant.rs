@@ -277,16 +277,20 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                     let qh: &[u8; 32] = b[128 + 32 * half..160 + 32 * half].try_into().unwrap();
                     let sc: &[u8; 8] = b[192 + 8 * half..200 + 8 * half].try_into().unwrap();
                     let yy: &mut [f32; 128] = (&mut y[128 * half..128 * half + 128]).try_into().unwrap();
-                    for l in 0..32 {
-                        let is = l / 16;
-                        let q1 = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) as i32 - 32;
-                        let q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
-                        let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
-                        let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
-                        yy[l] = d * (sc[is] as i8) as f32 * q1 as f32;
-                        yy[l + 32] = d * (sc[is + 2] as i8) as f32 * q2 as f32;
-                        yy[l + 64] = d * (sc[is + 4] as i8) as f32 * q3 as f32;
-                        yy[l + 96] = d * (sc[is + 6] as i8) as f32 * q4 as f32;
+                    // Sixteen levels share a scale: one loop per 16, its scales fixed, vectorizes
+                    // (a scale chosen by `l / 16` inside the loop kept it scalar: 0.8 GFLOP/s).
+                    for is in 0..2 {
+                        let ds = [0, 2, 4, 6].map(|o| d * (sc[is + o] as i8) as f32);
+                        for l in 16 * is..16 * is + 16 {
+                            let q1 = ((ql[l] & 0xF) | ((qh[l] & 3) << 4)) as i32 - 32;
+                            let q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) as i32 - 32;
+                            let q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) as i32 - 32;
+                            let q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) as i32 - 32;
+                            yy[l] = ds[0] * q1 as f32;
+                            yy[l + 32] = ds[1] * q2 as f32;
+                            yy[l + 64] = ds[2] * q3 as f32;
+                            yy[l + 96] = ds[3] * q4 as f32;
+                        }
                     }
                 }
             },
