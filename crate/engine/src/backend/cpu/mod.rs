@@ -219,20 +219,24 @@ impl Cpu {
         if (1..=FEW_ROWS).contains(&m) {
             // A few rows (a generated token): one pass over the weight, each of its rows expanded
             // into a buffer that stays in the L1 cache and dotted with every activation row —
-            // expanding all of it for a GEMM costs more than the products.
+            // expanding all of it for a GEMM costs more than the products. The buffer is made once
+            // per run of tasks, not per task (a whole vocabulary's head is thousands of tasks).
             let mut yt = vec![0f32; n * m];
             self.run(|| {
-                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).each_task(1, |(out, wb)| {
-                    let mut wrow = vec![0f32; k];
-                    wide!({
-                        for (j, b) in wb.chunks_exact(rb).enumerate() {
-                            dequantize(w.dtype, b, &mut wrow);
-                            for (r, xrow) in x.data.chunks_exact(k).enumerate() {
-                                out[j * m + r] = dot(&wrow, xrow);
+                yt.par_chunks_mut(16 * m).zip(w.bytes.par_chunks(16 * rb)).each_task_init(
+                    1,
+                    || vec![0f32; k],
+                    |wrow, (out, wb)| {
+                        wide!({
+                            for (j, b) in wb.chunks_exact(rb).enumerate() {
+                                dequantize(w.dtype, b, wrow);
+                                for (r, xrow) in x.data.chunks_exact(k).enumerate() {
+                                    out[j * m + r] = dot(wrow, xrow);
+                                }
                             }
-                        }
-                    })
-                });
+                        })
+                    },
+                );
             });
             for (r, yrow) in y.data.chunks_exact_mut(n).enumerate() {
                 yrow.iter_mut().enumerate().for_each(|(j, v)| *v = yt[j * m + r]);
