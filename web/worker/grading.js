@@ -111,14 +111,7 @@ export const handlers = {
         post({
           type: 'graded',
           judgment: result.judgment,
-          detail: {
-            prefixTokens,
-            suffixTokens,
-            keptTokens,
-            truncatedChars,
-            seconds,
-            backend: current.info.backendKind,
-          },
+          detail: { prefixTokens, suffixTokens, truncatedChars, seconds, backend: current.info.backendKind },
           done: i + 1,
           total: jobs.length,
           keptTokens: kept,
