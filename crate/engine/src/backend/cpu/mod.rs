@@ -730,7 +730,7 @@ impl Backend for Cpu {
             return Ok(Weight { dtype: info.dtype, rows, cols, bytes: Vec::new(), decoded: Some(v), q: None });
         }
         let q = match self.precision {
-            Precision::Int8 => QWeight::from_gguf(info.dtype, rows, cols, bytes),
+            Precision::Int8 => self.run(|| QWeight::from_gguf(info.dtype, rows, cols, bytes)),
             Precision::F32 => None,
         };
         // The GGUF bytes are kept where there is no integer form.
