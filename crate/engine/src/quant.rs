@@ -105,12 +105,19 @@ fn bf16_bits_to_f32(h: u16) -> f32 {
 
 /// Q4_K / Q5_K: the 6-bit scale and min of sub-block `j` (ggml's `get_scale_min_k4`).
 #[inline]
-fn scale_min_k4(j: usize, q: &[u8]) -> (f32, f32) {
+pub(crate) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
     if j < 4 {
-        ((q[j] & 63) as f32, (q[j + 4] & 63) as f32)
+        (q[j] & 63, q[j + 4] & 63)
     } else {
-        (((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4)) as f32, ((q[j + 4] >> 4) | ((q[j] >> 6) << 4)) as f32)
+        ((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
     }
+}
+
+/// [`scale_min_k4`] as floats.
+#[inline]
+fn scale_min_k4_f32(j: usize, q: &[u8]) -> (f32, f32) {
+    let (s, m) = scale_min_k4(j, q);
+    (s as f32, m as f32)
 }
 
 /// 16-bit floats to f32, in groups of 16 and then the rest.
@@ -230,8 +237,8 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                 let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
                 let scales = &b[4..16];
                 for c in 0..4 {
-                    let (sc1, m1) = scale_min_k4(2 * c, scales);
-                    let (sc2, m2) = scale_min_k4(2 * c + 1, scales);
+                    let (sc1, m1) = scale_min_k4_f32(2 * c, scales);
+                    let (sc2, m2) = scale_min_k4_f32(2 * c + 1, scales);
                     let (d1, m1, d2, m2) = (d * sc1, dmin * m1, d * sc2, dmin * m2);
                     let q: &[u8; 32] = b[16 + 32 * c..48 + 32 * c].try_into().unwrap();
                     let yy: &mut [f32; 64] = (&mut y[64 * c..64 * c + 64]).try_into().unwrap();
@@ -251,8 +258,8 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
                 let scales = &b[4..16];
                 let qh: &[u8; 32] = b[16..48].try_into().unwrap();
                 for c in 0..4 {
-                    let (sc1, m1) = scale_min_k4(2 * c, scales);
-                    let (sc2, m2) = scale_min_k4(2 * c + 1, scales);
+                    let (sc1, m1) = scale_min_k4_f32(2 * c, scales);
+                    let (sc2, m2) = scale_min_k4_f32(2 * c + 1, scales);
                     let (d1, m1, d2, m2) = (d * sc1, dmin * m1, d * sc2, dmin * m2);
                     let (u1, u2) = (1u8 << (2 * c), 2u8 << (2 * c));
                     let q: &[u8; 32] = b[48 + 32 * c..80 + 32 * c].try_into().unwrap();
@@ -301,7 +308,7 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], out: &mut [f32]) {
 /// The 32 levels of a 4-bit block: the low nibbles of its 16 bytes, then the high ones. In byte
 /// lanes of their own, so that these and the conversion to f32 vectorize apart.
 #[inline(always)]
-fn nibbles(qs: &[u8; 16]) -> [u8; 32] {
+pub(crate) fn nibbles(qs: &[u8; 16]) -> [u8; 32] {
     let mut v = [0u8; 32];
     // Two loops: one writing both halves stored element by element.
     for j in 0..16 {
@@ -333,7 +340,7 @@ static FIFTH_BITS: [u64; 256] = {
 /// Q5_0 / Q5_1: 4-bit levels with their fifth bits (`qh`, bit j for level j) added, by table: a
 /// shift by each level's own position kept the loop from vectorizing.
 #[inline(always)]
-fn fifth_bits(qh: &[u8; 4], mut v: [u8; 32]) -> [u8; 32] {
+pub(crate) fn fifth_bits(qh: &[u8; 4], mut v: [u8; 32]) -> [u8; 32] {
     let mut high = [0u8; 32];
     for (i, &b) in qh.iter().enumerate() {
         high[8 * i..8 * i + 8].copy_from_slice(&FIFTH_BITS[b as usize].to_le_bytes());
@@ -342,6 +349,47 @@ fn fifth_bits(qh: &[u8; 4], mut v: [u8; 32]) -> [u8; 32] {
         v[j] |= high[j];
     }
     v
+}
+
+/// Q4_K's and Q5_K's 256 levels: chunk c of 64 values is the low nibbles of 32 bytes of `qs`, then
+/// their high nibbles; Q5_K's fifth bits are bit 2c (first half) and 2c + 1 (second half) of
+/// `qh`'s byte l. (Returned by value, not written through a reference that might alias the file's
+/// bytes, so that the loops vectorize.)
+#[inline]
+pub(crate) fn k_quant_levels(qs: &[u8; 128], qh: Option<&[u8; 32]>) -> [u8; 256] {
+    let mut lv = [0u8; 256];
+    for c in 0..4 {
+        for l in 0..32 {
+            lv[64 * c + l] = qs[32 * c + l] & 0xF;
+            lv[64 * c + 32 + l] = qs[32 * c + l] >> 4;
+        }
+    }
+    if let Some(qh) = qh {
+        for c in 0..4 {
+            for l in 0..32 {
+                lv[64 * c + l] |= ((qh[l] >> (2 * c)) & 1) << 4;
+                lv[64 * c + 32 + l] |= ((qh[l] >> (2 * c + 1)) & 1) << 4;
+            }
+        }
+    }
+    lv
+}
+
+/// Q6_K's 256 unsigned levels (0..64): in each half, four runs of 32 from the nibbles of `ql` and
+/// 2 bits of `qh`.
+#[inline]
+pub(crate) fn q6k_levels(ql: &[u8; 128], qh: &[u8; 64]) -> [u8; 256] {
+    let mut lv = [0u8; 256];
+    for half in 0..2 {
+        let (ql, qh, y) = (&ql[64 * half..][..64], &qh[32 * half..][..32], &mut lv[128 * half..][..128]);
+        for l in 0..32 {
+            y[l] = (ql[l] & 0xF) | ((qh[l] & 3) << 4);
+            y[l + 32] = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
+            y[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+            y[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+        }
+    }
+    lv
 }
 
 #[cfg(test)]

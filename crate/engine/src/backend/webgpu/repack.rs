@@ -17,8 +17,9 @@
 //! always step through whole groups of 8 and 32.
 
 use half::{bf16, f16};
+use rayon::prelude::*;
 
-use crate::quant::GgmlType;
+use crate::quant::{k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
 use crate::EngineError;
 
 /// How a weight is laid out on the device (one per supported GGUF type).
@@ -95,9 +96,10 @@ pub fn padded_cols(dtype: GgmlType, cols: usize) -> usize {
     }
 }
 
-/// The planes of rows `[0, rows)` of `bytes` (GGUF layout, `cols` values per row).
+/// The planes of rows `[0, rows)` of `bytes` (GGUF layout, `cols` values per row). Rows are
+/// repacked in parallel (on the rayon pool of the caller: the page's workers in the tab's threaded
+/// build, none in its other one), each into its own words of every plane.
 pub fn repack(dtype: GgmlType, bytes: &[u8], rows: usize, cols: usize) -> Result<Vec<Vec<u32>>, EngineError> {
-    let fmt = Format::of(dtype);
     if !cols.is_multiple_of(dtype.block_size()) {
         return Err(EngineError::Model(format!("a row of {cols} values is not whole {dtype:?} blocks")));
     }
@@ -106,159 +108,127 @@ pub fn repack(dtype: GgmlType, bytes: &[u8], rows: usize, cols: usize) -> Result
         return Err(EngineError::Model(format!("{} bytes for {rows} rows of {cols} {dtype:?} values", bytes.len())));
     }
     let kp = padded_cols(dtype, cols);
-    let words = fmt.plane_words(kp);
+    let words = Format::of(dtype).plane_words(kp);
     let mut planes: Vec<Vec<u32>> = words.iter().map(|w| vec![0u32; w * rows]).collect();
-    let mut codes = vec![0u8; kp];
-    for r in 0..rows {
-        let src = &bytes[r * rb..(r + 1) * rb];
-        let [lo, rest @ ..] = planes.as_mut_slice() else { unreachable!() };
-        let lo = &mut lo[r * words[0]..(r + 1) * words[0]];
-        match dtype {
-            GgmlType::F32 => {
-                for (o, c) in lo.iter_mut().zip(src.chunks_exact(4)) {
-                    *o = u32::from_le_bytes(c.try_into().unwrap());
-                }
-            }
-            GgmlType::F16 | GgmlType::BF16 => {
-                for (i, c) in src.chunks_exact(2).enumerate() {
-                    let h = u16::from_le_bytes([c[0], c[1]]) as u32;
-                    lo[i / 2] |= h << (16 * (i % 2));
-                }
-            }
-            GgmlType::Q8_0 => {
-                let scales = &mut rest[0][r * words[1]..(r + 1) * words[1]];
-                for (g, b) in src.chunks_exact(34).enumerate() {
-                    scales[g] = f16_at(b, 0).to_bits() as u32;
-                    for w in 0..8 {
-                        lo[g * 8 + w] = u32::from_le_bytes(b[2 + 4 * w..6 + 4 * w].try_into().unwrap());
-                    }
-                }
-            }
-            GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q5_0 | GgmlType::Q5_1 => {
-                let (bb, has_min, five) = match dtype {
-                    GgmlType::Q4_0 => (18, false, false),
-                    GgmlType::Q4_1 => (20, true, false),
-                    GgmlType::Q5_0 => (22, false, true),
-                    _ => (24, true, true),
-                };
-                let qs_at = bb - 16;
-                let wp = words[words.len() - 1];
-                for (g, b) in src.chunks_exact(bb).enumerate() {
-                    let d = f16_at(b, 0);
-                    let offset = if five { 16.0 } else { 8.0 };
-                    let m = if has_min {
-                        f16_at(b, 2)
-                    } else {
-                        // -8d or -16d: a power-of-two multiple, exact in f16 unless it overflows.
-                        let m = f16::from_f32(-offset * d.to_f32());
-                        if m.to_f32() != -offset * d.to_f32() {
-                            return Err(EngineError::Unsupported(format!("{dtype:?} block scale {d} is too large for the WebGPU layout")));
-                        }
-                        m
-                    };
-                    let c = &mut codes[32 * g..32 * g + 32];
-                    let qh = if five { u32::from_le_bytes(b[qs_at - 4..qs_at].try_into().unwrap()) } else { 0 };
-                    for j in 0..16 {
-                        c[j] = b[qs_at + j] & 0xF;
-                        c[j + 16] = b[qs_at + j] >> 4;
-                    }
-                    if five {
-                        rest[0][r * words[1] + g] = qh;
-                    }
-                    let params = &mut rest[rest.len() - 1][r * wp..(r + 1) * wp];
-                    params[g] = d.to_bits() as u32 | (m.to_bits() as u32) << 16;
-                }
-                pack_nibbles(&codes, lo);
-            }
-            GgmlType::Q4K | GgmlType::Q5K => {
-                let five = dtype == GgmlType::Q5K;
-                let bb = if five { 176 } else { 144 };
-                let wp = words[words.len() - 1];
-                for (sb, b) in src.chunks_exact(bb).enumerate() {
-                    let scales = &b[4..16];
-                    let (qh, qs) = if five { (&b[16..48], &b[48..176]) } else { (&b[0..0], &b[16..144]) };
-                    let c = &mut codes[256 * sb..256 * sb + 256];
-                    for chunk in 0..4 {
-                        let q = &qs[32 * chunk..32 * chunk + 32];
-                        for l in 0..32 {
-                            c[64 * chunk + l] = q[l] & 0xF;
-                            c[64 * chunk + 32 + l] = q[l] >> 4;
-                            if five {
-                                c[64 * chunk + l] |= ((qh[l] >> (2 * chunk)) & 1) << 4;
-                                c[64 * chunk + 32 + l] |= ((qh[l] >> (2 * chunk + 1)) & 1) << 4;
-                            }
-                        }
-                    }
-                    if five {
-                        let high = &mut rest[0][r * words[1]..(r + 1) * words[1]];
-                        for g in 0..8 {
-                            let mut w = 0u32;
-                            for i in 0..32 {
-                                w |= ((c[32 * g + i] >> 4) as u32 & 1) << i;
-                            }
-                            high[sb * 8 + g] = w;
-                        }
-                    }
-                    let rec = &mut rest[rest.len() - 1][r * wp + sb * 6..r * wp + sb * 6 + 6];
-                    rec[0] = f16_at(b, 0).to_f32().to_bits();
-                    rec[1] = f16_at(b, 2).to_f32().to_bits();
-                    for g in 0..8 {
-                        let (s, m) = scale_min_k4(g, scales);
-                        rec[2 + g / 4] |= (s as u32) << (8 * (g % 4));
-                        rec[4 + g / 4] |= (m as u32) << (8 * (g % 4));
-                    }
-                }
-                pack_nibbles(&codes, lo);
-            }
-            GgmlType::Q6K => {
-                let [high, recs] = rest else { unreachable!() };
-                let high = &mut high[r * words[1]..(r + 1) * words[1]];
-                for (sb, b) in src.chunks_exact(210).enumerate() {
-                    let c = &mut codes[256 * sb..256 * sb + 256];
-                    for half in 0..2 {
-                        let ql = &b[64 * half..64 * half + 64];
-                        let qh = &b[128 + 32 * half..128 + 32 * half + 32];
-                        let y = &mut c[128 * half..128 * half + 128];
-                        for l in 0..32 {
-                            y[l] = (ql[l] & 0xF) | ((qh[l] & 3) << 4);
-                            y[l + 32] = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
-                            y[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
-                            y[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
-                        }
-                    }
-                    // Two bits per value, 16 values per word.
-                    for (w, vals) in c.chunks_exact(16).enumerate() {
-                        let mut word = 0u32;
-                        for (i, &v) in vals.iter().enumerate() {
-                            word |= ((v >> 4) as u32) << (2 * i);
-                        }
-                        high[sb * 16 + w] = word;
-                    }
-                    let wp = words[2];
-                    let rec = &mut recs[r * wp + sb * 5..r * wp + sb * 5 + 5];
-                    rec[0] = f16_at(b, 208).to_f32().to_bits();
-                    for (i, &s) in b[192..208].iter().enumerate() {
-                        rec[1 + i / 4] |= (s as u32) << (8 * (i % 4));
-                    }
-                }
-                pack_nibbles(&codes, lo);
-            }
+    // Each row's words of every plane, in plane order.
+    let mut row_words: Vec<Vec<&mut [u32]>> = (0..rows).map(|_| Vec::with_capacity(planes.len())).collect();
+    for (plane, &w) in planes.iter_mut().zip(&words) {
+        for (out, chunk) in row_words.iter_mut().zip(plane.chunks_mut(w)) {
+            out.push(chunk);
         }
     }
+    row_words
+        .into_par_iter()
+        .enumerate()
+        .try_for_each_init(|| vec![0u8; kp], |codes, (r, mut out)| repack_row(dtype, &bytes[r * rb..(r + 1) * rb], &mut out, codes))?;
     Ok(planes)
+}
+
+/// One GGUF row `src` of `dtype` into its words of each plane (`out`, zeroed), `codes` a buffer of
+/// the padded row's length for its levels.
+fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [u8]) -> Result<(), EngineError> {
+    let [lo, rest @ ..] = out else { unreachable!("every format has a low plane") };
+    match dtype {
+        GgmlType::F32 => {
+            for (o, c) in lo.iter_mut().zip(src.chunks_exact(4)) {
+                *o = u32::from_le_bytes(c.try_into().unwrap());
+            }
+        }
+        GgmlType::F16 | GgmlType::BF16 => {
+            for (o, c) in lo.iter_mut().zip(src.chunks(4)) {
+                let h = |i: usize| c.get(2 * i..2 * i + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as u32);
+                *o = h(0) | h(1) << 16;
+            }
+        }
+        GgmlType::Q8_0 => {
+            for (g, b) in src.chunks_exact(34).enumerate() {
+                rest[0][g] = f16_at(b, 0).to_bits() as u32;
+                for w in 0..8 {
+                    lo[g * 8 + w] = u32::from_le_bytes(b[2 + 4 * w..6 + 4 * w].try_into().unwrap());
+                }
+            }
+        }
+        GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q5_0 | GgmlType::Q5_1 => {
+            let (bb, has_min, five) = match dtype {
+                GgmlType::Q4_0 => (18, false, false),
+                GgmlType::Q4_1 => (20, true, false),
+                GgmlType::Q5_0 => (22, false, true),
+                _ => (24, true, true),
+            };
+            let qs_at = bb - 16;
+            let [.., params] = rest else { unreachable!("a parameter plane") };
+            for (g, b) in src.chunks_exact(bb).enumerate() {
+                let d = f16_at(b, 0);
+                let offset = if five { 16.0 } else { 8.0 };
+                let m = if has_min {
+                    f16_at(b, 2)
+                } else {
+                    // -8d or -16d: a power-of-two multiple, exact in f16 unless it overflows.
+                    let m = f16::from_f32(-offset * d.to_f32());
+                    if m.to_f32() != -offset * d.to_f32() {
+                        return Err(EngineError::Unsupported(format!("{dtype:?} block scale {d} is too large for the WebGPU layout")));
+                    }
+                    m
+                };
+                codes[32 * g..32 * g + 32].copy_from_slice(&nibbles(b[qs_at..qs_at + 16].try_into().unwrap()));
+                params[g] = d.to_bits() as u32 | (m.to_bits() as u32) << 16;
+            }
+            if five {
+                // The fifth bits as the file holds them: one word per 32 values.
+                for (g, b) in src.chunks_exact(bb).enumerate() {
+                    rest[0][g] = u32::from_le_bytes(b[qs_at - 4..qs_at].try_into().unwrap());
+                }
+            }
+            pack_nibbles(codes, lo);
+        }
+        GgmlType::Q4K | GgmlType::Q5K => {
+            let five = dtype == GgmlType::Q5K;
+            let bb = if five { 176 } else { 144 };
+            let [.., recs] = rest else { unreachable!("a parameter plane") };
+            for (sb, b) in src.chunks_exact(bb).enumerate() {
+                let qh = five.then(|| b[16..48].try_into().unwrap());
+                let c = &mut codes[256 * sb..256 * sb + 256];
+                c.copy_from_slice(&k_quant_levels(b[bb - 128..].try_into().unwrap(), qh));
+                let rec = &mut recs[sb * 6..sb * 6 + 6];
+                rec[0] = f16_at(b, 0).to_f32().to_bits();
+                rec[1] = f16_at(b, 2).to_f32().to_bits();
+                for g in 0..8 {
+                    let (s, m) = scale_min_k4(g, &b[4..16]);
+                    rec[2 + g / 4] |= (s as u32) << (8 * (g % 4));
+                    rec[4 + g / 4] |= (m as u32) << (8 * (g % 4));
+                }
+            }
+            if five {
+                // Bit 4 of each level, one word per 32 values.
+                for (h, c) in rest[0].iter_mut().zip(codes.chunks_exact(32)) {
+                    *h = c.iter().enumerate().fold(0u32, |w, (i, &v)| w | ((v >> 4) as u32 & 1) << i);
+                }
+            }
+            pack_nibbles(codes, lo);
+        }
+        GgmlType::Q6K => {
+            let [high, recs] = rest else { unreachable!("Q6_K has three planes") };
+            for (sb, b) in src.chunks_exact(210).enumerate() {
+                let c = &mut codes[256 * sb..256 * sb + 256];
+                c.copy_from_slice(&q6k_levels(b[0..128].try_into().unwrap(), b[128..192].try_into().unwrap()));
+                // Two bits per value, 16 values per word.
+                for (w, vals) in c.chunks_exact(16).enumerate() {
+                    high[sb * 16 + w] = vals.iter().enumerate().fold(0u32, |word, (i, &v)| word | ((v >> 4) as u32) << (2 * i));
+                }
+                let rec = &mut recs[sb * 5..sb * 5 + 5];
+                rec[0] = f16_at(b, 208).to_f32().to_bits();
+                for (i, &s) in b[192..208].iter().enumerate() {
+                    rec[1 + i / 4] |= (s as u32) << (8 * (i % 4));
+                }
+            }
+            pack_nibbles(codes, lo);
+        }
+    }
+    Ok(())
 }
 
 fn f16_at(b: &[u8], i: usize) -> f16 {
     f16::from_le_bytes([b[i], b[i + 1]])
-}
-
-/// ggml's `get_scale_min_k4`: the 6-bit scale and min of sub-block `j`.
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
-    if j < 4 {
-        (q[j] & 63, q[j + 4] & 63)
-    } else {
-        ((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
-    }
 }
 
 /// Low 4 bits of 8 consecutive codes per word.

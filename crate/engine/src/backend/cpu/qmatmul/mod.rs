@@ -45,7 +45,7 @@ use rayon::prelude::*;
 use super::splits::Tasks;
 use super::wide::wide;
 use super::SendPtr;
-use crate::quant::GgmlType;
+use crate::quant::{fifth_bits, k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
@@ -210,16 +210,6 @@ fn f16_at(b: &[u8], i: usize) -> f16 {
     f16::from_le_bytes([b[i], b[i + 1]])
 }
 
-/// Q4_K / Q5_K: the 6-bit scale and min of sub-block `j` (ggml's `get_scale_min_k4`).
-#[inline]
-fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
-    if j < 4 {
-        (q[j] & 63, q[j + 4] & 63)
-    } else {
-        ((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4), (q[j + 4] >> 4) | ((q[j] >> 6) << 4))
-    }
-}
-
 /// Decode one GGUF row of `dtype` into `r`'s levels and block parameters (layouts as ggml's
 /// dequantizers), replacing what it held.
 fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
@@ -245,7 +235,7 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
                 r.d.push(f16_at(b, 0));
                 r.dm.push(-f16_at(b, 2));
                 let qh = (dtype == GgmlType::Q5K).then(|| b[16..48].try_into().unwrap());
-                lv.copy_from_slice(&k4_levels(b[b.len() - 128..].try_into().unwrap(), qh));
+                lv.copy_from_slice(&k_quant_levels(b[b.len() - 128..].try_into().unwrap(), qh));
             }
         }
         GgmlType::Q6K => {
@@ -264,7 +254,7 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
         GgmlType::Q4_0 | GgmlType::Q4_1 => {
             let at = if dtype == GgmlType::Q4_0 { 2 } else { 4 };
             for (b, lv) in blocks {
-                lv.copy_from_slice(&nibbles32(b[at..at + 16].try_into().unwrap()));
+                lv.copy_from_slice(&nibbles(b[at..at + 16].try_into().unwrap()));
                 r.d.push(f16_at(b, 0));
                 if dtype == GgmlType::Q4_1 {
                     r.dm.push(f16_at(b, 2));
@@ -275,12 +265,7 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
             let has_min = dtype == GgmlType::Q5_1;
             let at = if has_min { 8 } else { 6 };
             for (b, lv) in blocks {
-                let qh = u32::from_le_bytes(b[at - 4..at].try_into().unwrap());
-                let mut y = nibbles32(b[at..at + 16].try_into().unwrap());
-                for (j, y) in y.iter_mut().enumerate() {
-                    *y |= (((qh >> j) & 1) << 4) as u8;
-                }
-                lv.copy_from_slice(&y);
+                lv.copy_from_slice(&fifth_bits(b[at - 4..at].try_into().unwrap(), nibbles(b[at..at + 16].try_into().unwrap())));
                 r.d.push(f16_at(b, 0));
                 if has_min {
                     r.dm.push(f16_at(b, 2));
@@ -295,53 +280,6 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
         }
         _ => unreachable!("no integer format"),
     }
-}
-
-/// Q4_K's and Q5_K's 256 levels: chunk c of 64 values is the low nibbles of 32 bytes of `qs`,
-/// then their high nibbles; Q5_K's fifth bits are bit 2c (first half) and 2c + 1 (second half) of
-/// `qh`'s byte l. (Returned by value, not written through a reference that might alias the
-/// file's bytes, so that the loops vectorize.)
-fn k4_levels(qs: &[u8; 128], qh: Option<&[u8; 32]>) -> [u8; QK_K] {
-    let mut lv = [0u8; QK_K];
-    for c in 0..4 {
-        for l in 0..32 {
-            lv[64 * c + l] = qs[32 * c + l] & 0xF;
-            lv[64 * c + 32 + l] = qs[32 * c + l] >> 4;
-        }
-    }
-    if let Some(qh) = qh {
-        for c in 0..4 {
-            for l in 0..32 {
-                lv[64 * c + l] |= ((qh[l] >> (2 * c)) & 1) << 4;
-                lv[64 * c + 32 + l] |= ((qh[l] >> (2 * c + 1)) & 1) << 4;
-            }
-        }
-    }
-    lv
-}
-
-/// The 32 levels of an older type's block: the low nibbles of its 16 bytes, then their high ones.
-fn nibbles32(q: &[u8; 16]) -> [u8; QK] {
-    let mut y = [0u8; QK];
-    for j in 0..16 {
-        (y[j], y[j + 16]) = (q[j] & 0xF, q[j] >> 4);
-    }
-    y
-}
-
-/// Q6_K's 256 levels: in each half, four runs of 32 from the nibbles of `ql` and 2 bits of `qh`.
-fn q6k_levels(ql: &[u8; 128], qh: &[u8; 64]) -> [u8; QK_K] {
-    let mut lv = [0u8; QK_K];
-    for half in 0..2 {
-        let (ql, qh, y) = (&ql[64 * half..][..64], &qh[32 * half..][..32], &mut lv[128 * half..][..128]);
-        for l in 0..32 {
-            y[l] = (ql[l] & 0xF) | ((qh[l] & 3) << 4);
-            y[l + 32] = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
-            y[l + 64] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
-            y[l + 96] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
-        }
-    }
-    lv
 }
 
 /// How many of each of a [`QWeight`]'s vectors' elements one group holds (0 where the format
