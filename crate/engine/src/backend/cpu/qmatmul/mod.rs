@@ -213,9 +213,8 @@ fn f16_at(b: &[u8], i: usize) -> f16 {
 /// Decode one GGUF row of `dtype` into `r`'s levels and block parameters (layouts as ggml's
 /// dequantizers), replacing what it held.
 fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
-    for v in [&mut r.sc16, &mut r.mc] {
-        v.clear();
-    }
+    r.sc16.clear();
+    r.mc.clear();
     r.d.clear();
     r.dm.clear();
     let (bb, bs) = (dtype.block_bytes(), dtype.block_size());
@@ -329,12 +328,12 @@ impl Shares {
 /// Row `j` of a group, decoded in `row`, written into the group's share `out`: the bytes of its
 /// levels (each byte holds levels of one row only, so each is written whole), its integer scales
 /// and offset coefficients, its multipliers.
-fn repack_row(fmt: Format, nblk: usize, nunit: usize, j: usize, row: &Row, out: &mut GroupOut) {
+fn repack_row(fmt: Format, nunit: usize, j: usize, row: &Row, out: &mut GroupOut) {
     let (sb, spb) = (fmt.stored_bytes(), fmt.scales_per_block());
     // Four consecutive levels of row j (step s's, as a little-endian word) go to bytes 4j..4j + 4
     // of a 32-byte vector.
     let word = |v: &[u8; QK], s: usize| u32::from_le_bytes(v[4 * s..4 * s + 4].try_into().unwrap());
-    for (b, (v, lv)) in row.levels.chunks_exact(QK).zip(out.levels.chunks_exact_mut(sb)).take(nblk).enumerate() {
+    for (b, (v, lv)) in row.levels.chunks_exact(QK).zip(out.levels.chunks_exact_mut(sb)).enumerate() {
         let v: &[u8; QK] = v.try_into().unwrap();
         let mut put = |vector: usize, w: u32| lv[vector * 32 + j * 4..][..4].copy_from_slice(&w.to_le_bytes());
         if fmt.nibbles || fmt.high_bits > 0 {
@@ -422,7 +421,7 @@ impl QWeight {
             for j in 0..GROUP.min(rows - g * GROUP) {
                 let r = g * GROUP + j;
                 decode_row(dtype, &bytes[r * rb..(r + 1) * rb], row);
-                repack_row(fmt, nblk, nunit, j, row, &mut out);
+                repack_row(fmt, nunit, j, row, &mut out);
             }
         });
         Some(w)
