@@ -149,7 +149,13 @@ fn blocks<const BB: usize, const BS: usize>(src: &[u8], out: &mut [f32], f: impl
 /// per block, [`f16_bits_to_f32`] made the dequantization of 5-bit blocks twice as slow.
 #[inline(always)]
 fn f16_at(b: &[u8], i: usize) -> f32 {
-    half::f16::from_le_bytes([b[i], b[i + 1]]).to_f32()
+    f16_le(b, i).to_f32()
+}
+
+/// The f16 stored little-endian at `b[i..i + 2]` (the repacks keep the file's f16 as it is).
+#[inline(always)]
+pub(crate) fn f16_le(b: &[u8], i: usize) -> half::f16 {
+    half::f16::from_le_bytes([b[i], b[i + 1]])
 }
 
 /// Dequantize `out.len()` elements from `src` (whole blocks). Panics if `src` is shorter than

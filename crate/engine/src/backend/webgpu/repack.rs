@@ -19,7 +19,7 @@
 use half::{bf16, f16};
 use rayon::prelude::*;
 
-use crate::quant::{k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
+use crate::quant::{f16_le, k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
 use crate::EngineError;
 
 /// How a weight is laid out on the device (one per supported GGUF type).
@@ -135,14 +135,14 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
             }
         }
         GgmlType::F16 | GgmlType::BF16 => {
-            for (o, c) in lo.iter_mut().zip(src.chunks(4)) {
-                let h = |i: usize| c.get(2 * i..2 * i + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as u32);
-                *o = h(0) | h(1) << 16;
+            for (i, c) in src.chunks_exact(2).enumerate() {
+                let h = u16::from_le_bytes([c[0], c[1]]) as u32;
+                lo[i / 2] |= h << (16 * (i % 2));
             }
         }
         GgmlType::Q8_0 => {
             for (g, b) in src.chunks_exact(34).enumerate() {
-                rest[0][g] = f16_at(b, 0).to_bits() as u32;
+                rest[0][g] = f16_le(b, 0).to_bits() as u32;
                 for w in 0..8 {
                     lo[g * 8 + w] = u32::from_le_bytes(b[2 + 4 * w..6 + 4 * w].try_into().unwrap());
                 }
@@ -156,12 +156,17 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
                 _ => (24, true, true),
             };
             let qs_at = bb - 16;
-            let [.., params] = rest else { unreachable!("a parameter plane") };
+            // Q5_*: the fifth bits as the file holds them, one word per 32 values, then the parameters.
+            let (mut high, params) = match rest {
+                [high, params] => (Some(high), params),
+                [params] => (None, params),
+                _ => unreachable!("Q4_* has two planes, Q5_* three"),
+            };
             for (g, b) in src.chunks_exact(bb).enumerate() {
-                let d = f16_at(b, 0);
+                let d = f16_le(b, 0);
                 let offset = if five { 16.0 } else { 8.0 };
                 let m = if has_min {
-                    f16_at(b, 2)
+                    f16_le(b, 2)
                 } else {
                     // -8d or -16d: a power-of-two multiple, exact in f16 unless it overflows.
                     let m = f16::from_f32(-offset * d.to_f32());
@@ -172,11 +177,8 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
                 };
                 codes[32 * g..32 * g + 32].copy_from_slice(&nibbles(b[qs_at..qs_at + 16].try_into().unwrap()));
                 params[g] = d.to_bits() as u32 | (m.to_bits() as u32) << 16;
-            }
-            if five {
-                // The fifth bits as the file holds them: one word per 32 values.
-                for (g, b) in src.chunks_exact(bb).enumerate() {
-                    rest[0][g] = u32::from_le_bytes(b[qs_at - 4..qs_at].try_into().unwrap());
+                if let Some(high) = high.as_mut() {
+                    high[g] = u32::from_le_bytes(b[qs_at - 4..qs_at].try_into().unwrap());
                 }
             }
             pack_nibbles(codes, lo);
@@ -190,8 +192,8 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
                 let c = &mut codes[256 * sb..256 * sb + 256];
                 c.copy_from_slice(&k_quant_levels(b[bb - 128..].try_into().unwrap(), qh));
                 let rec = &mut recs[sb * 6..sb * 6 + 6];
-                rec[0] = f16_at(b, 0).to_f32().to_bits();
-                rec[1] = f16_at(b, 2).to_f32().to_bits();
+                rec[0] = f16_le(b, 0).to_f32().to_bits();
+                rec[1] = f16_le(b, 2).to_f32().to_bits();
                 for g in 0..8 {
                     let (s, m) = scale_min_k4(g, &b[4..16]);
                     rec[2 + g / 4] |= (s as u32) << (8 * (g % 4));
@@ -216,7 +218,7 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
                     high[sb * 16 + w] = vals.iter().enumerate().fold(0u32, |word, (i, &v)| word | ((v >> 4) as u32) << (2 * i));
                 }
                 let rec = &mut recs[sb * 5..sb * 5 + 5];
-                rec[0] = f16_at(b, 208).to_f32().to_bits();
+                rec[0] = f16_le(b, 208).to_f32().to_bits();
                 for (i, &s) in b[192..208].iter().enumerate() {
                     rec[1 + i / 4] |= (s as u32) << (8 * (i % 4));
                 }
@@ -225,10 +227,6 @@ fn repack_row(dtype: GgmlType, src: &[u8], out: &mut [&mut [u32]], codes: &mut [
         }
     }
     Ok(())
-}
-
-fn f16_at(b: &[u8], i: usize) -> f16 {
-    f16::from_le_bytes([b[i], b[i + 1]])
 }
 
 /// Low 4 bits of 8 consecutive codes per word.

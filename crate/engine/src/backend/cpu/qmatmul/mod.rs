@@ -45,7 +45,7 @@ use rayon::prelude::*;
 use super::splits::Tasks;
 use super::wide::wide;
 use super::SendPtr;
-use crate::quant::{fifth_bits, k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
+use crate::quant::{f16_le, fifth_bits, k_quant_levels, nibbles, q6k_levels, scale_min_k4, GgmlType};
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
@@ -205,11 +205,6 @@ struct Row {
     dm: Vec<f16>,
 }
 
-#[inline]
-fn f16_at(b: &[u8], i: usize) -> f16 {
-    f16::from_le_bytes([b[i], b[i + 1]])
-}
-
 /// Decode one GGUF row of `dtype` into `r`'s levels and block parameters (layouts as ggml's
 /// dequantizers), replacing what it held.
 fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
@@ -231,8 +226,8 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
                     r.sc16.extend([s as i16, s as i16]);
                     r.mc.push(m as i16);
                 }
-                r.d.push(f16_at(b, 0));
-                r.dm.push(-f16_at(b, 2));
+                r.d.push(f16_le(b, 0));
+                r.dm.push(-f16_le(b, 2));
                 let qh = (dtype == GgmlType::Q5K).then(|| b[16..48].try_into().unwrap());
                 lv.copy_from_slice(&k_quant_levels(b[b.len() - 128..].try_into().unwrap(), qh));
             }
@@ -247,16 +242,16 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
                     r.sc16.push(s);
                     r.mc.push(32 * s);
                 }
-                r.d.push(f16_at(b, 208));
+                r.d.push(f16_le(b, 208));
             }
         }
         GgmlType::Q4_0 | GgmlType::Q4_1 => {
             let at = if dtype == GgmlType::Q4_0 { 2 } else { 4 };
             for (b, lv) in blocks {
                 lv.copy_from_slice(&nibbles(b[at..at + 16].try_into().unwrap()));
-                r.d.push(f16_at(b, 0));
+                r.d.push(f16_le(b, 0));
                 if dtype == GgmlType::Q4_1 {
-                    r.dm.push(f16_at(b, 2));
+                    r.dm.push(f16_le(b, 2));
                 }
             }
         }
@@ -265,16 +260,16 @@ fn decode_row(dtype: GgmlType, b: &[u8], r: &mut Row) {
             let at = if has_min { 8 } else { 6 };
             for (b, lv) in blocks {
                 lv.copy_from_slice(&fifth_bits(b[at - 4..at].try_into().unwrap(), nibbles(b[at..at + 16].try_into().unwrap())));
-                r.d.push(f16_at(b, 0));
+                r.d.push(f16_le(b, 0));
                 if has_min {
-                    r.dm.push(f16_at(b, 2));
+                    r.dm.push(f16_le(b, 2));
                 }
             }
         }
         GgmlType::Q8_0 => {
             for (b, lv) in blocks {
                 lv.copy_from_slice(&b[2..34]);
-                r.d.push(f16_at(b, 0));
+                r.d.push(f16_le(b, 0));
             }
         }
         _ => unreachable!("no integer format"),
